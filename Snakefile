@@ -1,0 +1,23 @@
+# kgeval: knowledge-graph-completion evaluation from an information-retrieval perspective.
+# Rules live in workflow/rules/<stage>.smk; all logic lives in the kgeval package (src/kgeval).
+
+
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "config/schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        get_final_outputs(),

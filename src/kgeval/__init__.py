@@ -1,0 +1,3 @@
+"""kgeval: evaluate knowledge-graph-completion models the way information retrieval evaluates search engines."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Sub-commands of the later stages (evaluation, pools, analyses), registered with ``kgeval.cli.command``."""

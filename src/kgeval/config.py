@@ -1,0 +1,100 @@
+"""Configuration checks beyond the JSON schema: references between keys.
+
+The schema (``config/schema.yaml``) checks types, bounds and unknown keys; this module checks that names used
+as references exist (a test set's dataset, a pooled set's seed set, manifest paths, study roles), and names the
+offending key in its error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .data.manifest import read_manifest
+from .errors import ConfigError
+
+
+def validate_config(config: dict[str, Any], schema: str | Path) -> dict[str, Any]:
+    """Validate against the JSON schema (filling defaults), then check references. Returns the config."""
+    import jsonschema
+
+    with open(schema, encoding="utf-8") as fh:
+        schema_obj = yaml.safe_load(fh)
+    validator_cls = jsonschema.validators.validator_for(schema_obj)
+    validator = _with_defaults(validator_cls)(schema_obj)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        key = "/".join(str(p) for p in e.absolute_path) or "<top level>"
+        raise ConfigError(f"config key {key}: {e.message}")
+    check_references(config)
+    return config
+
+
+def _with_defaults(validator_cls):
+    validate_properties = validator_cls.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, schema):
+        if isinstance(instance, dict):
+            for prop, sub in properties.items():
+                if isinstance(sub, dict) and "default" in sub:
+                    instance.setdefault(prop, sub["default"])
+        yield from validate_properties(validator, properties, instance, schema)
+
+    return jsonschema_extend(validator_cls, {"properties": set_defaults})
+
+
+def jsonschema_extend(validator_cls, validators):
+    import jsonschema
+
+    return jsonschema.validators.extend(validator_cls, validators)
+
+
+def check_references(config: dict[str, Any]) -> None:
+    datasets = config["datasets"]
+    tests = config["test_sets"]
+    manifest = read_manifest(config.get("manifest", "config/resources.tsv"))
+
+    def need_manifest(key: str, path: str, folder: bool = False) -> None:
+        ok = any(p.startswith(path.rstrip("/") + "/") for p in manifest) if folder else path in manifest
+        if not ok:
+            raise ConfigError(f"config key {key}: {path!r} is not in the manifest {config.get('manifest')}")
+
+    for name, ds in datasets.items():
+        if ds["source"] == "manifest":
+            if "archive" not in ds:
+                raise ConfigError(f"config key datasets/{name}/archive: required when source is manifest")
+            need_manifest(f"datasets/{name}/archive", ds["archive"])
+            for role, path in ds.get("files", {}).items():
+                need_manifest(f"datasets/{name}/files/{role}", path, folder=(role == "categories"))
+        elif ds.get("files"):
+            raise ConfigError(f"config key datasets/{name}/files: only for source manifest")
+    for name, ts in tests.items():
+        if ts["dataset"] not in datasets:
+            raise ConfigError(f"config key test_sets/{name}/dataset: unknown dataset {ts['dataset']!r}")
+        ds = datasets[ts["dataset"]]
+        synth_annotated = ds["source"] == "synth" and ds.get("synth", {}).get("annotations", True)
+        if ts["kind"] == "sample":
+            if ds["source"] == "manifest" and "sample_idxs" not in ds.get("files", {}):
+                raise ConfigError(f"config key test_sets/{name}/kind: dataset {ts['dataset']} has no sample_idxs")
+            if ds["source"] == "synth" and not synth_annotated:
+                raise ConfigError(f"config key test_sets/{name}/kind: synthetic dataset {ts['dataset']} "
+                                  "was generated without annotations")
+        if ts["kind"] == "pooled":
+            seed = ts.get("seed_set")
+            if seed not in tests or tests[seed]["kind"] != "sample" or tests[seed]["dataset"] != ts["dataset"]:
+                raise ConfigError(f"config key test_sets/{name}/seed_set: must name a sample test set of "
+                                  f"dataset {ts['dataset']}, got {seed!r}")
+            if ds["source"] == "manifest" and not {"annotations", "pooling_depth"} <= set(ds.get("files", {})):
+                raise ConfigError(f"config key test_sets/{name}/kind: dataset {ts['dataset']} lacks "
+                                  "annotations or pooling_depth files")
+        if "queries" in ts:
+            need_manifest(f"test_sets/{name}/queries", ts["queries"])
+    for role, value in config["study"].items():
+        if value is not None and value not in tests:
+            raise ConfigError(f"config key study/{role}: unknown test set {value!r}")
+    study = config["study"]
+    if tests[study["sample"]]["kind"] != "sample" or tests[study["complete"]]["kind"] != "pooled":
+        raise ConfigError("config key study: 'sample' must be a sample test set and 'complete' a pooled one")

@@ -1,0 +1,171 @@
+"""A seeded synthetic knowledge graph with planted structure, laid out like the published resources.
+
+Entities have a type and a latent vector z_e; relation r links its domain type to its range type, and its true
+pairs follow a bilinear plausibility s_r(h, t) = sum(z_h * w_r * z_t), so embedding models can learn them:
+- N-N: the pairs above a quantile of s_r; N-1: each head's best tail; 1-N: each tail's best head;
+  1-1: a greedy one-to-one matching by decreasing s_r. Each relation has one category, by construction.
+A share of the true triples is observed and split into train/valid/test; the rest stay hidden, as the
+unlabelled positives of a real KG. A sampled subset of the test split plays FB-Test-S; six simulated pooling
+systems (s_r plus noise) pool the top-10 candidates of its questions, and every pooled triple is judged against
+the planted truth (Y if true, N otherwise), which gives ``annotations.txt`` and ``pooling_depth.txt``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..io import atomic_open
+from .kg import CATEGORIES
+from .tsv import write_rows
+
+ROLE_FILES = {
+    "train": "train.txt", "valid": "valid.txt", "test": "test.txt", "names": "mid2name.txt",
+    "categories": "type_information", "relation_types": "type_information/relation_specific.txt",
+    "entity_types": "entity_types.txt", "sample_idxs": "sample_idxs.txt", "samples": "samples.txt",
+    "annotations": "annotations.txt", "pooling_depth": "pooling_depth.txt",
+}
+
+
+@dataclass
+class SynthSpec:
+    num_entities: int = 250
+    num_relations: int = 16
+    num_types: int = 4
+    dim: int = 6
+    observed: float = 0.7
+    valid_share: float = 0.1
+    test_share: float = 0.15
+    sample_share: float = 0.4
+    pool_depth: int = 10
+    pool_systems: int = 6
+    pool_noise: float = 1.0
+    annotations: bool = True
+    nn_quantile: float = 0.85
+
+
+def _true_pairs(rng, score: np.ndarray, category: str, nn_quantile: float) -> list[tuple[int, int]]:
+    nd, nr = score.shape
+    if category == "many_to_many":
+        cut = np.quantile(score, nn_quantile)
+        hs, ts = np.nonzero(score >= cut)
+        return list(zip(hs.tolist(), ts.tolist()))
+    if category == "many_to_one":  # each (participating) head has exactly one tail
+        heads = rng.choice(nd, size=max(2, nd // 2), replace=False)
+        return [(int(h), int(np.argmax(score[h]))) for h in heads]
+    if category == "one_to_many":  # each (participating) tail has exactly one head
+        tails = rng.choice(nr, size=max(2, nr // 2), replace=False)
+        return [(int(np.argmax(score[:, t])), int(t)) for t in tails]
+    order = np.argsort(-score, axis=None)
+    used_h, used_t, pairs = set(), set(), []
+    limit = max(2, min(nd, nr) // 2)
+    for flat in order.tolist():
+        h, t = divmod(flat, nr)
+        if h in used_h or t in used_t:
+            continue
+        used_h.add(h)
+        used_t.add(t)
+        pairs.append((h, t))
+        if len(pairs) >= limit:
+            break
+    return pairs
+
+
+def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None) -> dict[str, Path]:
+    """Write a synthetic dataset into ``out_dir``; return the path of each role file."""
+    spec = spec or SynthSpec()
+    rng = np.random.default_rng(seed)
+    out = Path(out_dir)
+    n, T = spec.num_entities, spec.num_types
+    etype = rng.integers(0, T, size=n)
+    etype[:T] = np.arange(T)  # every type is inhabited
+    z = rng.normal(size=(n, spec.dim))
+    entities = [f"/s/e{i:05d}" for i in range(n)]
+    members = [np.flatnonzero(etype == k) for k in range(T)]
+
+    relations, rel_cat, rel_dom, rel_rng, all_true = [], [], [], [], []
+    for r in range(spec.num_relations):
+        cat = CATEGORIES[r % 4]
+        dom, ran = int(rng.integers(T)), int(rng.integers(T))
+        w = rng.normal(size=spec.dim)
+        dom_e, ran_e = members[dom], members[ran]
+        score = (z[dom_e] * w) @ z[ran_e].T
+        name = f"/t{dom}/rel{r:02d}/t{ran}"
+        relations.append(name)
+        rel_cat.append(cat)
+        rel_dom.append(f"/t{dom}")
+        rel_rng.append(f"/t{ran}")
+        for h, t in _true_pairs(rng, score, cat, spec.nn_quantile):
+            if dom_e[h] != ran_e[t]:
+                all_true.append((int(dom_e[h]), r, int(ran_e[t])))
+    true = np.array(sorted(set(all_true)), dtype=np.int64)
+    true = true[rng.permutation(len(true))]
+    n_obs = int(round(spec.observed * len(true)))
+    observed = true[:n_obs]  # the rest stay hidden: unlabelled positives
+    n_test = int(round(spec.test_share * n_obs))
+    n_valid = int(round(spec.valid_share * n_obs))
+    test, valid, train = observed[:n_test], observed[n_test:n_test + n_valid], observed[n_test + n_valid:]
+
+    def named(arr):
+        return [(entities[h], relations[r], entities[t]) for h, r, t in arr.tolist()]
+
+    paths = {role: out / f for role, f in ROLE_FILES.items()}
+    for split, arr in (("train", train), ("valid", valid), ("test", test)):
+        write_rows(paths[split], named(arr))
+    in_kg = np.zeros(n, bool)
+    in_kg[observed[:, [0, 2]].ravel()] = True  # isolated entities do not exist in the KG
+    write_rows(paths["names"], [(e, f"Type{etype[i]} entity {i}") for i, e in enumerate(entities) if in_kg[i]])
+    write_rows(paths["entity_types"], [(e, f"/t{etype[i]}") for i, e in enumerate(entities) if in_kg[i]])
+    for cat in CATEGORIES:
+        write_rows(paths["categories"] / f"{cat}.txt", [(r,) for r, c in zip(relations, rel_cat) if c == cat])
+    write_rows(paths["relation_types"], list(zip(relations, rel_dom, rel_rng)))
+    if not spec.annotations:
+        for role in ("sample_idxs", "samples", "annotations", "pooling_depth"):
+            paths.pop(role)
+        return paths
+
+    idx = np.sort(rng.choice(len(test), size=max(4, int(spec.sample_share * len(test))), replace=False))
+    sample = test[idx]
+    with atomic_open(paths["sample_idxs"]) as fh:
+        fh.write("\n".join(str(i) for i in idx.tolist()) + "\n")
+    write_rows(paths["samples"], named(sample))
+
+    true_set = {tuple(t) for t in true.tolist()}
+    known_set = {tuple(t) for t in observed.tolist()}
+    depth: dict[tuple[int, int, int], int] = {}
+    for system in range(spec.pool_systems):
+        noise_rng = np.random.default_rng([seed, system])
+        noisy = z + spec.pool_noise * noise_rng.normal(size=z.shape) * (0.5 + system / spec.pool_systems)
+        for h, r, t in sample.tolist():
+            dom_e, ran_e = members[int(rel_dom[r][2:])], members[int(rel_rng[r][2:])]
+            w = np.random.default_rng([seed, 1000 + r]).normal(size=spec.dim)
+            for side in (0, 1):  # 0: (?, r, t); 1: (h, r, ?)
+                if side == 0:
+                    cand, sc = np.arange(n), noisy @ (w * noisy[t])
+                    sc[np.setdiff1d(np.arange(n), dom_e)] -= 1e3  # a typed system prefers the domain
+                    sc[~in_kg] = -np.inf
+                    triple_of = [(int(c), r, t) for c in range(n)]
+                else:
+                    cand, sc = np.arange(n), noisy @ (w * noisy[h])
+                    sc[np.setdiff1d(np.arange(n), ran_e)] -= 1e3
+                    sc[~in_kg] = -np.inf
+                    triple_of = [(h, r, int(c)) for c in range(n)]
+                order = cand[np.argsort(-sc, kind="stable")]
+                rank = 0
+                for c in order.tolist():
+                    tr = triple_of[c]
+                    if tr in known_set or not in_kg[c]:
+                        continue  # the pool holds candidates that are not known facts
+                    rank += 1
+                    if rank > spec.pool_depth:
+                        break
+                    depth[tr] = min(depth.get(tr, rank), rank)
+    pooled = sorted(depth)
+    rows = [(*named(np.array([s]))[0], "Y") for s in sample.tolist()]
+    rows += [(*named(np.array([p]))[0], "Y" if p in true_set else "N") for p in pooled]
+    perm = rng.permutation(len(rows))
+    write_rows(paths["annotations"], [rows[i] for i in perm])
+    write_rows(paths["pooling_depth"], [(*named(np.array([p]))[0], depth[p]) for p in pooled])
+    return paths

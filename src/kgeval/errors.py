@@ -1,0 +1,46 @@
+"""Error types. Every error about bad input names the file, the line (where there is one) and the problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class KgevalError(Exception):
+    """Base class of every error kgeval raises on purpose."""
+
+
+class InputError(KgevalError):
+    """Malformed or inconsistent input: names the file, the 1-based line and the problem."""
+
+    def __init__(self, path: str | Path | None, line: int | None, problem: str):
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.problem = problem
+        where = self.path or "<input>"
+        if line is not None:
+            where = f"{where}:{line}"
+        super().__init__(f"{where}: {problem}")
+
+
+class ChecksumError(KgevalError):
+    """A file whose SHA-256 differs from the pinned one."""
+
+    def __init__(self, path: str | Path, expected: str, actual: str):
+        self.path, self.expected, self.actual = str(path), expected, actual
+        super().__init__(f"{path}: SHA-256 mismatch: expected {expected}, got {actual}")
+
+
+class ConfigError(KgevalError):
+    """A configuration that does not validate."""
+
+
+class CorruptFileError(KgevalError):
+    """A score dump, checkpoint or table that fails its checksum or schema check."""
+
+    def __init__(self, path: str | Path, problem: str):
+        self.path = str(path)
+        super().__init__(f"{path}: {problem}")
+
+
+class ScoreError(KgevalError):
+    """A model produced NaN or infinite scores."""

@@ -1,0 +1,137 @@
+import re
+
+from kgeval.config import check_references
+from kgeval.data.kg import CATEGORIES
+from kgeval.data.manifest import read_manifest
+from kgeval.data.synth import ROLE_FILES
+
+check_references(config)
+
+MANIFEST = read_manifest(config["manifest"])
+DATASETS = list(config["datasets"])
+TEST_SETS = list(config["test_sets"])
+STUDY = config["study"]
+
+
+def alternatives(values):
+    """A wildcard constraint that admits exactly the configured values."""
+    return "|".join(re.escape(v) for v in values)
+
+
+wildcard_constraints:
+    dataset=alternatives(DATASETS),
+    testset=alternatives(TEST_SETS),
+
+
+def dataset_spec(dataset):
+    return config["datasets"][dataset]
+
+
+def role_path(dataset, role):
+    """Path of one input file of a dataset, by role (train, valid, test, names, annotations, ...)."""
+    spec = dataset_spec(dataset)
+    if spec["source"] == "synth":
+        return f"resources/synth/{dataset}/{ROLE_FILES[role]}"
+    if role in ("train", "valid", "test"):
+        return f"resources/datasets/{dataset}/splits/{role}.txt"
+    return f"resources/downloads/{spec['files'][role]}"
+
+
+def dataset_roles(dataset):
+    spec = dataset_spec(dataset)
+    if spec["source"] == "synth":
+        roles = [
+            "train",
+            "valid",
+            "test",
+            "names",
+            "categories",
+            "relation_types",
+            "entity_types",
+        ]
+        if spec.get("synth", {}).get("annotations", True):
+            roles += ["sample_idxs", "samples", "annotations", "pooling_depth"]
+        return roles
+    return ["train", "valid", "test"] + list(spec.get("files", {}))
+
+
+def synth_outputs():
+    """Every file the synthesize rule writes, by role (one entry per relation-category file)."""
+    out = {}
+    for role, path in ROLE_FILES.items():
+        if role == "categories":
+            for cat in CATEGORIES:
+                out[f"category_{cat}"] = f"resources/synth/{{dataset}}/{path}/{cat}.txt"
+        else:
+            out[role] = f"resources/synth/{{dataset}}/{path}"
+    return out
+
+
+def get_archive(wildcards):
+    return f"resources/downloads/{dataset_spec(wildcards.dataset)['archive']}"
+
+
+def get_kg_inputs(wildcards):
+    """Role files that build a knowledge graph (the categories role is the one_to_one.txt of its folder)."""
+    out = {}
+    for role in (
+        "train",
+        "valid",
+        "test",
+        "names",
+        "categories",
+        "relation_types",
+        "entity_types",
+    ):
+        if role not in dataset_roles(wildcards.dataset):
+            continue
+        path = role_path(wildcards.dataset, role)
+        out[role] = f"{path}/{CATEGORIES[0]}.txt" if role == "categories" else path
+    if "categories" in out:
+        folder = out["categories"].rsplit("/", 1)[0]
+        for cat in CATEGORIES[1:]:
+            out[f"category_{cat}"] = f"{folder}/{cat}.txt"
+    return out
+
+
+def testset_spec(testset):
+    return config["test_sets"][testset]
+
+
+def testset_dataset(testset):
+    return testset_spec(testset)["dataset"]
+
+
+def get_testset_inputs(wildcards):
+    spec = testset_spec(wildcards.testset)
+    dataset = spec["dataset"]
+    out = {"kg": f"resources/datasets/{dataset}/kg.npz"}
+    if spec["kind"] == "sample":
+        out["sample_idxs"] = role_path(dataset, "sample_idxs")
+        if "samples" in dataset_roles(dataset):
+            out["samples"] = role_path(dataset, "samples")
+    elif spec["kind"] == "pooled":
+        out["annotations"] = role_path(dataset, "annotations")
+        out["pooling_depth"] = role_path(dataset, "pooling_depth")
+        out["seed_set"] = f"resources/testsets/{spec['seed_set']}.tsv"
+    if "queries" in spec:
+        out["queries"] = f"resources/downloads/{spec['queries']}"
+    return out
+
+
+def get_table1_inputs(wildcards):
+    names = [STUDY["original"], STUDY["sample"], STUDY["complete"]]
+    return {name: f"resources/testsets/{name}.tsv" for name in names}
+
+
+def get_table1_kgs():
+    names = [STUDY["original"], STUDY["sample"], STUDY["complete"]]
+    return {n: f"resources/datasets/{testset_dataset(n)}/kg.npz" for n in names}
+
+
+def get_final_outputs():
+    out = ["results/tables/table1.csv"]
+    if any(dataset_spec(d)["source"] == "manifest" for d in DATASETS):
+        out.append("results/tables/resources.csv")
+    out += expand("resources/testsets/{testset}.json", testset=TEST_SETS)
+    return out

@@ -1,0 +1,10 @@
+from kgeval.data.prepare import verify_resources
+from kgeval.workflow import run_step
+
+run_step(
+    snakemake,
+    verify_resources,
+    manifest=snakemake.input.manifest,
+    files=list(snakemake.input.files),
+    out=snakemake.output.table,
+)
