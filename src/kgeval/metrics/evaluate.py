@@ -1,0 +1,146 @@
+"""Evaluate one score dump under one set of judgments: per-answer, per-question and summary values.
+
+Column names follow the published result tables: ``micro_hits@1`` … ``micro_hits@10``, ``micro_mr``,
+``micro_mrr``, ``macro_hits@1`` … ``macro_hits@10``, ``macro_mr``, ``macro_mrr``, then trec_eval measures under
+trec_eval's names (``map_cut_20``, ``ndcg_cut_20``, ``recip_rank``, ``P_10`` …).
+
+* micro metrics average over answers (every relevant (question, entity) pair), Eq. 1 of the paper; with
+  ``relation_weights`` the mean of each relation's answers is weighted by the given share instead of the
+  relation's frequency (Table 4);
+* macro metrics average over questions with at least one relevant entity (Eq. 2): Hits@k = the best answer
+  is in the top k, MR/MRR from the best answer's rank;
+* trec measures are computed from the top-K run and the judgments exactly as trec_eval computes them,
+  averaged over the same questions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from ..data.kg import SIDE_NAMES
+from ..dumps import Dump
+from . import trec
+from .rank_based import RankBasedMetric, study_metrics
+from .ranks import Ranks, macro_ranks, micro_ranks
+
+
+@dataclass
+class Qrels:
+    """Judgments over a dump's questions: rows (question index, entity, rel) with rel 1 (relevant),
+    0 (judged non-relevant) or −1 (pooled but not judged)."""
+
+    q: np.ndarray
+    entity: np.ndarray
+    rel: np.ndarray
+    label: str = ""
+
+    def __len__(self) -> int:
+        return len(self.q)
+
+
+def qrels_at_depth(dump: Dump, depth: int | None = None) -> Qrels:
+    """The published judgments of a dump's test set at a pooling depth (all of them when ``depth`` is None):
+    triples judged at a depth beyond ``depth`` are unjudged."""
+    j = dump.judged
+    keep = np.ones(len(j), bool) if depth is None else j.depth <= depth
+    return Qrels(j.q[keep], j.entity[keep], j.label[keep].astype(np.int8),
+                 f"depth {depth}" if depth is not None else "all")
+
+
+def relevant_rows(dump: Dump, qrels: Qrels) -> np.ndarray:
+    """Boolean mask over the dump's judged rows: relevant under ``qrels``."""
+    E = dump.questions.num_entities
+    jk = dump.judged.q * E + dump.judged.entity
+    rk = qrels.q[qrels.rel >= 1].astype(np.int64) * E + qrels.entity[qrels.rel >= 1]
+    missing = np.setdiff1d(rk, jk)
+    if len(missing):
+        raise ValueError(f"{len(missing)} relevant (question, entity) pairs are not judged entities of the dump")
+    return np.isin(jk, rk)
+
+
+@dataclass
+class Evaluation:
+    per_answer: pd.DataFrame
+    per_question: pd.DataFrame
+    summary: dict[str, float]
+    micro: Ranks = field(repr=False)
+    macro: Ranks = field(repr=False)
+
+
+def _metric_columns(prefix: str, metrics: list[RankBasedMetric], ranks: np.ndarray,
+                    num_candidates: np.ndarray) -> dict[str, np.ndarray]:
+    return {f"{prefix}_{m.key}": m.item_values(ranks, num_candidates) for m in metrics}
+
+
+def answer_weights(relation: np.ndarray, relation_weights: dict[int, float] | None) -> np.ndarray | None:
+    """Per-answer weights so that relation p's answers together weigh ``relation_weights[p]`` (Eq. 1 with the
+    relation share replaced); relations without a weight get 0."""
+    if relation_weights is None:
+        return None
+    rel_ids, inverse, counts = np.unique(relation, return_inverse=True, return_counts=True)
+    w = np.array([relation_weights.get(int(r), 0.0) for r in rel_ids])
+    return (w / counts)[inverse]
+
+
+def evaluate(dump: Dump, qrels: Qrels, relation_category: list[str] | None = None,
+             measures: list[str] | None = None, relation_weights: dict[int, float] | None = None,
+             rank_type: str = "realistic", metrics: list[RankBasedMetric] | None = None) -> Evaluation:
+    """Micro, macro and trec measures of one dump under ``qrels``."""
+    metrics = metrics or study_metrics()
+    measures = trec.DEFAULT_MEASURES if measures is None else measures
+    qs = dump.questions
+    rel = relevant_rows(dump, qrels)
+    j = dump.judged
+    mic = micro_ranks(j.q, dump.score, dump.n_gt, dump.n_eq, dump.n_candidates, rel)
+    mac = macro_ranks(j.q, dump.n_gt, dump.n_eq, dump.n_candidates, rel)
+    cat = np.array(relation_category) if relation_category is not None else None
+
+    def describe(qidx: np.ndarray) -> dict[str, np.ndarray]:
+        out = {"qid": np.array(qs.qid, dtype=object)[qidx], "side": np.array(SIDE_NAMES)[qs.side[qidx]],
+               "relation": qs.relation[qidx]}
+        if cat is not None:
+            out["category"] = cat[qs.relation[qidx]]
+        return out
+
+    r_mic = mic.get(rank_type)
+    per_answer = pd.DataFrame({
+        **describe(mic.q), "entity": j.entity[mic.rows], "depth": j.depth[mic.rows],
+        "rank_optimistic": mic.optimistic, "rank_pessimistic": mic.pessimistic, "rank": r_mic,
+        "num_candidates": mic.num_candidates,
+        **_metric_columns("micro", metrics, r_mic, mic.num_candidates)})
+    r_mac = mac.get(rank_type)
+    per_question = pd.DataFrame({
+        **describe(mac.q), "q": mac.q, "rank_optimistic": mac.optimistic, "rank_pessimistic": mac.pessimistic,
+        "rank": r_mac, "num_candidates": mac.num_candidates,
+        **_metric_columns("macro", metrics, r_mac, mac.num_candidates)})
+    if measures:
+        run = trec.relevance_codes(dump.run_entity[mac.q], mac.q, qrels.q, qrels.entity, qrels.rel,
+                                   qs.num_entities)
+        for name, values in trec.evaluate_run(run, measures).items():
+            per_question[name] = values
+
+    weights = answer_weights(per_answer["relation"].to_numpy(), relation_weights)
+    summary: dict[str, float] = {}
+    for m in metrics:
+        summary[f"micro_{m.key}"] = m.aggregate(per_answer[f"micro_{m.key}"].to_numpy(), weights)
+    for m in metrics:
+        summary[f"macro_{m.key}"] = m.aggregate(per_question[f"macro_{m.key}"].to_numpy())
+    for name in measures:
+        summary[name] = float(per_question[name].mean()) if len(per_question) else float("nan")
+    return Evaluation(per_answer, per_question, summary, mic, mac)
+
+
+def per_category(evaluation: Evaluation, metrics: list[RankBasedMetric] | None = None) -> pd.DataFrame:
+    """Micro metrics per question side × relation category (the published ``lp_per_rel_type.csv`` rows)."""
+    metrics = metrics or study_metrics()
+    rows = []
+    pa = evaluation.per_answer
+    for (side, category), grp in pa.groupby(["side", "category"], sort=True):
+        row = {"QuestionType": side, "RelationType": category}
+        for m in metrics:
+            row[f"micro_{m.key}"] = m.aggregate(grp[f"micro_{m.key}"].to_numpy())
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,256 @@
+"""The filtered ranking engine.
+
+Given a scorer that scores every entity for a batch of questions, the engine ranks each aggregated question
+once, under the **macro filter** (every entity that answers the question in train ∪ valid is removed, except
+the question's own test answers), and records
+
+* for every judged entity of the question (its test answers and, where the test set has them, its judged
+  negatives): the entity's score ``s``, ``n_gt`` = the number of candidates scoring strictly higher and
+  ``n_eq`` = the number of other candidates scoring exactly the same. From these, the optimistic
+  (``n_gt + 1``), pessimistic (``n_gt + n_eq + 1``) and realistic (their mean) ranks follow under the macro
+  filter, and under the **micro filter** (all other known answers removed as well) by subtracting the other
+  test answers that score above or equal to the entity — exactly, for any subset of the answers (a pooling
+  depth, a rebuilt qrels) without scoring again (``kgeval.metrics.ranks``);
+* the top-K candidates of the question in **trec_eval's order** (score descending, then document id
+  descending), as a TREC run. The order is exact: each score's float32 bits are mapped to an order-preserving
+  int32, multiplied by 2^32 and offset by the rank of the entity's id string, so one ``topk`` over int64 keys
+  gives trec_eval's ranking;
+* optionally the full score matrix (float16), for the questions pools are built from.
+
+Ties: KGC ranks use the realistic rank, the mean of the optimistic and the pessimistic rank (PyKEEN's
+"realistic", Berrendorf et al. 2020); IR measures use trec_eval's order above. Scores must be finite: a NaN or
+infinite score is an error naming the model and the question. Work is batched so that no more than about
+``memory_budget_mb`` of score-sized temporaries exist at once; the scorer itself must never build a
+(batch × |E| × d) tensor.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .data.kg import HEAD, SIDE_NAMES, TAIL
+from .data.questions import AnswerIndex, Questions, question_key
+from .data.testsets import TestSet
+from .errors import ScoreError
+
+log = logging.getLogger(__name__)
+
+# scorer(queries, side): queries is a (B, 2) long tensor of (known entity, relation); returns (B, |E|) scores,
+# higher = more plausible, for the missing head (side HEAD) or tail (side TAIL).
+Scorer = Callable[[torch.Tensor, int], torch.Tensor]
+
+_INT64_MIN = torch.iinfo(torch.int64).min
+_BYTES_PER_CELL = 40  # score, int64 key, topk scratch, comparison scratch, judged gather
+
+
+@dataclass
+class Judged:
+    """Judged entities of the questions: one row per (question, entity)."""
+
+    q: np.ndarray  # question index
+    entity: np.ndarray
+    label: np.ndarray  # 1 relevant, 0 judged non-relevant
+    depth: np.ndarray  # pooling depth of the triple (0 = original test triple)
+
+    def __len__(self) -> int:
+        return len(self.q)
+
+
+def judged_entities(testset: TestSet, questions: Questions) -> Judged:
+    """Attach every judged triple of ``testset`` to the questions it answers or is judged for.
+
+    A triple (h, r, t) is judged for the head question (?, r, t) with entity h and for the tail question
+    (h, r, ?) with entity t, wherever that question exists (questions come from the positives).
+    """
+    keys = questions.keys
+    order = np.argsort(keys)
+    sorted_keys = keys[order]
+    tr = testset.triples
+    rows_q, rows_e, rows_l, rows_d = [], [], [], []
+    for side, known_col, ans_col in ((HEAD, 2, 0), (TAIL, 0, 2)):
+        k = question_key(np.full(len(tr), side), tr[:, known_col], tr[:, 1], questions.num_entities,
+                         questions.num_relations)
+        pos = np.searchsorted(sorted_keys, k)
+        pos_c = np.minimum(pos, len(sorted_keys) - 1)
+        hit = (pos < len(sorted_keys)) & (sorted_keys[pos_c] == k)
+        rows_q.append(order[pos_c[hit]])
+        rows_e.append(tr[hit, ans_col])
+        rows_l.append(testset.label[hit])
+        rows_d.append(testset.depth[hit])
+    q = np.concatenate(rows_q)
+    srt = np.lexsort((np.concatenate(rows_e), q))
+    return Judged(q[srt].astype(np.int64), np.concatenate(rows_e)[srt].astype(np.int64),
+                  np.concatenate(rows_l)[srt].astype(np.int8), np.concatenate(rows_d)[srt].astype(np.int16))
+
+
+@dataclass
+class Ranking:
+    """What the engine produces for one model and one test set (the content of a score dump)."""
+
+    questions: Questions
+    n_candidates: np.ndarray  # (Q,) candidates under the macro filter
+    judged: Judged
+    score: np.ndarray  # (J,) float32 score of each judged entity
+    n_gt: np.ndarray  # (J,) candidates scoring strictly higher
+    n_eq: np.ndarray  # (J,) other candidates scoring the same
+    candidate: np.ndarray  # (J,) False where the macro filter removed the entity (a train/valid fact)
+    run_entity: np.ndarray  # (Q, K) int32 entity ids in trec_eval order, -1 past the last candidate
+    run_score: np.ndarray  # (Q, K) float32 scores, NaN past the last candidate
+    scores: np.ndarray | None = None  # (Q, |E|) float16 raw scores, if kept
+    meta: dict = field(default_factory=dict)
+
+
+def docno_ranks(entity_ids: list[str]) -> np.ndarray:
+    """Rank of each entity's id string in ascending byte order (trec_eval compares docnos with strcmp)."""
+    order = sorted(range(len(entity_ids)), key=lambda i: entity_ids[i].encode("utf-8"))
+    ranks = np.empty(len(entity_ids), dtype=np.int64)
+    ranks[order] = np.arange(len(entity_ids))
+    return ranks
+
+
+def ordered_keys(scores: torch.Tensor, docno_rank: torch.Tensor) -> torch.Tensor:
+    """int64 keys whose descending order is trec_eval's: score descending, then docno descending."""
+    bits = (scores + 0.0).contiguous().view(torch.int32)  # + 0.0 maps -0.0 to +0.0
+    key32 = bits ^ ((bits >> 31) & 0x7FFFFFFF)  # order-preserving for negative floats too
+    return (key32.to(torch.int64) << 32) | docno_rank
+
+
+def keys_to_scores(keys: torch.Tensor) -> torch.Tensor:
+    key32 = (keys >> 32).to(torch.int32)
+    bits = key32 ^ ((key32 >> 31) & 0x7FFFFFFF)
+    return bits.view(torch.float32)
+
+
+def batch_size_for(num_entities: int, memory_budget_mb: float, k: int) -> int:
+    cells = memory_budget_mb * 2**20 / _BYTES_PER_CELL
+    return int(max(1, min(8192, cells // max(num_entities, 1))))
+
+
+def rank_questions(scorer: Scorer, questions: Questions, judged: Judged, known: AnswerIndex,
+                   docno_rank: np.ndarray, k: int = 1000, keep_scores: bool = False,
+                   memory_budget_mb: float = 1024, device: str | torch.device | None = None,
+                   model_name: str = "model", batch_size: int | None = None) -> Ranking:
+    """Rank every question under the macro filter; see the module docstring for what is recorded."""
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    E = questions.num_entities
+    Q = len(questions)
+    k = int(min(k, E))
+    bs = batch_size or batch_size_for(E, memory_budget_mb, k)
+    J = len(judged)
+    score = np.zeros(J, np.float32)
+    n_gt = np.zeros(J, np.int64)
+    n_eq = np.zeros(J, np.int64)
+    candidate = np.ones(J, bool)
+    n_cand = np.zeros(Q, np.int64)
+    run_entity = np.full((Q, k), -1, np.int32)
+    run_score = np.full((Q, k), np.nan, np.float32)
+    full = np.zeros((Q, E), np.float16) if keep_scores else None
+    docno_t = torch.as_tensor(docno_rank, dtype=torch.int64, device=device)
+    # judged rows of each question: judged.q is sorted
+    j_start = np.searchsorted(judged.q, np.arange(Q))
+    j_stop = np.searchsorted(judged.q, np.arange(Q), side="right")
+    positive_codes = judged.q[judged.label == 1] * E + judged.entity[judged.label == 1]
+    timings = {"score": 0.0, "filter": 0.0, "count": 0.0, "topk": 0.0}
+    start_all = time.perf_counter()
+
+    for side in (HEAD, TAIL):
+        idx_side = np.flatnonzero(questions.side == side)
+        for b0 in range(0, len(idx_side), bs):
+            qi = idx_side[b0:b0 + bs]
+            t0 = time.perf_counter()
+            queries = torch.as_tensor(np.stack([questions.entity[qi], questions.relation[qi]], axis=1),
+                                      dtype=torch.long, device=device)
+            with torch.no_grad():
+                S = scorer(queries, side).to(torch.float32)
+            if S.shape != (len(qi), E):
+                raise ScoreError(f"model {model_name}: scorer returned shape {tuple(S.shape)}, "
+                                 f"expected {(len(qi), E)}")
+            finite = torch.isfinite(S)
+            if not bool(finite.all()):
+                bad = int(torch.nonzero(~finite.all(dim=1))[0, 0])
+                col = int(torch.nonzero(~finite[bad])[0, 0])
+                q = int(qi[bad])
+                raise ScoreError(f"model {model_name}: non-finite score {float(S[bad, col])} for question "
+                                 f"{questions.qid[q]} ({SIDE_NAMES[side]}, entity {questions.entity[q]}, "
+                                 f"relation {questions.relation[q]}) at candidate {col}")
+            if full is not None:
+                full[qi] = S.to(torch.float16).cpu().numpy()
+            timings["score"] += time.perf_counter() - t0
+
+            t0 = time.perf_counter()
+            rows, ents = known.lookup(questions.keys[qi])
+            codes = qi[rows] * E + ents
+            keep = ~np.isin(codes, positive_codes)  # a question's own test answers are never filtered
+            rows, ents = rows[keep], ents[keep]
+            rows_t = torch.as_tensor(rows, device=device)
+            ents_t = torch.as_tensor(ents, device=device)
+            jr = _concat_ranges(j_start[qi], j_stop[qi])
+            local = np.searchsorted(qi, judged.q[jr])  # qi is sorted
+            jent_t = torch.as_tensor(judged.entity[jr], device=device)
+            jloc_t = torch.as_tensor(local, device=device)
+            s_j = S[jloc_t, jent_t]
+            S[rows_t, ents_t] = -math.inf
+            n_cand[qi] = E - torch.bincount(rows_t, minlength=len(qi)).cpu().numpy()
+            is_cand = torch.isfinite(S[jloc_t, jent_t])
+            timings["filter"] += time.perf_counter() - t0
+
+            t0 = time.perf_counter()
+            gt, eq = _count_above(S, jloc_t, s_j)
+            candidate[jr] = is_cand.cpu().numpy()
+            score[jr] = s_j.cpu().numpy()
+            n_gt[jr] = gt
+            n_eq[jr] = eq - candidate[jr].astype(np.int64)  # do not count the entity itself
+            timings["count"] += time.perf_counter() - t0
+
+            if k > 0:
+                t0 = time.perf_counter()
+                keys = ordered_keys(S, docno_t)
+                keys[rows_t, ents_t] = _INT64_MIN
+                top, top_idx = torch.topk(keys, k, dim=1, sorted=True)
+                valid = top != _INT64_MIN
+                ent = top_idx.masked_fill(~valid, -1)
+                sc = keys_to_scores(top).masked_fill(~valid, math.nan)
+                run_entity[qi] = ent.to(torch.int32).cpu().numpy()
+                run_score[qi] = sc.cpu().numpy()
+                timings["topk"] += time.perf_counter() - t0
+    timings["total"] = time.perf_counter() - start_all
+    log.info("%s: ranked %d questions (%d judged entities) in %.2f s (batch %d): %s", model_name, Q, J,
+             timings["total"], bs, {k_: round(v, 2) for k_, v in timings.items()})
+    return Ranking(questions, n_cand, judged, score, n_gt, n_eq, candidate, run_entity, run_score, full,
+                   meta={"model": model_name, "k": k, "batch_size": bs, "timings": timings,
+                         "device": str(device)})
+
+
+def _concat_ranges(start: np.ndarray, stop: np.ndarray) -> np.ndarray:
+    """Concatenation of arange(start[i], stop[i]) without a Python loop."""
+    lengths = stop - start
+    if lengths.sum() == 0:
+        return np.zeros(0, np.int64)
+    offsets = np.repeat(start - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    return offsets + np.arange(lengths.sum())
+
+
+def _count_above(S: torch.Tensor, rows: torch.Tensor, thresholds: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """For each (row, threshold): candidates of S[row] strictly above and equal to the threshold.
+
+    Filtered cells hold -inf and never count (thresholds are finite). On CPU numpy's count_nonzero is several
+    times faster than torch's comparison-and-sum.
+    """
+    if len(rows) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    if S.device.type == "cpu":
+        Sn = S.numpy()
+        r = rows.numpy()
+        t = thresholds.numpy()[:, None]
+        sub = Sn[r]
+        return np.count_nonzero(sub > t, axis=1), np.count_nonzero(sub == t, axis=1)
+    sub = S[rows]
+    t = thresholds[:, None]
+    return ((sub > t).sum(1).cpu().numpy(), (sub == t).sum(1).cpu().numpy())
