@@ -1,0 +1,81 @@
+"""Checkpoints of the training core.
+
+A checkpoint is a ``torch.save`` of plain tensors, lists, dicts and strings, loaded with
+``weights_only=True`` (no code can run on load). It records the model's name and hyperparameters, the training
+settings and their hash, the dataset fingerprint, the seed, the epoch and step reached, optimiser, scheduler and
+RNG states, the training trace and the best weights so far. A JSON sidecar (``<file>.json``) holds the
+checkpoint's SHA-256 and a human-readable summary; loading verifies it, so a truncated or corrupted file is
+reported by name. Loading for another dataset or other settings is refused with a message naming both.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..errors import CorruptFileError, KgevalError
+from ..io import atomic_path, read_json, sha256_file, write_json
+
+FORMAT = "kgeval-checkpoint"
+VERSION = 1
+
+
+class CheckpointMismatch(KgevalError):
+    """A checkpoint written for another dataset or other settings."""
+
+
+def sidecar(path: str | Path) -> Path:
+    return Path(str(path) + ".json")
+
+
+def save_checkpoint(state: dict[str, Any], path: str | Path, summary: dict[str, Any] | None = None) -> None:
+    path = Path(path)
+    state = {"format": FORMAT, "version": VERSION, **state}
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(buf.getvalue())
+    info = {key: state[key] for key in ("model_name", "model_hparams", "train_config", "config_hash",
+                                        "dataset", "dataset_fingerprint", "seed", "epoch", "step")
+            if key in state}
+    info.update(summary or {})
+    info["sha256"] = sha256_file(path)
+    write_json(sidecar(path), info)
+
+
+def load_checkpoint(path: str | Path, config_hash: str | None = None, dataset_fingerprint: str | None = None,
+                    map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Load and verify a checkpoint; refuse one written for another dataset or other settings."""
+    path = Path(path)
+    side = sidecar(path)
+    if not path.is_file():
+        raise CorruptFileError(path, "checkpoint not found")
+    if not side.is_file():
+        raise CorruptFileError(side, "checkpoint sidecar (with its SHA-256) is missing")
+    try:
+        expected = read_json(side)["sha256"]
+    except (ValueError, KeyError) as exc:
+        raise CorruptFileError(side, f"unreadable checkpoint sidecar: {exc}") from exc
+    actual = sha256_file(path)
+    if actual != expected:
+        raise CorruptFileError(path, f"SHA-256 {actual} differs from {expected} recorded in {side.name}: "
+                                     "truncated or corrupted checkpoint")
+    try:
+        state = torch.load(path, map_location=map_location, weights_only=True)
+    except Exception as exc:  # torch raises several types for damaged archives
+        raise CorruptFileError(path, f"unreadable checkpoint: {exc}") from exc
+    if not isinstance(state, dict) or state.get("format") != FORMAT:
+        raise CorruptFileError(path, "not a kgeval checkpoint")
+    if dataset_fingerprint is not None and state.get("dataset_fingerprint") != dataset_fingerprint:
+        raise CheckpointMismatch(
+            f"{path}: written for dataset {state.get('dataset')} (fingerprint "
+            f"{str(state.get('dataset_fingerprint'))[:12]}…), this run uses fingerprint {dataset_fingerprint[:12]}…; "
+            "it cannot be used here")
+    if config_hash is not None and state.get("config_hash") != config_hash:
+        raise CheckpointMismatch(
+            f"{path}: written with settings hash {str(state.get('config_hash'))[:12]}…, this run's settings hash "
+            f"is {config_hash[:12]}…; delete the checkpoint to retrain with the new settings")
+    return state

@@ -1,0 +1,342 @@
+"""The training loop: one model, one dataset, one seed.
+
+Regimes (``TrainConfig.regime``):
+
+* ``1vsAll``: every training triple gives a tail question (s, p, ?) → o and a head question (?, p, o) → s
+  (with reciprocal relations: the tail question (o, p⁻¹, ?) → s); softmax cross-entropy over all entities;
+* ``KvsAll``: every distinct question of the training graph against all its known answers; binary
+  cross-entropy with label smoothing (ConvE, TuckER, CompGCN);
+* ``negative_sampling``: every triple against ``num_negatives`` uniformly corrupted tails and heads, with a
+  self-adversarial, softmax, BCE or margin loss (TransE/RotatE/HAKE, InteractE).
+
+Optimisers Adam, Adagrad, Adamax (and SGD); N3 or L2 regularisation of ``model.factors``; learning-rate
+schedules: reduce-on-plateau of validation MRR, or linear warm-up then linear decay. Every ``eval_every``
+epochs the validation MRR (filtered with train ∪ valid, realistic ranks) is computed with the ranking engine;
+the best weights are kept and training stops after ``patience`` evaluations without improvement.
+
+Determinism: the shuffling and negative sampling of epoch e use a generator seeded with (seed, e), and the
+global RNG state (dropout) is saved in every checkpoint, so a run resumed from its last checkpoint on CPU
+produces the same weights as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..data.kg import HEAD, TAIL, KnowledgeGraph
+from ..data.questions import AnswerIndex, triple_questions
+from ..data.testsets import TestSet
+from ..models import build_model
+from ..models.base import KGEModel
+from ..ranking import docno_ranks, judged_entities, rank_questions
+from .checkpoint import load_checkpoint, save_checkpoint
+from .config import TrainConfig, config_hash
+from .losses import k_vs_all, negative_sampling, one_vs_all, regularization
+
+log = logging.getLogger(__name__)
+
+
+def resolve_device(device: str | None = "auto") -> torch.device:
+    if device in (None, "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)  # noqa: NPY002 - third-party code may draw from the legacy global RNG
+    torch.manual_seed(seed)
+
+
+@dataclass
+class TrainResult:
+    model: KGEModel
+    trace: list[dict[str, Any]]
+    best_valid_mrr: float
+    best_epoch: int
+    epochs: int
+    steps: int
+    seconds: float
+    snapshots: list[dict[str, Any]] = field(default_factory=list)
+
+
+def evaluate_mrr(model: KGEModel, kg: KnowledgeGraph, split: str = "valid", max_triples: int | None = None,
+                 seed: int = 0, memory_budget_mb: float = 512) -> float:
+    """Filtered (train ∪ valid ∪ split), realistic micro MRR of ``model`` on a split."""
+    from ..metrics.ranks import micro_ranks
+
+    triples = kg.splits[split]
+    if max_triples is not None and len(triples) > max_triples:
+        idx = np.sort(np.random.default_rng(seed).choice(len(triples), max_triples, replace=False))
+        triples = triples[idx]
+    ts = TestSet(split, triples, np.ones(len(triples), np.int8), np.zeros(len(triples), np.int16))
+    questions = ts.questions(kg)
+    judged = judged_entities(ts, questions)
+    filter_splits = ("train",) if split == "valid" else ("train", "valid")
+    known = AnswerIndex(kg.known(filter_splits), kg.num_entities, kg.num_relations)
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    try:
+        r = rank_questions(model.score_questions, questions, judged, known, docno_ranks(kg.entities), k=0,
+                           memory_budget_mb=memory_budget_mb, device=device, model_name=type(model).__name__)
+    finally:
+        model.train(was_training)
+    ranks = micro_ranks(judged.q, r.score, r.n_gt, r.n_eq, r.n_candidates, judged.label == 1)
+    return float(np.mean(1.0 / ranks.realistic))
+
+
+class Trainer:
+    def __init__(self, kg: KnowledgeGraph, model_name: str, model_hparams: dict[str, Any], cfg: TrainConfig,
+                 seed: int = 0, device: str | None = "auto"):
+        self.kg, self.model_name, self.model_hparams, self.cfg, self.seed = kg, model_name, model_hparams, cfg, seed
+        self.device = resolve_device(device)
+        self.hash = config_hash({"model": model_name, "hparams": model_hparams, "train": asdict(cfg), "seed": seed})
+        seed_everything(seed)
+        self.model = build_model(model_name, kg.num_entities, kg.num_relations, graph=kg.splits["train"],
+                                 **model_hparams).to(self.device)
+        self.optimizer = self._optimizer()
+        self.train_triples = torch.as_tensor(kg.splits["train"], dtype=torch.long)
+        self._kvsall: tuple[torch.Tensor, AnswerIndex] | None = None
+
+    # ---- setup --------------------------------------------------------------------------------------------
+    def _optimizer(self) -> torch.optim.Optimizer:
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        c = self.cfg
+        if c.optimizer == "adam":
+            return torch.optim.Adam(params, lr=c.lr, weight_decay=c.weight_decay)
+        if c.optimizer == "adagrad":
+            return torch.optim.Adagrad(params, lr=c.lr, weight_decay=c.weight_decay)
+        if c.optimizer == "adamax":
+            return torch.optim.Adamax(params, lr=c.lr, weight_decay=c.weight_decay)
+        return torch.optim.SGD(params, lr=c.lr, weight_decay=c.weight_decay)
+
+    def _lr_at(self, step: int, total: int) -> float:
+        c = self.cfg
+        if c.lr_schedule != "warmup_linear":
+            return c.lr
+        if c.warmup_steps and step < c.warmup_steps:
+            return c.lr * (step + 1) / c.warmup_steps
+        span = max(1, total - c.warmup_steps)
+        frac = min(1.0, (step - c.warmup_steps) / span)
+        return c.lr * (1.0 - frac * (1.0 - c.lr_factor))
+
+    def steps_per_epoch(self) -> int:
+        n = self._num_examples()
+        return (n + self.cfg.batch_size - 1) // self.cfg.batch_size
+
+    def _num_examples(self) -> int:
+        if self.cfg.regime == "KvsAll":
+            return len(self._kvsall_questions()[0])
+        if self.cfg.regime == "1vsAll":
+            return 2 * len(self.train_triples)
+        return len(self.train_triples)
+
+    def _kvsall_questions(self) -> tuple[torch.Tensor, AnswerIndex]:
+        if self._kvsall is None:
+            train = self.kg.splits["train"]
+            side, known, rel, _ = triple_questions(train)
+            q = np.unique(np.stack([side, known, rel], 1), axis=0)
+            self._kvsall = (torch.as_tensor(q, dtype=torch.long),
+                            AnswerIndex(train, self.kg.num_entities, self.kg.num_relations))
+        return self._kvsall
+
+    # ---- one batch ------------------------------------------------------------------------------------------
+    def _scores_for_questions(self, side: torch.Tensor, known: torch.Tensor, rel: torch.Tensor,
+                              answer: torch.Tensor | None = None) -> torch.Tensor:
+        """(B, |E|) scores of mixed head/tail questions; ``answer`` lets context models mask the target edge."""
+        m = self.model
+        if m.reciprocal:
+            r = torch.where(side == HEAD, rel + m.num_relations, rel)
+            return m.score_sp(known, r, targets=answer)
+        tail = side == TAIL
+        parts = []
+        if tail.any():
+            parts.append((tail, m.score_sp(known[tail], rel[tail],
+                                           targets=None if answer is None else answer[tail])))
+        if (~tail).any():
+            parts.append((~tail, m.score_po(rel[~tail], known[~tail],
+                                            targets=None if answer is None else answer[~tail])))
+        if len(parts) == 1:
+            return parts[0][1]
+        out = torch.empty(len(side), m.num_entities, device=known.device, dtype=parts[0][1].dtype)
+        for mask, values in parts:
+            out[mask] = values
+        return out
+
+    def _batch_loss(self, batch: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        c, m, dev = self.cfg, self.model, self.device
+        if c.regime == "1vsAll":
+            # batch rows: (side, known, relation, answer)
+            b = batch.to(dev)
+            scores = self._scores_for_questions(b[:, 0], b[:, 1], b[:, 2], b[:, 3])
+            loss = one_vs_all(scores, b[:, 3], c.label_smoothing)
+            s = torch.where(b[:, 0] == TAIL, b[:, 1], b[:, 3])
+            o = torch.where(b[:, 0] == TAIL, b[:, 3], b[:, 1])
+            return loss + regularization(m.factors(s, b[:, 2], o), c.regularizer, c.regularization_weight)
+        if c.regime == "KvsAll":
+            q, index = self._kvsall_questions()
+            b = batch.to(dev)
+            scores = self._scores_for_questions(b[:, 0], b[:, 1], b[:, 2])
+            keys = (b[:, 0].cpu().numpy() * self.kg.num_relations + b[:, 2].cpu().numpy()) * self.kg.num_entities \
+                + b[:, 1].cpu().numpy()
+            rows, ans = index.lookup(keys)
+            labels = torch.zeros_like(scores)
+            labels[torch.as_tensor(rows, device=dev), torch.as_tensor(ans, device=dev)] = 1.0
+            return k_vs_all(scores, labels, c.label_smoothing)
+        # negative sampling: batch rows are triples (s, p, o); corrupt tails and heads
+        b = batch.to(dev)
+        s, p, o = b[:, 0], b[:, 1], b[:, 2]
+        n = c.num_negatives
+        neg_o = torch.randint(0, self.kg.num_entities, (len(b), n), generator=gen).to(dev)
+        neg_s = torch.randint(0, self.kg.num_entities, (len(b), n), generator=gen).to(dev)
+        pos_t = m.score_spo(s, p, o, direction="o")
+        pos_h = m.score_spo(s, p, o, direction="s")
+        loss_t = negative_sampling(pos_t, m.score_sp_some(s, p, neg_o), c.loss, c.adversarial_temperature,
+                                   c.margin, c.label_smoothing)
+        loss_h = negative_sampling(pos_h, m.score_po_some(p, o, neg_s), c.loss, c.adversarial_temperature,
+                                   c.margin, c.label_smoothing)
+        return (loss_t + loss_h) / 2 + regularization(m.factors(s, p, o), c.regularizer, c.regularization_weight)
+
+    def _epoch_examples(self, gen: torch.Generator) -> torch.Tensor:
+        c = self.cfg
+        if c.regime == "1vsAll":
+            t = self.train_triples
+            tail = torch.stack([torch.full((len(t),), TAIL), t[:, 0], t[:, 1], t[:, 2]], 1)
+            head = torch.stack([torch.full((len(t),), HEAD), t[:, 2], t[:, 1], t[:, 0]], 1)
+            ex = torch.cat([tail, head])
+        elif c.regime == "KvsAll":
+            ex = self._kvsall_questions()[0]
+        else:
+            ex = self.train_triples
+        return ex[torch.randperm(len(ex), generator=gen)]
+
+    # ---- the loop -------------------------------------------------------------------------------------------
+    def fit(self, work_checkpoint: str | Path | None = None, snapshot_dir: str | Path | None = None) -> TrainResult:
+        c, m = self.cfg, self.model
+        start_epoch, step, trace = 0, 0, []
+        best = {"valid_mrr": -1.0, "epoch": -1, "state_dict": None}
+        bad_evals = 0
+        plateau = (torch.optim.lr_scheduler.ReduceLROnPlateau(self.optimizer, mode="max", factor=c.lr_factor,
+                                                              patience=c.lr_patience)
+                   if c.lr_schedule == "plateau" else None)
+        snapshots: list[dict[str, Any]] = []
+        if work_checkpoint is not None and Path(work_checkpoint).is_file():
+            st = load_checkpoint(work_checkpoint, self.hash, self.kg.fingerprint(), map_location=self.device)
+            m.load_state_dict(st["state_dict"])
+            self.optimizer.load_state_dict(st["optimizer"])
+            if plateau is not None and st.get("scheduler"):
+                plateau.load_state_dict(st["scheduler"])
+            torch.set_rng_state(st["rng_torch"])
+            start_epoch, step, trace = st["epoch"], st["step"], st["trace"]
+            best = st["best"]
+            bad_evals = st["bad_evals"]
+            snapshots = st.get("snapshots", [])
+            log.info("resumed %s seed %d from %s at epoch %d", self.model_name, self.seed, work_checkpoint,
+                     start_epoch)
+        total_steps = c.max_steps or c.max_epochs * self.steps_per_epoch()
+        t_start = time.perf_counter()
+        stop = bool(trace and trace[-1].get("stop"))
+        epoch = start_epoch
+        while not stop and epoch < c.max_epochs and (c.max_steps is None or step < c.max_steps):
+            m.train()
+            gen = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
+            examples = self._epoch_examples(gen)
+            t0 = time.perf_counter()
+            total, batches = 0.0, 0
+            for b0 in range(0, len(examples), c.batch_size):
+                if c.max_steps is not None and step >= c.max_steps:
+                    break
+                for group in self.optimizer.param_groups:
+                    if c.lr_schedule == "warmup_linear":
+                        group["lr"] = self._lr_at(step, total_steps)
+                self.optimizer.zero_grad(set_to_none=True)
+                loss = self._batch_loss(examples[b0:b0 + c.batch_size], gen)
+                if not torch.isfinite(loss):
+                    raise FloatingPointError(f"{self.model_name}: non-finite loss at epoch {epoch}, step {step}")
+                loss.backward()
+                if c.grad_clip:
+                    torch.nn.utils.clip_grad_norm_(m.parameters(), c.grad_clip)
+                self.optimizer.step()
+                total += float(loss.detach())
+                batches += 1
+                step += 1
+            epoch += 1
+            entry = {"epoch": epoch, "step": step, "loss": total / max(batches, 1),
+                     "seconds": time.perf_counter() - t0, "lr": self.optimizer.param_groups[0]["lr"]}
+            last = epoch >= c.max_epochs or (c.max_steps is not None and step >= c.max_steps)
+            if epoch % c.eval_every == 0 or last:
+                t1 = time.perf_counter()
+                mrr = evaluate_mrr(m, self.kg, "valid", c.valid_max_triples, seed=self.seed)
+                entry.update(valid_mrr=mrr, eval_seconds=time.perf_counter() - t1)
+                if plateau is not None:
+                    plateau.step(mrr)
+                if mrr > best["valid_mrr"]:
+                    best = {"valid_mrr": mrr, "epoch": epoch,
+                            "state_dict": {k: v.detach().cpu().clone() for k, v in m.state_dict().items()}}
+                    bad_evals = 0
+                else:
+                    bad_evals += 1
+                if c.snapshots and snapshot_dir is not None:
+                    snap = Path(snapshot_dir) / f"epoch{epoch:04d}.pt"
+                    save_checkpoint(self._state(epoch, step, trace + [entry], best, bad_evals, snapshots, light=True),
+                                    snap)
+                    snapshots.append({"epoch": epoch, "valid_mrr": mrr, "path": snap.name})
+                if c.patience is not None and bad_evals >= c.patience:
+                    entry["stop"] = True
+                    stop = True
+            trace.append(entry)
+            log.info("%s seed %d epoch %d: %s", self.model_name, self.seed, epoch,
+                     {k: round(v, 4) if isinstance(v, float) else v for k, v in entry.items()})
+            if work_checkpoint is not None:
+                save_checkpoint(self._state(epoch, step, trace, best, bad_evals, snapshots, plateau=plateau),
+                                work_checkpoint, {"valid_mrr": best["valid_mrr"]})
+        if best["state_dict"] is not None:
+            m.load_state_dict(best["state_dict"])
+        return TrainResult(m, trace, best["valid_mrr"], best["epoch"], epoch, step,
+                           time.perf_counter() - t_start, snapshots)
+
+    def _state(self, epoch, step, trace, best, bad_evals, snapshots, plateau=None, light=False) -> dict[str, Any]:
+        state = {
+            "model_name": self.model_name, "model_hparams": self.model_hparams, "train_config": asdict(self.cfg),
+            "config_hash": self.hash, "dataset": self.kg.name, "dataset_fingerprint": self.kg.fingerprint(),
+            "seed": self.seed, "epoch": epoch, "step": step, "trace": trace,
+            "state_dict": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
+        }
+        if light:
+            return state
+        state.update(optimizer=self.optimizer.state_dict(), scheduler=plateau.state_dict() if plateau else None,
+                     rng_torch=torch.get_rng_state(), best=best, bad_evals=bad_evals, snapshots=snapshots)
+        return state
+
+
+def model_state(model_name: str, hparams: dict[str, Any], kg: KnowledgeGraph, result: TrainResult, cfg_hash: str,
+                extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The checkpoint of a finished model (best weights)."""
+    return {"model_name": model_name, "model_hparams": hparams, "config_hash": cfg_hash, "dataset": kg.name,
+            "dataset_fingerprint": kg.fingerprint(), "epoch": result.best_epoch, "step": result.steps,
+            "trace": result.trace, "valid_mrr": result.best_valid_mrr,
+            "state_dict": {k: v.detach().cpu() for k, v in result.model.state_dict().items()}, **(extra or {})}
+
+
+def load_model(path: str | Path, kg: KnowledgeGraph, device: str | None = "auto") -> KGEModel:
+    """Rebuild a trained model from its checkpoint, refusing one made for another dataset."""
+    st = load_checkpoint(path, dataset_fingerprint=kg.fingerprint())
+    model = build_model(st["model_name"], kg.num_entities, kg.num_relations, graph=kg.splits["train"],
+                        **st["model_hparams"])
+    model.load_state_dict(st["state_dict"])
+    model.eval()
+    return model.to(resolve_device(device))
+
+
+def copy_config(d: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(d)

@@ -1,0 +1,84 @@
+"""The training core: learning on the synthetic KG, determinism, resume, checkpoint checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from kgeval.errors import CorruptFileError
+from kgeval.training.checkpoint import CheckpointMismatch, load_checkpoint, save_checkpoint
+from kgeval.training.config import TrainConfig
+from kgeval.training.trainer import Trainer, evaluate_mrr, load_model, model_state
+
+CFG = dict(regime="1vsAll", lr=0.01, batch_size=128, max_epochs=4, eval_every=2)
+
+
+def weights(model):
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+@pytest.mark.parametrize("regime, loss", [("1vsAll", "ce"), ("KvsAll", "bce"),
+                                          ("negative_sampling", "self_adversarial"),
+                                          ("negative_sampling", "softmax"), ("negative_sampling", "bce"),
+                                          ("negative_sampling", "margin")])
+def test_regimes_learn_above_chance(synth_kg, regime, loss):
+    cfg = TrainConfig(regime=regime, loss=loss, lr=0.01, batch_size=128, max_epochs=15, eval_every=15,
+                      num_negatives=32, label_smoothing=0.1 if regime == "KvsAll" else 0.0)
+    res = Trainer(synth_kg, "DistMult", {"dim": 32, "reciprocal": regime != "KvsAll"}, cfg, seed=0,
+                  device="cpu").fit()
+    chance = 6.0 / synth_kg.num_entities  # about H_N / N
+    assert res.best_valid_mrr > 4 * chance
+    assert evaluate_mrr(res.model, synth_kg, "test") > 4 * chance
+
+
+def test_same_seed_same_weights_other_seed_differs(synth_kg):
+    cfg = TrainConfig(**CFG)
+    a = weights(Trainer(synth_kg, "DistMult", {"dim": 16, "reciprocal": True}, cfg, seed=3, device="cpu").fit().model)
+    b = weights(Trainer(synth_kg, "DistMult", {"dim": 16, "reciprocal": True}, cfg, seed=3, device="cpu").fit().model)
+    c = weights(Trainer(synth_kg, "DistMult", {"dim": 16, "reciprocal": True}, cfg, seed=4, device="cpu").fit().model)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert not all(torch.equal(a[k], c[k]) for k in a)
+
+
+def test_resume_equals_uninterrupted(synth_kg, tmp_path):
+    hp = {"dim": 16, "reciprocal": True, "entity_dropout": 0.2}
+    full = Trainer(synth_kg, "DistMult", hp, TrainConfig(**CFG), seed=1, device="cpu")
+    ref = full.fit()
+    # interrupt: train 2 epochs into a work checkpoint, then resume with the full budget
+    work = tmp_path / "work.pt"
+    part_cfg = TrainConfig(**CFG)
+    part = Trainer(synth_kg, "DistMult", hp, part_cfg, seed=1, device="cpu")
+    part.cfg.max_epochs = 2  # same hash: the settings object is mutated after the hash is taken
+    part.fit(work)
+    resumed = Trainer(synth_kg, "DistMult", hp, TrainConfig(**CFG), seed=1, device="cpu").fit(work)
+    assert resumed.epochs == ref.epochs == 4
+    a, b = weights(ref.model), weights(resumed.model)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert [t["loss"] for t in resumed.trace] == [t["loss"] for t in ref.trace]
+
+
+def test_checkpoint_refused_for_other_settings_or_dataset(synth_kg, tmp_path):
+    work = tmp_path / "w.pt"
+    t = Trainer(synth_kg, "DistMult", {"dim": 8}, TrainConfig(**{**CFG, "max_epochs": 1}), seed=0, device="cpu")
+    t.fit(work)
+    with pytest.raises(CheckpointMismatch, match="settings hash"):
+        Trainer(synth_kg, "DistMult", {"dim": 8}, TrainConfig(**{**CFG, "lr": 0.5}), seed=0, device="cpu").fit(work)
+    with pytest.raises(CheckpointMismatch, match="written for dataset"):
+        load_checkpoint(work, dataset_fingerprint="0" * 64)
+
+
+def test_corrupted_checkpoint_is_named(synth_kg, tmp_path):
+    t = Trainer(synth_kg, "DistMult", {"dim": 8}, TrainConfig(**{**CFG, "max_epochs": 1}), seed=0, device="cpu")
+    res = t.fit()
+    path = tmp_path / "model.pt"
+    save_checkpoint(model_state("DistMult", {"dim": 8}, synth_kg, res, t.hash), path)
+    assert load_model(path, synth_kg, device="cpu") is not None
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 100])
+    with pytest.raises(CorruptFileError, match=r"model.pt: SHA-256 .* truncated or corrupted"):
+        load_model(path, synth_kg, device="cpu")
+    Path(str(path) + ".json").unlink()
+    with pytest.raises(CorruptFileError, match="sidecar"):
+        load_model(path, synth_kg, device="cpu")
