@@ -15,6 +15,9 @@ validate(config, "config/schema.yaml")
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/models.smk"
+include: "workflow/rules/scores.smk"
+include: "workflow/rules/metrics.smk"
 
 
 rule all:

@@ -7,11 +7,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
 from kgeval.data.kg import KnowledgeGraph, build_kg
 from kgeval.data.synth import SynthSpec, synthesize
 
 ROOT = Path(__file__).resolve().parents[1]
+# tiny models train faster on one thread than on two (and the suite may share the machine)
+torch.set_num_threads(1)
 
 
 def mirror_folder() -> Path | None:

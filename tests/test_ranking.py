@@ -233,3 +233,24 @@ def test_metric_classes():
     assert MeanReciprocalRank()(ranks) == pytest.approx((1 + 0.4 + 0.1 + 1 / 11) / 4)
     assert HitsAtK(10)(ranks) == 0.75 and HitsAtK(1)(ranks) == 0.25
     assert MeanReciprocalRank()(ranks, weights=np.array([1.0, 0, 0, 0])) == 1.0
+
+
+@pytest.mark.parametrize("levels", [3, 50, 100000])
+def test_top_k_equals_full_sort_in_trec_order(levels):
+    """The fast top-k (float topk + exact re-sort, full keys where a tie crosses k) equals sorting every row by
+    (score desc, docno desc), with filtered cells and short rows."""
+    from kgeval.ranking import top_k_trec
+
+    g = torch.Generator().manual_seed(levels)
+    B, E, k = 40, 300, 25
+    S = torch.randint(0, levels, (B, E), generator=g).float() / 7
+    S[torch.rand(B, E, generator=g) < 0.3] = -float("inf")
+    S[0, 5:] = -float("inf")  # fewer candidates than k
+    docno = torch.randperm(E, generator=g)
+    ent, sc = top_k_trec(S.clone(), k, docno)
+    for b in range(B):
+        cand = [e for e in range(E) if S[b, e] > -float("inf")]
+        want = sorted(cand, key=lambda e: (-float(S[b, e]), -int(docno[e])))[:k]
+        got = [e for e in ent[b].tolist() if e >= 0]
+        assert got == want
+        assert sc[b, : len(want)].tolist() == [float(S[b, e]) for e in want]

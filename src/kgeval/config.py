@@ -98,3 +98,73 @@ def check_references(config: dict[str, Any]) -> None:
     study = config["study"]
     if tests[study["sample"]]["kind"] != "sample" or tests[study["complete"]]["kind"] != "pooled":
         raise ConfigError("config key study: 'sample' must be a sample test set and 'complete' a pooled one")
+    for name in config.get("evaluation", {}).get("full_scores", []):
+        if name not in tests:
+            raise ConfigError(f"config key evaluation/full_scores: unknown test set {name!r}")
+    from .metrics.trec import parse_measure
+
+    for name in config.get("evaluation", {}).get("trec_measures", []):
+        try:
+            parse_measure(name)
+        except ValueError as exc:
+            raise ConfigError(f"config key evaluation/trec_measures: {exc}") from exc
+    check_models(config)
+
+
+def model_settings(config: dict[str, Any], dataset: str, model: str) -> dict[str, Any]:
+    """A model's settings on one dataset: its ``model`` and ``train`` blocks with the dataset's overrides
+    merged in key by key, its seeds and its source."""
+    spec = config["models"][model]
+    override = spec.get("datasets", {}).get(dataset, {})
+    return {
+        "source": spec.get("source", "train"),
+        "model": {**spec.get("model", {}), **override.get("model", {})},
+        "train": {**spec.get("train", {}), **override.get("train", {})},
+        "seeds": list(spec.get("seeds", config.get("seeds", [0]))),
+    }
+
+
+def model_parameters(name: str) -> set[str]:
+    """Names a model's constructor accepts (over its class hierarchy)."""
+    import inspect
+
+    from .models import model_class
+    from .models.base import KGEModel
+
+    names: set[str] = set()
+    for cls in model_class(name).__mro__:
+        if cls is object or not issubclass(cls, KGEModel):
+            continue
+        for p in inspect.signature(cls.__init__).parameters.values():
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+                names.add(p.name)
+    return names - {"self", "num_entities", "num_relations", "graph"}
+
+
+def check_models(config: dict[str, Any]) -> None:
+    """Every model is known and every model hyperparameter is a constructor argument of that model."""
+    from .models import MODELS
+    from .training.config import TrainConfig
+
+    datasets = config["datasets"]
+    for name, spec in config.get("models", {}).items():
+        if name not in MODELS:
+            raise ConfigError(f"config key models/{name}: unknown model; known: {', '.join(MODELS)}")
+        for ds in spec.get("datasets", {}):
+            if ds not in datasets:
+                raise ConfigError(f"config key models/{name}/datasets/{ds}: unknown dataset")
+        try:
+            accepted = model_parameters(name)
+        except (ImportError, AttributeError):  # a model module not written yet: checked when it exists
+            continue
+        for ds in [None, *spec.get("datasets", {})]:
+            settings = model_settings(config, ds, name) if ds else model_settings(config, "", name)
+            key = f"models/{name}" + (f"/datasets/{ds}" if ds else "")
+            unknown = sorted(set(settings["model"]) - accepted)
+            if unknown:
+                raise ConfigError(f"config key {key}/model/{unknown[0]}: not a parameter of {name} "
+                                  f"(accepted: {', '.join(sorted(accepted))})")
+            try:
+                TrainConfig.from_dict(settings["train"])
+            except ValueError as exc:
+                raise ConfigError(f"config key {key}/train: {exc}") from exc

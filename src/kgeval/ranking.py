@@ -128,6 +128,35 @@ def keys_to_scores(keys: torch.Tensor) -> torch.Tensor:
     return bits.view(torch.float32)
 
 
+def top_k_trec(S: torch.Tensor, k: int, docno_rank: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The top-k entities of each row of S (filtered cells = -inf) in trec_eval's order, and their scores;
+    entity -1 / score NaN past the row's last candidate.
+
+    A float ``topk`` selects k entries, which are then sorted by the exact int64 key (score, docno). That is
+    exact unless a tie crosses the k-th position (more entries equal the k-th score than fit): such rows,
+    rare with float scores, are redone with the full int64 keys.
+    """
+    v, i = torch.topk(S, k, dim=1, sorted=False)
+    keys = ordered_keys(v, docno_rank[i]).masked_fill(v == -math.inf, _INT64_MIN)
+    keys, order = torch.sort(keys, dim=1, descending=True)
+    idx = torch.gather(i, 1, order)
+    kth = v.min(dim=1).values
+    n_ge = _compare_ge(S, kth[:, None])
+    redo = torch.as_tensor((n_ge > k), device=S.device) & torch.isfinite(kth)
+    if bool(redo.any()):
+        rows = torch.nonzero(redo)[:, 0]
+        full = ordered_keys(S[rows], docno_rank).masked_fill(S[rows] == -math.inf, _INT64_MIN)
+        keys[rows], idx[rows] = torch.topk(full, k, dim=1, sorted=True)
+    valid = keys != _INT64_MIN
+    return idx.masked_fill(~valid, -1), keys_to_scores(keys).masked_fill(~valid, math.nan)
+
+
+def _compare_ge(S: torch.Tensor, t: torch.Tensor) -> np.ndarray:
+    if S.device.type == "cpu":
+        return np.count_nonzero(S.numpy() >= t.numpy(), axis=1)
+    return (S >= t).sum(1).cpu().numpy()
+
+
 def batch_size_for(num_entities: int, memory_budget_mb: float, k: int) -> int:
     cells = memory_budget_mb * 2**20 / _BYTES_PER_CELL
     return int(max(1, min(8192, cells // max(num_entities, 1))))
@@ -148,15 +177,22 @@ def rank_questions(scorer: Scorer, questions: Questions, judged: Judged, known: 
     n_gt = np.zeros(J, np.int64)
     n_eq = np.zeros(J, np.int64)
     candidate = np.ones(J, bool)
-    n_cand = np.zeros(Q, np.int64)
     run_entity = np.full((Q, k), -1, np.int32)
     run_score = np.full((Q, k), np.nan, np.float32)
     full = np.zeros((Q, E), np.float16) if keep_scores else None
     docno_t = torch.as_tensor(docno_rank, dtype=torch.int64, device=device)
-    # judged rows of each question: judged.q is sorted
+    # judged rows of each question (judged.q is sorted) and each row's slot within its question
     j_start = np.searchsorted(judged.q, np.arange(Q))
     j_stop = np.searchsorted(judged.q, np.arange(Q), side="right")
+    slot = np.arange(J) - j_start[judged.q] if J else np.zeros(0, np.int64)
+    # the macro filter of every question, once: train/valid answers minus the question's own test answers
+    f_rows, f_ents = known.lookup(questions.keys)
     positive_codes = judged.q[judged.label == 1] * E + judged.entity[judged.label == 1]
+    keep = ~np.isin(f_rows * E + f_ents, positive_codes)
+    f_rows, f_ents = f_rows[keep], f_ents[keep]
+    f_start = np.searchsorted(f_rows, np.arange(Q))
+    f_stop = np.searchsorted(f_rows, np.arange(Q), side="right")
+    n_cand = E - (f_stop - f_start)
     timings = {"score": 0.0, "filter": 0.0, "count": 0.0, "topk": 0.0}
     start_all = time.perf_counter()
 
@@ -185,24 +221,20 @@ def rank_questions(scorer: Scorer, questions: Questions, judged: Judged, known: 
             timings["score"] += time.perf_counter() - t0
 
             t0 = time.perf_counter()
-            rows, ents = known.lookup(questions.keys[qi])
-            codes = qi[rows] * E + ents
-            keep = ~np.isin(codes, positive_codes)  # a question's own test answers are never filtered
-            rows, ents = rows[keep], ents[keep]
-            rows_t = torch.as_tensor(rows, device=device)
-            ents_t = torch.as_tensor(ents, device=device)
+            fr = _concat_ranges(f_start[qi], f_stop[qi])
+            rows_t = torch.as_tensor(np.searchsorted(qi, f_rows[fr]), device=device)  # qi is sorted
+            ents_t = torch.as_tensor(f_ents[fr], device=device)
             jr = _concat_ranges(j_start[qi], j_stop[qi])
-            local = np.searchsorted(qi, judged.q[jr])  # qi is sorted
+            local = np.searchsorted(qi, judged.q[jr])
             jent_t = torch.as_tensor(judged.entity[jr], device=device)
             jloc_t = torch.as_tensor(local, device=device)
             s_j = S[jloc_t, jent_t]
             S[rows_t, ents_t] = -math.inf
-            n_cand[qi] = E - torch.bincount(rows_t, minlength=len(qi)).cpu().numpy()
             is_cand = torch.isfinite(S[jloc_t, jent_t])
             timings["filter"] += time.perf_counter() - t0
 
             t0 = time.perf_counter()
-            gt, eq = _count_above(S, jloc_t, s_j)
+            gt, eq = _count_above(S, jloc_t, s_j, slot[jr] == 0)
             candidate[jr] = is_cand.cpu().numpy()
             score[jr] = s_j.cpu().numpy()
             n_gt[jr] = gt
@@ -211,12 +243,7 @@ def rank_questions(scorer: Scorer, questions: Questions, judged: Judged, known: 
 
             if k > 0:
                 t0 = time.perf_counter()
-                keys = ordered_keys(S, docno_t)
-                keys[rows_t, ents_t] = _INT64_MIN
-                top, top_idx = torch.topk(keys, k, dim=1, sorted=True)
-                valid = top != _INT64_MIN
-                ent = top_idx.masked_fill(~valid, -1)
-                sc = keys_to_scores(top).masked_fill(~valid, math.nan)
+                ent, sc = top_k_trec(S, k, docno_t)
                 run_entity[qi] = ent.to(torch.int32).cpu().numpy()
                 run_score[qi] = sc.cpu().numpy()
                 timings["topk"] += time.perf_counter() - t0
@@ -237,20 +264,36 @@ def _concat_ranges(start: np.ndarray, stop: np.ndarray) -> np.ndarray:
     return offsets + np.arange(lengths.sum())
 
 
-def _count_above(S: torch.Tensor, rows: torch.Tensor, thresholds: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+def _count_above(S: torch.Tensor, rows: torch.Tensor, thresholds: torch.Tensor,
+                 first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each (row, threshold): candidates of S[row] strictly above and equal to the threshold.
 
-    Filtered cells hold -inf and never count (thresholds are finite). On CPU numpy's count_nonzero is several
-    times faster than torch's comparison-and-sum.
+    Filtered cells hold -inf and never count (thresholds are finite). ``first`` marks each question's first
+    judged entity: every row of S has exactly one, so those are compared against S in place; the others
+    against gathered copies of their rows. On CPU numpy's count_nonzero is several times faster than torch's
+    comparison-and-sum.
     """
-    if len(rows) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    if S.device.type == "cpu":
-        Sn = S.numpy()
-        r = rows.numpy()
-        t = thresholds.numpy()[:, None]
-        sub = Sn[r]
-        return np.count_nonzero(sub > t, axis=1), np.count_nonzero(sub == t, axis=1)
-    sub = S[rows]
-    t = thresholds[:, None]
-    return ((sub > t).sum(1).cpu().numpy(), (sub == t).sum(1).cpu().numpy())
+    n = len(rows)
+    gt = np.zeros(n, np.int64)
+    eq = np.zeros(n, np.int64)
+    if n == 0:
+        return gt, eq
+    first_t = torch.as_tensor(first, device=S.device)
+    order = rows[first_t]  # row of each first judged entity: one per row of S, in row order
+    if len(order) == S.shape[0] and bool((order == torch.arange(S.shape[0], device=S.device)).all()):
+        t = thresholds[first_t][:, None]
+        gt[first], eq[first] = _compare(S, t)
+        rest = ~first
+    else:
+        rest = np.ones(n, bool)
+    if rest.any():
+        rest_t = torch.as_tensor(rest, device=S.device)
+        gt[rest], eq[rest] = _compare(S[rows[rest_t]], thresholds[rest_t][:, None])
+    return gt, eq
+
+
+def _compare(M: torch.Tensor, t: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    if M.device.type == "cpu":
+        Mn, tn = M.numpy(), t.numpy()
+        return np.count_nonzero(Mn > tn, axis=1), np.count_nonzero(Mn == tn, axis=1)
+    return (M > t).sum(1).cpu().numpy(), (M == t).sum(1).cpu().numpy()

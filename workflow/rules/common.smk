@@ -1,6 +1,6 @@
 import re
 
-from kgeval.config import check_references
+from kgeval.config import check_references, model_settings
 from kgeval.data.kg import CATEGORIES
 from kgeval.data.manifest import read_manifest
 from kgeval.data.synth import ROLE_FILES
@@ -11,6 +11,9 @@ MANIFEST = read_manifest(config["manifest"])
 DATASETS = list(config["datasets"])
 TEST_SETS = list(config["test_sets"])
 STUDY = config["study"]
+SYSTEMS = list(config["models"])
+TRAINED_MODELS = [m for m in SYSTEMS if config["models"][m].get("source", "train") == "train"]
+LIBKGE_MODELS = [m for m in SYSTEMS if config["models"][m].get("source", "train") == "libkge"]
 
 
 def alternatives(values):
@@ -129,9 +132,37 @@ def get_table1_kgs():
     return {n: f"resources/datasets/{testset_dataset(n)}/kg.npz" for n in names}
 
 
+def get_model_settings(wildcards):
+    return model_settings(config, wildcards.dataset, wildcards.model)
+
+
+def get_seed_models(wildcards):
+    seeds = model_settings(config, wildcards.dataset, wildcards.model)["seeds"]
+    return [
+        f"resources/models/{wildcards.dataset}/{wildcards.model}/seed{seed}.pt"
+        for seed in seeds
+    ]
+
+
+def get_dump_model(wildcards):
+    return f"results/models/{testset_dataset(wildcards.testset)}/{wildcards.model}/model.pt"
+
+
+def get_testset_kg(wildcards):
+    return f"resources/datasets/{testset_dataset(wildcards.testset)}/kg.npz"
+
+
+def get_testset_dumps(wildcards):
+    return {
+        f"dump_{system}": f"results/scores/{wildcards.testset}/{system}"
+        for system in SYSTEMS
+    }
+
+
 def get_final_outputs():
     out = ["results/tables/table1.csv"]
     if any(dataset_spec(d)["source"] == "manifest" for d in DATASETS):
         out.append("results/tables/resources.csv")
     out += expand("resources/testsets/{testset}.json", testset=TEST_SETS)
+    out += expand("results/metrics/{testset}/evaluation.csv", testset=TEST_SETS)
     return out

@@ -1,28 +1,71 @@
-"""Translational and distance models: TransE, RotatE, HAKE, AttE."""
+"""Translational and distance models: TransE, RotatE, HAKE, AttE.
+
+Scores are higher = more plausible. All-entity scores (``score_sp`` / ``score_po``) use matrix products where the
+distance allows it (squared Euclidean distances: TransE-L2, AttE, RotatE with ``norm=2``, HAKE's modulus part)
+and otherwise run over entity chunks with ``KGEModel.chunked`` (TransE-L1 uses ``torch.cdist``; RotatE's sum of
+complex moduli and HAKE's phase part), so no (batch × |E| × d) tensor exceeds ``chunk_budget_mb``.
+
+Published defaults (``shared/specs/models.md``): TransE, RotatE and HAKE carry the RotatE/HAKE repositories'
+FB15k-237 settings (d = 1000, γ = 9, uniform initialisation in ±(γ + ε)/d with ε = 2); AttE carries the
+KGEmb settings (d = 500, reciprocal relations, initial scale 1e-3).
+"""
 
 from __future__ import annotations
+
+import math
 
 import torch
 from torch import nn
 
 from .base import KGEModel, init_embedding
 
+EPSILON = 2.0  # the RotatE/HAKE repositories' ε in the embedding range (γ + ε) / d
+
+
+def _uniform_embedding(num: int, dim: int, bound: float) -> nn.Embedding:
+    emb = nn.Embedding(num, dim)
+    nn.init.uniform_(emb.weight, -bound, bound)
+    return emb
+
+
+def _sq_dist_all(q: torch.Tensor, ents: torch.Tensor) -> torch.Tensor:
+    """‖q_b − e_j‖² for every query row b and entity row j, as a matrix product: (B, d), (N, d) → (B, N)."""
+    return ((q * q).sum(-1, keepdim=True) + (ents * ents).sum(-1)[None, :] - 2.0 * (q @ ents.T)).clamp_min(0.0)
+
+
+def _safe_sqrt(x: torch.Tensor) -> torch.Tensor:
+    """sqrt with a finite gradient at 0 (the clamp is far below float32 resolution of any non-zero distance)."""
+    return x.clamp_min(1e-30).sqrt()
+
 
 class TransE(KGEModel):
-    """TransE (Bordes et al. 2013): f(h, r, t) = −‖e_h + r − e_t‖_p, p ∈ {1, 2}; e, r ∈ R^d.
+    """TransE (Bordes et al. 2013): f(h, r, t) = γ − ‖e_h + r − e_t‖_p, p ∈ {1, 2}.
+
+    Parameters: ``entity`` |E| × d, ``relation`` |R| × d (2|R| × d with reciprocal relations); optional dropout
+    on looked-up embeddings (LibKGE style). Scores lie in (−∞, γ]; γ is a constant offset that does not change
+    rankings but shifts the logits of the negative-sampling losses (the RotatE repository's ``gamma``).
+
+    Defaults are the RotatE repository's FB15k-237 run (``run.sh train TransE FB15k-237 … 1000 9.0 1.0 …``):
+    d = 1000, L1 norm, γ = 9, uniform initialisation in ±(γ + 2)/d, no reciprocal relations. ``init="normal"``
+    with ``init_std`` gives LibKGE-style normal initialisation instead; ``gamma=0`` gives PyKEEN's and LibKGE's
+    −‖e_h + r − e_t‖ exactly.
 
     All-entity scores: p = 2 through ‖q‖² + ‖e‖² − 2 q·e (a matrix product), p = 1 with ``torch.cdist``.
     """
 
     name = "TransE"
 
-    def __init__(self, num_entities, num_relations, dim=200, reciprocal=False, norm=2, entity_dropout=0.0,
-                 relation_dropout=0.0, init_std=None, init="normal", **kw):
+    def __init__(self, num_entities, num_relations, dim=1000, reciprocal=False, norm=1, gamma=9.0,
+                 entity_dropout=0.0, relation_dropout=0.0, init_std=None, init="uniform", chunk_budget_mb=256.0):
         if norm not in (1, 2):
             raise ValueError("TransE norm must be 1 or 2")
-        super().__init__(num_entities, num_relations, dim, reciprocal, norm=norm, entity_dropout=entity_dropout,
-                         relation_dropout=relation_dropout, init_std=init_std, init=init, **kw)
+        super().__init__(num_entities, num_relations, dim, reciprocal, chunk_budget_mb=chunk_budget_mb, norm=norm,
+                         gamma=gamma, entity_dropout=entity_dropout, relation_dropout=relation_dropout,
+                         init_std=init_std, init=init)
         self.norm = norm
+        self.gamma = float(gamma)
+        if init == "uniform" and init_std is None:
+            init_std = (self.gamma + EPSILON) / dim  # the RotatE repository's embedding range
         self.entity = init_embedding(num_entities, dim, init_std, init)
         self.relation = init_embedding(self.num_relation_rows, dim, init_std, init)
         self.edrop = nn.Dropout(entity_dropout)
@@ -38,16 +81,328 @@ class TransE(KGEModel):
         ents = self.edrop(self.entity.weight)
         if self.norm == 1:
             return torch.cdist(q, ents, p=1)
-        sq = (q * q).sum(-1, keepdim=True) + (ents * ents).sum(-1)[None, :] - 2.0 * (q @ ents.T)
-        return sq.clamp_min(1e-12).sqrt()
+        return _safe_sqrt(_sq_dist_all(q, ents))
+
+    def _dist_some(self, q: torch.Tensor, cand: torch.Tensor) -> torch.Tensor:
+        return (q[:, None, :] - cand).norm(p=self.norm, dim=-1)
 
     def _score_spo(self, s, p, o):
         d = self.edrop(self.entity(s)) + self.rdrop(self.relation(p)) - self.edrop(self.entity(o))
-        return -d.norm(p=self.norm, dim=-1)
+        return self.gamma - d.norm(p=self.norm, dim=-1)
 
     def _score_sp(self, s, p):
-        return -self._dist_all(self.edrop(self.entity(s)) + self.rdrop(self.relation(p)))
+        return self.gamma - self._dist_all(self.edrop(self.entity(s)) + self.rdrop(self.relation(p)))
 
     def _score_po(self, p, o):
         # ‖h + r − t‖ = ‖h − (t − r)‖
-        return -self._dist_all(self.edrop(self.entity(o)) - self.rdrop(self.relation(p)))
+        return self.gamma - self._dist_all(self.edrop(self.entity(o)) - self.rdrop(self.relation(p)))
+
+    def _score_sp_some(self, s, p, o):
+        q = self.edrop(self.entity(s)) + self.rdrop(self.relation(p))
+        return self.gamma - self._dist_some(q, self.edrop(self.entity(o)))
+
+    def _score_po_some(self, p, o, s):
+        q = self.edrop(self.entity(o)) - self.rdrop(self.relation(p))
+        return self.gamma - self._dist_some(q, self.edrop(self.entity(s)))
+
+
+class RotatE(KGEModel):
+    """RotatE (Sun et al. 2019): f(h, r, t) = γ − Σ_i |h_i · e^{iθ_{r,i}} − t_i| (``norm=1``, the paper).
+
+    Parameters: ``entity`` |E| × 2k holding h ∈ C^k as [Re ‖ Im] (LibKGE's layout; ``dim`` = k, the RotatE
+    repository's ``hidden_dim`` with ``-de``); ``relation`` |R| × k raw phase parameters ρ (2|R| × k with
+    reciprocal relations), θ = ρ · ``phase_scale``. Scores lie in (−∞, γ].
+
+    Phase parameterisation (the original's): entities and ρ are initialised uniformly in ±(γ + 2)/k
+    (``init_range``) and θ = ρ / (range / π), so the initial phases are uniform in [−π, π]. ``phase_scale=1``
+    makes ρ the phase in radians (LibKGE's and PyKEEN's parameterisation; ρ is then initialised in [−π, π]).
+
+    ``norm=2`` scores γ − ‖h ∘ r − t‖₂ over C^k, i.e. the complex 2-norm that PyKEEN's ``RotatEInteraction``
+    uses (a deviation of PyKEEN from the paper, offered only for comparison); LibKGE's ``l_norm`` is the same
+    switch (LibKGE and PyKEEN have no γ: ``gamma=0``).
+
+    Head questions use |h ∘ r − t| = |h − conj(r) ∘ t| (|r_i| = 1). All-entity scores run over entity chunks
+    (``norm=1``) or as a matrix product of the [Re ‖ Im] vectors (``norm=2``).
+    """
+
+    name = "RotatE"
+
+    def __init__(self, num_entities, num_relations, dim=1000, reciprocal=False, gamma=9.0, norm=1, init_range=None,
+                 phase_scale=None, chunk_budget_mb=256.0):
+        if norm not in (1, 2):
+            raise ValueError("RotatE norm must be 1 (the paper) or 2 (PyKEEN)")
+        super().__init__(num_entities, num_relations, dim, reciprocal, chunk_budget_mb=chunk_budget_mb, gamma=gamma,
+                         norm=norm, init_range=init_range, phase_scale=phase_scale)
+        self.gamma = float(gamma)
+        self.norm = norm
+        self.init_range = float(init_range) if init_range is not None else (self.gamma + EPSILON) / dim
+        self.phase_scale = float(phase_scale) if phase_scale is not None else math.pi / self.init_range
+        self.entity = _uniform_embedding(num_entities, 2 * dim, self.init_range)
+        self.relation = _uniform_embedding(self.num_relation_rows, dim, math.pi / self.phase_scale)
+
+    def entity_embeddings(self):
+        return self.entity.weight
+
+    def factors(self, s, p, o):
+        return [self.entity(s), self.relation(p), self.entity(o)]
+
+    def _split(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x[..., : self.dim], x[..., self.dim:]
+
+    def _rotation(self, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        theta = self.relation(p) * self.phase_scale
+        return torch.cos(theta), torch.sin(theta)
+
+    def _tail_query(self, s, p) -> tuple[torch.Tensor, torch.Tensor]:
+        """h ∘ r as (Re, Im), each (B, k)."""
+        h_re, h_im = self._split(self.entity(s))
+        c, sn = self._rotation(p)
+        return h_re * c - h_im * sn, h_re * sn + h_im * c
+
+    def _head_query(self, p, o) -> tuple[torch.Tensor, torch.Tensor]:
+        """conj(r) ∘ t as (Re, Im), each (B, k)."""
+        t_re, t_im = self._split(self.entity(o))
+        c, sn = self._rotation(p)
+        return t_re * c + t_im * sn, t_im * c - t_re * sn
+
+    def _score(self, q_re, q_im, c_re, c_im) -> torch.Tensor:
+        """γ − distance of broadcastable (…, k) complex vectors, reduced over the last dimension."""
+        sq = (q_re - c_re) ** 2 + (q_im - c_im) ** 2  # |q_i − c_i|²
+        if self.norm == 1:
+            return self.gamma - _safe_sqrt(sq).sum(-1)
+        return self.gamma - _safe_sqrt(sq.sum(-1))
+
+    def _score_all(self, q_re, q_im) -> torch.Tensor:
+        ents = self.entity.weight
+        if self.norm == 2:  # |q − c|² over C^k = ‖[Re‖Im](q) − [Re‖Im](c)‖² over R^2k
+            return self.gamma - _safe_sqrt(_sq_dist_all(torch.cat([q_re, q_im], -1), ents))
+        qr, qi = q_re[:, None, :], q_im[:, None, :]
+
+        def chunk(sl: slice) -> torch.Tensor:
+            c_re, c_im = self._split(ents[sl])
+            return self._score(qr, qi, c_re[None], c_im[None])
+
+        return self.chunked(chunk, len(q_re), 2 * self.dim)
+
+    def _score_some(self, q_re, q_im, cand) -> torch.Tensor:
+        c_re, c_im = self._split(self.entity(cand))
+        return self._score(q_re[:, None, :], q_im[:, None, :], c_re, c_im)
+
+    def _score_spo(self, s, p, o):
+        return self._score(*self._tail_query(s, p), *self._split(self.entity(o)))
+
+    def _score_sp(self, s, p):
+        return self._score_all(*self._tail_query(s, p))
+
+    def _score_po(self, p, o):
+        return self._score_all(*self._head_query(p, o))
+
+    def _score_sp_some(self, s, p, o):
+        return self._score_some(*self._tail_query(s, p), o)
+
+    def _score_po_some(self, p, o, s):
+        return self._score_some(*self._head_query(p, o), s)
+
+
+class HAKE(KGEModel):
+    """HAKE (Zhang et al. 2020), the official ``KGE-HAKE`` scoring function:
+
+    f(h, r, t) = γ − (λ_m ‖m_h ∘ (|m_r| + b_r) − m_t ∘ (1 − b_r)‖₂ + λ_p Σ_i |sin((p_h + p_r − p_t)_i / 2)|)
+
+    Parameters: ``entity`` |E| × 2d = [phase ‖ modulus]; ``relation`` |R| × 3d = [phase ‖ modulus ‖ bias]
+    (2|R| rows with reciprocal relations); scalar ``modulus_weight`` λ_m and ``phase_weight`` λ_p, both trained.
+    The bias is clamped to b ≤ 1 and then raised to −|m_r| where below (as the original, so |m_r| + b ≥ 0).
+    Phases are stored scaled: p = stored / (range / π), range = (γ + 2)/d (``init_range``). Initialisation as the
+    original: everything uniform in ±range, relation moduli 1, biases 0, λ_m = ``modulus_weight`` (3.5 for
+    FB15k-237) and λ_p = ``phase_weight`` × range (1.0 × range). Scores lie in (−∞, γ] (while λ_m, λ_p ≥ 0).
+
+    All-entity scores: the modulus part is expanded into matrix products
+    (‖x − y ∘ m‖² = ‖x‖² − 2 (x ∘ y)·m + (y ∘ y)·(m ∘ m)), the phase part runs over entity chunks.
+    Deviation: π is ``math.pi`` (the original's constant reads 3.14159262…, a typo).
+    """
+
+    name = "HAKE"
+
+    def __init__(self, num_entities, num_relations, dim=1000, reciprocal=False, gamma=9.0, modulus_weight=3.5,
+                 phase_weight=1.0, init_range=None, chunk_budget_mb=256.0):
+        super().__init__(num_entities, num_relations, dim, reciprocal, chunk_budget_mb=chunk_budget_mb, gamma=gamma,
+                         modulus_weight=modulus_weight, phase_weight=phase_weight, init_range=init_range)
+        self.gamma = float(gamma)
+        self.init_range = float(init_range) if init_range is not None else (self.gamma + EPSILON) / dim
+        self.phase_factor = math.pi / self.init_range
+        self.entity = _uniform_embedding(num_entities, 2 * dim, self.init_range)
+        self.relation = _uniform_embedding(self.num_relation_rows, 3 * dim, self.init_range)
+        with torch.no_grad():
+            self.relation.weight[:, dim:2 * dim] = 1.0
+            self.relation.weight[:, 2 * dim:] = 0.0
+        self.modulus_weight = nn.Parameter(torch.tensor(float(modulus_weight)))
+        self.phase_weight = nn.Parameter(torch.tensor(float(phase_weight) * self.init_range))
+
+    def entity_embeddings(self):
+        return self.entity.weight
+
+    def factors(self, s, p, o):
+        return [self.entity(s), self.relation(p), self.entity(o)]
+
+    def _entity(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(phase in radians, modulus) of entity rows."""
+        return x[..., : self.dim] * self.phase_factor, x[..., self.dim:]
+
+    def _relation(self, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        w = self.relation(p)
+        d = self.dim
+        phase, mod = w[:, :d] * self.phase_factor, w[:, d:2 * d].abs()
+        bias = w[:, 2 * d:].clamp(max=1.0)
+        bias = torch.where(bias < -mod, -mod, bias)
+        return phase, mod, bias
+
+    def _tail_query(self, s, p):
+        """(phase x, modulus x, modulus y) with score terms |sin((x − p_t)/2)| and ‖x − y ∘ m_t‖."""
+        ph_h, m_h = self._entity(self.entity(s))
+        ph_r, m_r, b = self._relation(p)
+        return ph_h + ph_r, m_h * (m_r + b), 1.0 - b
+
+    def _head_query(self, p, o):
+        """(phase x, modulus x, modulus y) with score terms |sin((x + p_h)/2)| and ‖x − y ∘ m_h‖."""
+        ph_t, m_t = self._entity(self.entity(o))
+        ph_r, m_r, b = self._relation(p)
+        return ph_r - ph_t, m_t * (1.0 - b), m_r + b
+
+    def _combine(self, phase_sum: torch.Tensor, mod_dist: torch.Tensor) -> torch.Tensor:
+        return self.gamma - (self.phase_weight * phase_sum + self.modulus_weight * mod_dist)
+
+    def _score_some(self, query, cand: torch.Tensor, sign: float) -> torch.Tensor:
+        """Scores of queries (B, d) against candidate entity rows (B, n, 2d) or (B, 2d)."""
+        x_ph, x_m, y_m = query
+        c_ph, c_m = self._entity(cand)
+        if cand.dim() == 3:
+            x_ph, x_m, y_m = x_ph[:, None, :], x_m[:, None, :], y_m[:, None, :]
+        phase = torch.sin((x_ph + sign * c_ph) / 2.0).abs().sum(-1)
+        return self._combine(phase, (x_m - y_m * c_m).norm(dim=-1))
+
+    def _score_all(self, query, sign: float) -> torch.Tensor:
+        x_ph, x_m, y_m = query
+        c_ph, c_m = self._entity(self.entity.weight)
+        sq = ((x_m * x_m).sum(-1, keepdim=True) - 2.0 * (x_m * y_m) @ c_m.T + (y_m * y_m) @ (c_m * c_m).T)
+        mod = _safe_sqrt(sq.clamp_min(0.0))
+        xp = x_ph[:, None, :]
+
+        def chunk(sl: slice) -> torch.Tensor:
+            return torch.sin((xp + sign * c_ph[None, sl]) / 2.0).abs().sum(-1)
+
+        return self._combine(self.chunked(chunk, len(x_ph), 2 * self.dim), mod)
+
+    def _score_spo(self, s, p, o):
+        return self._score_some(self._tail_query(s, p), self.entity(o), -1.0)
+
+    def _score_sp(self, s, p):
+        return self._score_all(self._tail_query(s, p), -1.0)
+
+    def _score_po(self, p, o):
+        return self._score_all(self._head_query(p, o), 1.0)
+
+    def _score_sp_some(self, s, p, o):
+        return self._score_some(self._tail_query(s, p), self.entity(o), -1.0)
+
+    def _score_po_some(self, p, o, s):
+        return self._score_some(self._head_query(p, o), self.entity(s), 1.0)
+
+
+def _givens(params: torch.Tensor, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """KGEmb's Givens rotation and reflection of x by per-pair parameters (broadcastable (…, d), d even).
+
+    Each coordinate pair (x₀, x₁) with normalised (c, s) = g / ‖g‖ becomes (c x₀ − s x₁, c x₁ + s x₀) under the
+    rotation and (c x₀ + s x₁, s x₀ − c x₁) under the reflection.
+    """
+    g = params.unflatten(-1, (-1, 2))
+    g = g / g.norm(dim=-1, keepdim=True).clamp_min(1e-15)
+    c, s = g[..., 0], g[..., 1]
+    x2 = x.unflatten(-1, (-1, 2))
+    x0, x1 = x2[..., 0], x2[..., 1]
+    rot = torch.stack([c * x0 - s * x1, c * x1 + s * x0], -1).flatten(-2)
+    ref = torch.stack([c * x0 + s * x1, s * x0 - c * x1], -1).flatten(-2)
+    return rot, ref
+
+
+class AttE(KGEModel):
+    """AttE (Chami et al. 2020, the Euclidean attention model of the AttH paper; HazyResearch/KGEmb):
+
+    f(h, r, t) = −‖q − e_t‖² + b_h + b_t,  q = Σ_{x ∈ {Ref_r(e_h), Rot_r(e_h)}} softmax_x(a_r · x / √d) x + r_trans
+
+    Parameters: ``entity`` |E| × d, scalar biases ``head_bias`` and ``tail_bias`` |E| × 1 (KGEmb's ``bh``/``bt``,
+    ``bias="learn"``); per relation row (2|R| rows with reciprocal relations) ``rotation`` d (d/2 Givens pairs,
+    each normalised to (cos, sin)), ``reflection`` d, ``context`` a_r d and ``translation`` d. Scores are real,
+    unbounded. Initialisation as KGEmb: entities and translations N(0, init_size²), rotation/reflection
+    U(−1, 1), context N(0, 1), biases 0. ``dim`` must be even.
+
+    Defaults: d = 500 with reciprocal relations (the paper's headline FB15k-237 setting). Without reciprocal
+    relations head questions are scored directly: the query depends on the head non-linearly, so all-head
+    scores run over entity chunks. Deviations: float32 (KGEmb defaults to float64); KGEmb's unused ``dropout``
+    and the ``gamma``/``bias`` alternatives are not offered.
+
+    All-entity tail scores: ‖q‖² + ‖e‖² − 2 q·e (a matrix product).
+    """
+
+    name = "AttE"
+
+    def __init__(self, num_entities, num_relations, dim=500, reciprocal=True, init_size=1e-3, chunk_budget_mb=256.0):
+        if dim % 2:
+            raise ValueError("AttE needs an even dim (Givens transformations act on coordinate pairs)")
+        super().__init__(num_entities, num_relations, dim, reciprocal, chunk_budget_mb=chunk_budget_mb,
+                         init_size=init_size)
+        n = self.num_relation_rows
+        self.entity = init_embedding(num_entities, dim, init_size)
+        self.head_bias = nn.Embedding(num_entities, 1)
+        self.tail_bias = nn.Embedding(num_entities, 1)
+        nn.init.zeros_(self.head_bias.weight)
+        nn.init.zeros_(self.tail_bias.weight)
+        self.rotation = init_embedding(n, dim, 1.0, "uniform")
+        self.reflection = init_embedding(n, dim, 1.0, "uniform")
+        self.context = init_embedding(n, dim, 1.0)
+        self.translation = init_embedding(n, dim, init_size)
+        self.scale = 1.0 / math.sqrt(dim)
+
+    def entity_embeddings(self):
+        return self.entity.weight
+
+    def factors(self, s, p, o):
+        return [self.entity(s), self.translation(p), self.entity(o)]
+
+    def _query(self, h: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+        """q for head embeddings h (B, d) or (B, n, d) and relations p (B,)."""
+        rot_p, ref_p, ctx, trans = (self.rotation(p), self.reflection(p), self.context(p), self.translation(p))
+        if h.dim() == 3:
+            rot_p, ref_p, ctx, trans = rot_p[:, None], ref_p[:, None], ctx[:, None], trans[:, None]
+        rot, _ = _givens(rot_p, h)
+        _, ref = _givens(ref_p, h)
+        cands = torch.stack([ref, rot], -2)  # (…, 2, d)
+        att = torch.softmax((cands * ctx[..., None, :]).sum(-1) * self.scale, dim=-1)
+        return (att[..., None] * cands).sum(-2) + trans
+
+    def _score_spo(self, s, p, o):
+        q = self._query(self.entity(s), p)
+        return (-((q - self.entity(o)) ** 2).sum(-1) + self.head_bias(s)[:, 0] + self.tail_bias(o)[:, 0])
+
+    def _score_sp(self, s, p):
+        q = self._query(self.entity(s), p)
+        return -_sq_dist_all(q, self.entity.weight) + self.head_bias(s) + self.tail_bias.weight[:, 0][None, :]
+
+    def _score_sp_some(self, s, p, o):
+        q = self._query(self.entity(s), p)[:, None, :]
+        return -((q - self.entity(o)) ** 2).sum(-1) + self.head_bias(s) + self.tail_bias(o)[..., 0]
+
+    def _score_heads(self, h: torch.Tensor, bh: torch.Tensor, p, o) -> torch.Tensor:
+        """Scores of (h_ij, p_i, o_i) for head embeddings h (B, n, d) (or (1, n, d)) with biases bh (·, n)."""
+        q = self._query(h.expand(len(p), -1, -1), p)
+        return -((q - self.entity(o)[:, None, :]) ** 2).sum(-1) + bh + self.tail_bias(o)
+
+    def _score_po(self, p, o):
+        ents, bh = self.entity.weight, self.head_bias.weight[:, 0]
+
+        def chunk(sl: slice) -> torch.Tensor:
+            return self._score_heads(ents[None, sl], bh[None, sl], p, o)
+
+        return self.chunked(chunk, len(p), 4 * self.dim)
+
+    def _score_po_some(self, p, o, s):
+        return self._score_heads(self.entity(s), self.head_bias(s)[..., 0], p, o)

@@ -9,6 +9,10 @@ Regimes (``TrainConfig.regime``):
 * ``negative_sampling``: every triple against ``num_negatives`` uniformly corrupted tails and heads, with a
   self-adversarial, softmax, BCE or margin loss (TransE/RotatE/HAKE, InteractE).
 
+Regularisation (N3 or L2 of ``model.factors``) applies to each question as asked in 1vsAll (a head question of a
+reciprocal model through its inverse relation, as kbc does) and to the forward triple in negative sampling;
+KvsAll questions have no single answer and are not regularised (TuckER, ConvE and CompGCN use dropout).
+
 Optimisers Adam, Adagrad, Adamax (and SGD); N3 or L2 regularisation of ``model.factors``; learning-rate
 schedules: reduce-on-plateau of validation MRR, or linear warm-up then linear decay. Every ``eval_every``
 epochs the validation MRR (filtered with train ∪ valid, realistic ranks) is computed with the ranking engine;
@@ -180,9 +184,16 @@ class Trainer:
             b = batch.to(dev)
             scores = self._scores_for_questions(b[:, 0], b[:, 1], b[:, 2], b[:, 3])
             loss = one_vs_all(scores, b[:, 3], c.label_smoothing)
-            s = torch.where(b[:, 0] == TAIL, b[:, 1], b[:, 3])
-            o = torch.where(b[:, 0] == TAIL, b[:, 3], b[:, 1])
-            return loss + regularization(m.factors(s, b[:, 2], o), c.regularizer, c.regularization_weight)
+            if not c.regularizer:
+                return loss
+            if m.reciprocal:  # regularise the question as asked: a head question uses the inverse relation
+                r = torch.where(b[:, 0] == HEAD, b[:, 2] + m.num_relations, b[:, 2])
+                factors = m.factors(b[:, 1], r, b[:, 3])
+            else:
+                s = torch.where(b[:, 0] == TAIL, b[:, 1], b[:, 3])
+                o = torch.where(b[:, 0] == TAIL, b[:, 3], b[:, 1])
+                factors = m.factors(s, b[:, 2], o)
+            return loss + regularization(factors, c.regularizer, c.regularization_weight)
         if c.regime == "KvsAll":
             q, index = self._kvsall_questions()
             b = batch.to(dev)
@@ -199,12 +210,13 @@ class Trainer:
         n = c.num_negatives
         neg_o = torch.randint(0, self.kg.num_entities, (len(b), n), generator=gen).to(dev)
         neg_s = torch.randint(0, self.kg.num_entities, (len(b), n), generator=gen).to(dev)
-        pos_t = m.score_spo(s, p, o, direction="o")
-        pos_h = m.score_spo(s, p, o, direction="s")
-        loss_t = negative_sampling(pos_t, m.score_sp_some(s, p, neg_o), c.loss, c.adversarial_temperature,
-                                   c.margin, c.label_smoothing)
-        loss_h = negative_sampling(pos_h, m.score_po_some(p, o, neg_s), c.loss, c.adversarial_temperature,
-                                   c.margin, c.label_smoothing)
+        # the answer first, then its negatives, in one call: an encoder model encodes each question once
+        tail = m.score_sp_some(s, p, torch.cat([o[:, None], neg_o], 1))
+        head = m.score_po_some(p, o, torch.cat([s[:, None], neg_s], 1))
+        loss_t = negative_sampling(tail[:, 0], tail[:, 1:], c.loss, c.adversarial_temperature, c.margin,
+                                   c.label_smoothing)
+        loss_h = negative_sampling(head[:, 0], head[:, 1:], c.loss, c.adversarial_temperature, c.margin,
+                                   c.label_smoothing)
         return (loss_t + loss_h) / 2 + regularization(m.factors(s, p, o), c.regularizer, c.regularization_weight)
 
     def _epoch_examples(self, gen: torch.Generator) -> torch.Tensor:

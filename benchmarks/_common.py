@@ -1,0 +1,54 @@
+"""Helpers shared by the benchmark scripts: the FB15k-237 graph, worker processes, peak memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ALLOCATOR = {"MALLOC_MMAP_THRESHOLD_": "1000000000000", "MALLOC_TRIM_THRESHOLD_": "1000000000000"}
+
+
+def fb15k237():
+    """The FB15k-237 knowledge graph: the pipeline's own file if it exists, else built from the mirror."""
+    from kgeval.data.kg import KnowledgeGraph, build_kg
+
+    built = ROOT / "resources/datasets/FB15k-237/kg.npz"
+    if built.is_file():
+        return KnowledgeGraph.load(built)
+    from kgeval.data.archive import safe_extract
+    from kgeval.data.download import resolve_mirror
+
+    mirror = resolve_mirror(None) or ROOT.parent / "shared" / "data"
+    archive = Path(mirror) / "TimDettmers/ConvE/FB15k-237.tar.gz"
+    if not archive.is_file():
+        sys.exit("FB15k-237 not found: run `snakemake --cores all resources/datasets/FB15k-237/kg.npz` or set "
+                 "KGEVAL_MIRROR")
+    tmp = Path(tempfile.mkdtemp())
+    safe_extract(archive, tmp)
+    return build_kg("FB15k-237", tmp / "train.txt", tmp / "valid.txt", tmp / "test.txt")
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def run_worker(script: str, args: list[str], timeout: float = 3600) -> dict:
+    """Run ``script --worker ...`` in a fresh process (same allocator settings for every tool) and return the
+    JSON it prints last."""
+    env = {**os.environ, **ALLOCATOR}
+    proc = subprocess.run([sys.executable, script, "--worker", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"worker {args} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def emit(result: dict) -> None:
+    result["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    print(json.dumps(result))

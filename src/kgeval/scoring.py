@@ -1,0 +1,34 @@
+"""Workflow step of the score stage: rank every question of a test set with one model and store the dump."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from .data.kg import KnowledgeGraph
+from .data.questions import AnswerIndex, load_questions
+from .data.testsets import TestSet
+from .dumps import save_ranking
+from .io import sha256_file
+from .ranking import docno_ranks, judged_entities, rank_questions
+from .training.trainer import load_model, resolve_device
+
+log = logging.getLogger(__name__)
+
+
+def dump_scores(model_path: str | Path, kg_path: str | Path, testset_path: str | Path,
+                questions_path: str | Path, out: str | Path, model_name: str, testset_name: str, k: int = 1000,
+                keep_scores: bool = False, memory_budget_mb: float = 1024, device: str | None = "auto") -> None:
+    kg = KnowledgeGraph.load(kg_path)
+    dev = resolve_device(device)
+    model = load_model(model_path, kg, device=dev)
+    ts = TestSet.load(testset_path, kg, testset_name)
+    questions = load_questions(questions_path, kg)
+    judged = judged_entities(ts, questions)
+    known = AnswerIndex(kg.known(("train", "valid")), kg.num_entities, kg.num_relations)
+    ranking = rank_questions(model.score_questions, questions, judged, known, docno_ranks(kg.entities), k=k,
+                             keep_scores=keep_scores, memory_budget_mb=memory_budget_mb, device=dev,
+                             model_name=model_name)
+    save_ranking(ranking, out, {"model": model_name, "test_set": testset_name, "dataset": kg.name,
+                                "dataset_fingerprint": kg.fingerprint(), "model_sha256": sha256_file(model_path)})
+    log.info("%s on %s: %d questions, %d judged entities", model_name, testset_name, len(questions), len(judged))

@@ -1,0 +1,64 @@
+"""Workflow steps of the model stage: train one seed, pick the best seed."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ..data.kg import KnowledgeGraph
+from ..io import atomic_path, read_json, write_json
+from .checkpoint import save_checkpoint, sidecar
+from .config import TrainConfig
+from .trainer import Trainer, model_state
+
+log = logging.getLogger(__name__)
+
+
+def train_seed(kg_path: str | Path, model_name: str, model_hparams: dict[str, Any], train: dict[str, Any],
+               seed: int, out: str | Path, work_dir: str | Path, snapshot_dir: str | Path | None = None,
+               device: str | None = "auto") -> dict[str, Any]:
+    """Train one seed; resume from the work checkpoint of an interrupted run with the same settings."""
+    kg = KnowledgeGraph.load(kg_path)
+    cfg = TrainConfig.from_dict(train)
+    trainer = Trainer(kg, model_name, model_hparams, cfg, seed=seed, device=device)
+    work = Path(work_dir) / f"seed{seed}-{trainer.hash[:12]}.partial.pt"
+    work.parent.mkdir(parents=True, exist_ok=True)
+    if snapshot_dir is not None:
+        Path(snapshot_dir).mkdir(parents=True, exist_ok=True)
+    result = trainer.fit(work, snapshot_dir if cfg.snapshots else None)
+    summary = {"valid_mrr": result.best_valid_mrr, "best_epoch": result.best_epoch, "epochs": result.epochs,
+               "steps": result.steps, "train_seconds": sum(t["seconds"] for t in result.trace),
+               "eval_seconds": sum(t.get("eval_seconds", 0.0) for t in result.trace), "device": str(trainer.device),
+               "trace": result.trace, "snapshots": result.snapshots}
+    save_checkpoint(model_state(model_name, model_hparams, kg, result, trainer.hash, {"seed": seed}), out, summary)
+    for path in (work, sidecar(work)):
+        path.unlink(missing_ok=True)
+    log.info("%s seed %d: best valid MRR %.4f at epoch %d", model_name, seed, result.best_valid_mrr,
+             result.best_epoch)
+    return summary
+
+
+def select_best(candidates: list[str], out: str | Path, summary_out: str | Path) -> dict[str, Any]:
+    """Keep the seed with the best validation MRR (ties: the first listed); record every seed's result."""
+    infos = [read_json(sidecar(c)) for c in candidates]
+    best = max(range(len(candidates)), key=lambda i: (infos[i]["valid_mrr"], -i))
+    with atomic_path(out) as tmp:
+        shutil.copyfile(candidates[best], tmp)
+    with atomic_path(sidecar(out)) as tmp:
+        shutil.copyfile(sidecar(candidates[best]), tmp)
+    summary = {"selected_seed": infos[best].get("seed"), "selected_file": Path(candidates[best]).name,
+               "valid_mrr": infos[best]["valid_mrr"],
+               "seeds": [{"seed": info.get("seed"), "valid_mrr": info["valid_mrr"], "epochs": info.get("epochs"),
+                          "train_seconds": info.get("train_seconds"), "eval_seconds": info.get("eval_seconds"),
+                          "trace": info.get("trace")} for info in infos]}
+    write_json(summary_out, summary)
+    log.info("selected %s (valid MRR %.4f) of %d seeds", Path(candidates[best]).name, infos[best]["valid_mrr"],
+             len(candidates))
+    return summary
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True)

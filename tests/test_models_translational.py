@@ -1,0 +1,322 @@
+"""TransE, RotatE, HAKE and AttE: agreement with PyKEEN, learning, consistency of the scoring paths, rebuild
+from hparams, hand-computed scores and published defaults."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from kgeval.models import build_model
+from kgeval.models.translational import HAKE, AttE, RotatE, TransE
+from kgeval.training.config import TrainConfig
+from kgeval.training.trainer import Trainer
+
+ATOL = 1e-5
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny tensors: intra-op threads only add contention on a shared 2-core machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def randomize(model: torch.nn.Module, seed: int = 0, scale: float = 1.0) -> None:
+    """Move every parameter away from its initialisation (HAKE's biases then hit both clamps)."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(scale * torch.randn(p.shape, generator=gen))
+        if isinstance(model, HAKE):  # keep the trainable weights positive, as in training
+            model.modulus_weight.fill_(1.3)
+            model.phase_weight.fill_(0.7)
+
+
+def spy_chunks(model) -> list[slice]:
+    """Record the entity slices that ``model.chunked`` evaluates."""
+    calls: list[slice] = []
+    orig = model.chunked
+
+    def chunked(fn, batch, width):
+        def wrapped(sl):
+            calls.append(sl)
+            return fn(sl)
+        return orig(wrapped, batch, width)
+
+    model.chunked = chunked
+    return calls
+
+
+# ---- 1. agreement with PyKEEN 1.11 ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def nations():
+    pytest.importorskip("pykeen")
+    from pykeen.datasets import Nations
+
+    tf = Nations().training
+    gen = torch.Generator().manual_seed(0)
+    B = 16
+    hrt = torch.stack([torch.randint(0, tf.num_entities, (B,), generator=gen),
+                       torch.randint(0, tf.num_relations, (B,), generator=gen),
+                       torch.randint(0, tf.num_entities, (B,), generator=gen)], 1)
+    return tf, hrt
+
+
+def kgeval_scores(model, hrt):
+    s, p, o = hrt.T
+    return model.score_spo(s, p, o), model.score_sp(s, p), model.score_po(p, o)
+
+
+def pykeen_scores(model, hrt):
+    return model.score_hrt(hrt)[:, 0], model.score_t(hrt[:, :2]), model.score_h(hrt[:, 1:])
+
+
+@pytest.mark.parametrize("norm", [1, 2])
+def test_transe_equals_pykeen(nations, norm):
+    from pykeen.models import TransE as PkTransE
+
+    tf, hrt = nations
+    ours = TransE(tf.num_entities, tf.num_relations, dim=12, norm=norm, gamma=9.0, chunk_budget_mb=0.001).eval()
+    randomize(ours)
+    pk = PkTransE(triples_factory=tf, embedding_dim=12, scoring_fct_norm=norm, random_seed=0).eval()
+    with torch.no_grad():
+        pk.entity_representations[0]._embeddings.weight.copy_(ours.entity.weight)
+        pk.relation_representations[0]._embeddings.weight.copy_(ours.relation.weight)
+        # PyKEEN's TransE has no γ: ours = γ − ‖h + r − t‖ = γ + PyKEEN's score
+        for a, b in zip(kgeval_scores(ours, hrt), pykeen_scores(pk, hrt)):
+            torch.testing.assert_close(a - 9.0, b, atol=ATOL, rtol=0)
+
+
+def to_pykeen_complex(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
+    """PyKEEN stores a complex embedding as interleaved (Re₀, Im₀, Re₁, Im₁, …); kgeval as [Re ‖ Im]."""
+    return torch.stack([re, im], -1).flatten(-2)
+
+
+def test_rotate_equals_pykeen(nations):
+    """PyKEEN's RotatE scores −‖h ∘ r − t‖₂ (complex 2-norm, no γ): equal to ours with ``norm=2`` up to γ. With
+    the paper's ``norm=1`` our score is γ minus the sum of PyKEEN's interaction over single complex dimensions."""
+    from pykeen.models import RotatE as PkRotatE
+    from pykeen.nn.modules import RotatEInteraction
+
+    tf, hrt = nations
+    k, E = 6, tf.num_entities
+    ours = RotatE(E, tf.num_relations, dim=k, norm=2, gamma=9.0, chunk_budget_mb=0.001).eval()
+    randomize(ours)
+    pk = PkRotatE(triples_factory=tf, embedding_dim=k, random_seed=0).eval()
+    theta = ours.relation.weight * ours.phase_scale
+    with torch.no_grad():
+        ent = ours.entity.weight
+        pk.entity_representations[0]._embeddings.weight.copy_(to_pykeen_complex(ent[:, :k], ent[:, k:]))
+        pk.relation_representations[0]._embeddings.weight.copy_(to_pykeen_complex(torch.cos(theta),
+                                                                                  torch.sin(theta)))
+        for a, b in zip(kgeval_scores(ours, hrt), pykeen_scores(pk, hrt)):
+            torch.testing.assert_close(a - 9.0, b, atol=ATOL, rtol=0)
+
+        # the paper's sum of moduli (norm=1) through PyKEEN's interaction, one complex dimension at a time
+        l1 = RotatE(E, tf.num_relations, dim=k, norm=1, gamma=9.0, chunk_budget_mb=0.001).eval()
+        l1.load_state_dict(ours.state_dict())
+        h_c = pk.entity_representations[0](indices=hrt[:, 0])
+        r_c = pk.relation_representations[0](indices=hrt[:, 1])
+        t_c = pk.entity_representations[0](indices=hrt[:, 2])
+        all_c = pk.entity_representations[0](indices=None)
+        interaction = RotatEInteraction()
+        spo = sum(interaction(h_c[:, i:i + 1], r_c[:, i:i + 1], t_c[:, i:i + 1]) for i in range(k))
+        sp = sum(interaction(h_c[:, None, i:i + 1], r_c[:, None, i:i + 1], all_c[None, :, i:i + 1])
+                 for i in range(k))
+        po = sum(interaction(all_c[None, :, i:i + 1], r_c[:, None, i:i + 1], t_c[:, None, i:i + 1])
+                 for i in range(k))
+        for a, b in zip(kgeval_scores(l1, hrt), (spo, sp, po)):
+            torch.testing.assert_close(a - 9.0, b, atol=ATOL, rtol=0)
+
+
+# ---- 2. learning on the synthetic KG ----------------------------------------------------------------------------
+NS = dict(regime="negative_sampling", loss="self_adversarial", num_negatives=32, lr=0.03, batch_size=128,
+          max_epochs=8, eval_every=8)
+TRAIN = {
+    "TransE": ({"dim": 16, "gamma": 3.0, "norm": 1}, NS),
+    "RotatE": ({"dim": 16, "gamma": 3.0}, NS),
+    "HAKE": ({"dim": 16, "gamma": 3.0}, NS),
+    "AttE": ({"dim": 16, "reciprocal": True},
+             dict(regime="1vsAll", lr=0.01, batch_size=128, max_epochs=8, eval_every=8)),
+}
+
+
+@pytest.mark.parametrize("name", list(TRAIN))
+def test_learns_on_synthetic_kg(synth_kg, name):
+    hparams, cfg = TRAIN[name]
+    res = Trainer(synth_kg, name, hparams, TrainConfig(**cfg), seed=0, device="cpu").fit()
+    chance = 6.0 / synth_kg.num_entities
+    assert res.best_valid_mrr > 4 * chance, (name, res.best_valid_mrr)
+    assert res.trace[-1]["loss"] < res.trace[0]["loss"]
+
+
+# ---- 3. the scoring paths agree ---------------------------------------------------------------------------------
+E, R = 40, 5
+CASES = [
+    ("TransE", {"dim": 8, "norm": 1}),
+    ("TransE", {"dim": 8, "norm": 2}),
+    ("TransE", {"dim": 8, "norm": 2, "reciprocal": True}),
+    ("RotatE", {"dim": 8}),
+    ("RotatE", {"dim": 8, "norm": 2}),
+    ("RotatE", {"dim": 8, "reciprocal": True, "phase_scale": 1.0}),
+    ("HAKE", {"dim": 8}),
+    ("HAKE", {"dim": 8, "reciprocal": True}),
+    ("AttE", {"dim": 8}),
+    ("AttE", {"dim": 8, "reciprocal": False}),
+]
+CHUNKED = {("RotatE", 1), ("HAKE", None), ("AttE", False)}
+
+
+@pytest.mark.parametrize("name, hp", CASES, ids=[f"{n}-{'-'.join(f'{k}{v}' for k, v in h.items())}"
+                                                  for n, h in CASES])
+def test_all_entity_and_some_scores_match_spo(name, hp):
+    torch.manual_seed(0)
+    model = build_model(name, E, R, chunk_budget_mb=0.005, **hp).eval()
+    randomize(model, scale=0.7)
+    calls = spy_chunks(model)
+    gen = torch.Generator().manual_seed(1)
+    B, n = 6, 7
+    s, o = torch.randint(0, E, (B,), generator=gen), torch.randint(0, E, (B,), generator=gen)
+    p = torch.randint(0, R, (B,), generator=gen)
+    cand = torch.randint(0, E, (B, n), generator=gen)
+    every = torch.arange(E).repeat(B)
+    with torch.no_grad():
+        sp, po = model.score_sp(s, p), model.score_po(p, o)
+        assert sp.shape == po.shape == (B, E)
+        ref_sp = model.score_spo(s.repeat_interleave(E), p.repeat_interleave(E), every).view(B, E)
+        ref_po = model.score_spo(every, p.repeat_interleave(E), o.repeat_interleave(E), direction="s").view(B, E)
+        torch.testing.assert_close(sp, ref_sp, atol=ATOL, rtol=1e-6)
+        torch.testing.assert_close(po, ref_po, atol=ATOL, rtol=1e-6)
+        some_o = model.score_sp_some(s, p, cand)
+        some_s = model.score_po_some(p, o, cand)
+        ref_o = model.score_spo(s.repeat_interleave(n), p.repeat_interleave(n), cand.reshape(-1)).view(B, n)
+        ref_s = model.score_spo(cand.reshape(-1), p.repeat_interleave(n), o.repeat_interleave(n),
+                                direction="s").view(B, n)
+        torch.testing.assert_close(some_o, ref_o, atol=ATOL, rtol=1e-6)
+        torch.testing.assert_close(some_s, ref_s, atol=ATOL, rtol=1e-6)
+    key = (name, hp.get("norm", 1) if name == "RotatE" else hp.get("reciprocal", True) if name == "AttE" else None)
+    if key in CHUNKED:  # several entity chunks covering every entity once per all-entity call
+        covered = sorted(i for sl in calls for i in range(sl.start, sl.stop))
+        per_call = 2 if name != "AttE" else 1
+        assert covered == sorted(list(range(E)) * per_call)
+        assert len(calls) >= 2 * per_call
+
+
+def test_gradients_flow_through_chunks():
+    model = HAKE(E, R, dim=8, chunk_budget_mb=0.002)
+    calls = spy_chunks(model)
+    loss = model.score_sp(torch.tensor([0, 1]), torch.tensor([2, 3])).logsumexp(1).sum()
+    loss.backward()
+    assert len(calls) > 1
+    assert model.entity.weight.grad is not None and torch.isfinite(model.entity.weight.grad).all()
+    assert model.entity.weight.grad[:, :8].abs().sum() > 0  # phases of candidate entities get gradients
+    assert model.phase_weight.grad is not None and model.modulus_weight.grad is not None
+
+
+# ---- 4. rebuild from hparams ------------------------------------------------------------------------------------
+ROUNDTRIP = [
+    ("TransE", {"dim": 6, "norm": 2, "gamma": 4.0, "entity_dropout": 0.1, "init": "normal", "init_std": 0.3}),
+    ("RotatE", {"dim": 6, "gamma": 4.0, "norm": 2, "init_range": 0.5, "phase_scale": 1.0, "reciprocal": True}),
+    ("HAKE", {"dim": 6, "gamma": 5.0, "modulus_weight": 2.0, "phase_weight": 0.5, "init_range": 0.4}),
+    ("AttE", {"dim": 6, "reciprocal": False, "init_size": 0.01}),
+]
+
+
+@pytest.mark.parametrize("name, hp", ROUNDTRIP, ids=[n for n, _ in ROUNDTRIP])
+def test_rebuild_from_hparams(name, hp):
+    torch.manual_seed(3)
+    model = build_model(name, E, R, **hp).eval()
+    again = build_model(name, E, R, **model.hparams)
+    again.load_state_dict(model.state_dict())
+    again.eval()
+    assert type(again) is type(model) and again.hparams == model.hparams
+    s, p, o = torch.tensor([0, 5, 9]), torch.tensor([0, 1, 4]), torch.tensor([3, 3, 39])
+    with torch.no_grad():
+        for a, b in [(model.score_spo(s, p, o), again.score_spo(s, p, o)),
+                     (model.score_sp(s, p), again.score_sp(s, p)),
+                     (model.score_po(p, o), again.score_po(p, o))]:
+            assert torch.equal(a, b)
+    # the same seed builds the same weights (CPU determinism)
+    torch.manual_seed(3)
+    twin = build_model(name, E, R, **hp)
+    assert all(torch.equal(v, twin.state_dict()[k]) for k, v in model.state_dict().items())
+
+
+# ---- 5. hand-computed scores ------------------------------------------------------------------------------------
+def test_rotate_hand_computed():
+    # h = (1, i), θ = (π/2, π): h ∘ r = (i, −i); t = (i, 1): |i − i| = 0, |−i − 1| = √2
+    m = RotatE(2, 1, dim=2, gamma=9.0)
+    with torch.no_grad():
+        m.entity.weight.copy_(torch.tensor([[1.0, 0.0, 0.0, 1.0],  # Re (1, 0), Im (0, 1)
+                                            [0.0, 1.0, 1.0, 0.0]]))  # Re (0, 1), Im (1, 0)
+        m.relation.weight.copy_(torch.tensor([[math.pi / 2, math.pi]]) / m.phase_scale)
+    expected = 9.0 - math.sqrt(2.0)
+    s, p, o = torch.tensor([0]), torch.tensor([0]), torch.tensor([1])
+    with torch.no_grad():
+        assert m.score_spo(s, p, o).item() == pytest.approx(expected, abs=1e-6)
+        assert m.score_sp(s, p)[0, 1].item() == pytest.approx(expected, abs=1e-6)
+        assert m.score_po(p, o)[0, 0].item() == pytest.approx(expected, abs=1e-6)
+        # the initial phases are uniform in [−π, π] through the original's scaling
+        assert m.phase_scale == pytest.approx(math.pi / ((9.0 + 2.0) / 2))
+
+
+def test_hake_hand_computed():
+    d = 2
+    m = HAKE(2, 1, dim=d, gamma=9.0)  # λ_m = 3.5, λ_p = 1.0 × range, range = (9 + 2)/2 = 5.5
+    rng = (9.0 + 2.0) / d
+    to_raw = rng / math.pi  # phases are stored scaled by range / π
+    with torch.no_grad():
+        m.entity.weight.copy_(torch.tensor([
+            [math.pi / 2 * to_raw, 0.0, 1.0, 2.0],  # head: phase (π/2, 0), modulus (1, 2)
+            [0.0, -math.pi / 3 * to_raw, 3.0, 0.5],  # tail: phase (0, −π/3), modulus (3, 0.5)
+        ]))
+        # relation: phase (π/2, π/3), modulus (2, −1) → |m_r| = (2, 1), bias (−5, 3) → clamped to (−2, 1)
+        m.relation.weight.copy_(torch.tensor([[math.pi / 2 * to_raw, math.pi / 3 * to_raw, 2.0, -1.0, -5.0, 3.0]]))
+    # modulus: m_h ∘ (|m_r| + b) − m_t ∘ (1 − b) = (1·0, 2·2) − (3·3, 0.5·0) = (−9, 4) → √97
+    # phase: p_h + p_r − p_t = (π, 2π/3) → |sin(π/2)| + |sin(π/3)| = 1 + √3/2
+    expected = 9.0 - (3.5 * math.sqrt(97.0) + 1.0 * rng * (1.0 + math.sqrt(3.0) / 2))
+    s, p, o = torch.tensor([0]), torch.tensor([0]), torch.tensor([1])
+    with torch.no_grad():
+        assert m.modulus_weight.item() == pytest.approx(3.5)
+        assert m.phase_weight.item() == pytest.approx(rng)
+        assert m.score_spo(s, p, o).item() == pytest.approx(expected, abs=1e-5)
+        assert m.score_sp(s, p)[0, 1].item() == pytest.approx(expected, abs=1e-5)
+        assert m.score_po(p, o)[0, 0].item() == pytest.approx(expected, abs=1e-5)
+
+
+def test_atte_hand_computed():
+    m = AttE(2, 1, dim=2, reciprocal=False)
+    with torch.no_grad():
+        m.entity.weight.copy_(torch.tensor([[1.0, 0.0], [1.0, 2.0]]))
+        m.rotation.weight.copy_(torch.tensor([[0.0, 3.0]]))  # (c, s) = (0, 1): Rot(1, 0) = (0, 1)
+        m.reflection.weight.copy_(torch.tensor([[2.0, 0.0]]))  # (c, s) = (1, 0): Ref(1, 0) = (1, 0)
+        m.context.weight.zero_()  # equal attention: q = ½(0, 1) + ½(1, 0) + (1, 1) = (1.5, 1.5)
+        m.translation.weight.copy_(torch.tensor([[1.0, 1.0]]))
+        m.head_bias.weight.copy_(torch.tensor([[0.25], [0.0]]))
+        m.tail_bias.weight.copy_(torch.tensor([[0.0], [-1.0]]))
+        # −‖(1.5, 1.5) − (1, 2)‖² + 0.25 − 1 = −0.5 − 0.75
+        s, p, o = torch.tensor([0]), torch.tensor([0]), torch.tensor([1])
+        assert m.score_spo(s, p, o).item() == pytest.approx(-1.25, abs=1e-6)
+        assert m.score_sp(s, p)[0, 1].item() == pytest.approx(-1.25, abs=1e-6)
+        assert m.score_po(p, o)[0, 0].item() == pytest.approx(-1.25, abs=1e-6)
+
+
+# ---- published defaults -----------------------------------------------------------------------------------------
+def test_defaults_are_the_published_settings():
+    transe, rotate, hake, atte = TransE(3, 2), RotatE(3, 2), HAKE(3, 2), AttE(3, 2)
+    assert (transe.dim, transe.norm, transe.gamma) == (1000, 1, 9.0)
+    assert rotate.entity.weight.shape == (3, 2000) and rotate.relation.weight.shape == (2, 1000)
+    assert rotate.gamma == 9.0 and rotate.entity.weight.abs().max() <= 11.0 / 1000
+    assert rotate.relation.weight.mul(rotate.phase_scale).abs().max() <= math.pi
+    assert hake.entity.weight.shape == (3, 2000) and hake.relation.weight.shape == (2, 3000)
+    assert hake.modulus_weight.item() == pytest.approx(3.5)
+    assert hake.phase_weight.item() == pytest.approx(1.0 * 11.0 / 1000)
+    assert torch.all(hake.relation.weight[:, 1000:2000] == 1) and torch.all(hake.relation.weight[:, 2000:] == 0)
+    assert atte.dim == 500 and atte.reciprocal and atte.rotation.weight.shape == (4, 500)
+    assert atte.head_bias.weight.shape == atte.tail_bias.weight.shape == (3, 1)
+    with pytest.raises(TypeError):
+        RotatE(3, 2, not_a_parameter=1)

@@ -1,0 +1,27 @@
+# Metric stage: the published result tables of every test set, from the score dumps.
+
+
+rule evaluate_testset:
+    input:
+        unpack(get_testset_dumps),
+        kg=get_testset_kg,
+    output:
+        evaluation=report(
+            "results/metrics/{testset}/evaluation.csv",
+            caption="../report/evaluation.rst",
+            category="2. Metric tables",
+            subcategory="{testset}",
+        ),
+        per_category="results/metrics/{testset}/lp_per_rel_type.csv",
+        per_question="results/metrics/{testset}/per_question.parquet",
+        per_answer="results/metrics/{testset}/per_answer.parquet",
+    params:
+        measures=config["evaluation"]["trec_measures"],
+    log:
+        "logs/evaluate_testset/{testset}.log",
+    benchmark:
+        "logs/benchmarks/evaluate_testset/{testset}.tsv"
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/evaluate_testset.py"
