@@ -17,6 +17,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/scores.smk"
+include: "workflow/rules/pools.smk"
 include: "workflow/rules/metrics.smk"
 
 

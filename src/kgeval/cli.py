@@ -84,7 +84,30 @@ def _validate(p: argparse.ArgumentParser):
     return run
 
 
+def _build_kg(p: argparse.ArgumentParser):
+    p.add_argument("folder", help="folder with train.txt, valid.txt, test.txt (and optional side files)")
+    p.add_argument("out", help="the knowledge graph file to write (kg.npz)")
+    p.add_argument("--name", default=None, help="dataset name (default: the folder's name)")
+    p.add_argument("--names", default=None, help="entity id to name file (mid2name.txt)")
+    p.add_argument("--categories", default=None, help="folder with one_to_one.txt ... many_to_many.txt")
+
+    def run(a):
+        from pathlib import Path
+
+        from .data.kg import build_kg
+
+        f = Path(a.folder)
+        kg = build_kg(a.name or f.resolve().name, f / "train.txt", f / "valid.txt", f / "test.txt",
+                      names=a.names, categories_dir=a.categories)
+        kg.save(a.out)
+        print(f"{a.out}\t{kg.num_entities} entities\t{kg.num_relations} relations\t{kg.fingerprint()}")
+        return 0
+
+    return run
+
+
 BUILTIN = {
+    "build-kg": (_build_kg, "build a knowledge-graph file (kg.npz) from split files"),
     "synth": (_synth, "generate a seeded synthetic knowledge graph with planted structure"),
     "fetch": (_fetch, "download every manifest file (URL or mirror), verifying SHA-256"),
     "validate-config": (_validate, "check a config file against the schema and its cross-references"),

@@ -1,1 +1,73 @@
 """Sub-commands of the later stages (evaluation, pools, analyses), registered with ``kgeval.cli.command``."""
+
+from __future__ import annotations
+
+import argparse
+
+from .cli import command
+
+
+# ---- annotation round trip (kgeval.annotation; protocol in annotations/PROTOCOL.md) ----------------------
+@command("annotate-export", "write the annotation sheet (yes/no questions) of a batch of pooled triples")
+def _annotate_export(p: argparse.ArgumentParser):
+    p.add_argument("--kg", required=True, help="knowledge graph (kg.npz)")
+    p.add_argument("--triples", required=True, help="head relation tail per line (or a pool file with header)")
+    p.add_argument("--templates", default="annotations/templates.tsv")
+    p.add_argument("--batch", required=True, help="batch name (letters, digits, '.', '_', '-')")
+    p.add_argument("--out", required=True, help="the sheet to write (TSV)")
+
+    def run(a):
+        from .annotation import export_batch, load_templates, read_triple_list
+        from .data.kg import KnowledgeGraph
+
+        kg = KnowledgeGraph.load(a.kg)
+        rows = export_batch(read_triple_list(a.triples, kg), kg, load_templates(a.templates), a.out, a.batch)
+        print(f"{a.out}\tbatch {a.batch}\t{len(rows)} items")
+        return 0
+
+    return run
+
+
+@command("annotate-disagreements", "write the adjudication sheet: the items two annotators disagree on")
+def _annotate_disagreements(p: argparse.ArgumentParser):
+    p.add_argument("--export", required=True, help="the exported sheet")
+    p.add_argument("--a", required=True, help="annotator A's completed sheet")
+    p.add_argument("--b", required=True, help="annotator B's completed sheet")
+    p.add_argument("--out", required=True, help="the adjudication sheet to write")
+
+    def run(a):
+        from .annotation import export_disagreements
+
+        items = export_disagreements(a.export, a.a, a.b, a.out)
+        print(f"{a.out}\t{len(items)} disagreements" + (f": items {', '.join(items)}" if items else ""))
+        return 0
+
+    return run
+
+
+@command("annotate-merge", "merge two annotators' and the adjudicator's sheets into judgments (Y/N) and a report")
+def _annotate_merge(p: argparse.ArgumentParser):
+    p.add_argument("--export", required=True, help="the exported sheet")
+    p.add_argument("--a", required=True, help="annotator A's completed sheet")
+    p.add_argument("--b", required=True, help="annotator B's completed sheet")
+    p.add_argument("--adjudicator", default=None, help="the completed adjudication sheet (needed when A and B "
+                                                       "disagree on any item)")
+    p.add_argument("--out", required=True, help="judgments to write: head relation tail Y|N")
+    p.add_argument("--report", required=True, help="report to write (.md: Markdown, else JSON)")
+    p.add_argument("--into", default=None, help="existing judgments (head relation tail Y|N) to add these to")
+    p.add_argument("--merged", default=None, help="with --into: the combined judgments to write (may be --into)")
+
+    def run(a):
+        from .annotation import merge
+
+        if (a.into is None) != (a.merged is None):
+            p.error("--into and --merged go together")
+        rep = merge(a.export, a.a, a.b, a.adjudicator, a.out, a.report, into=a.into, merged=a.merged)
+        kappa = "undefined" if rep["kappa"] is None else f"{rep['kappa']:.4f}"
+        print(f"{a.out}\t{rep['items']} judgments ({rep['labels']['final']['Y']} Y)\t{rep['disagreements']} "
+              f"adjudicated\tkappa {kappa}")
+        if a.merged:
+            print(f"{a.merged}\t{rep['into']['added']} added\t{rep['into']['already_present']} already present")
+        return 0
+
+    return run

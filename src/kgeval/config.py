@@ -108,6 +108,12 @@ def check_references(config: dict[str, Any]) -> None:
             parse_measure(name)
         except ValueError as exc:
             raise ConfigError(f"config key evaluation/trec_measures: {exc}") from exc
+    for name in config.get("pooling", {}).get("systems", []):
+        if name not in config["models"]:
+            raise ConfigError(f"config key pooling/systems: {name!r} is not a configured model")
+    depth = config.get("pooling", {}).get("depth", 10)
+    if depth > config.get("evaluation", {}).get("run_depth", 1000):
+        raise ConfigError("config key pooling/depth: deeper than evaluation/run_depth")
     check_models(config)
 
 
@@ -141,15 +147,28 @@ def model_parameters(name: str) -> set[str]:
     return names - {"self", "num_entities", "num_relations", "graph"}
 
 
+LIBKGE_MODELS = ("RESCAL", "TransE", "DistMult", "ComplEx", "ConvE", "RotatE")
+
+
 def check_models(config: dict[str, Any]) -> None:
     """Every model is known and every model hyperparameter is a constructor argument of that model."""
     from .models import MODELS
     from .training.config import TrainConfig
 
     datasets = config["datasets"]
+    used = sorted({ts["dataset"] for ts in config["test_sets"].values()})
     for name, spec in config.get("models", {}).items():
         if name not in MODELS:
             raise ConfigError(f"config key models/{name}: unknown model; known: {', '.join(MODELS)}")
+        if spec.get("source", "train") == "libkge":
+            if name not in LIBKGE_MODELS:
+                raise ConfigError(f"config key models/{name}/source: LibKGE published no {name} checkpoint "
+                                  f"(only {', '.join(LIBKGE_MODELS)})")
+            for ds in used:
+                if ds not in spec.get("libkge", {}):
+                    raise ConfigError(f"config key models/{name}/libkge/{ds}: missing (url and sha256 of the "
+                                      "checkpoint for this dataset)")
+            continue
         for ds in spec.get("datasets", {}):
             if ds not in datasets:
                 raise ConfigError(f"config key models/{name}/datasets/{ds}: unknown dataset")

@@ -12,8 +12,12 @@ DATASETS = list(config["datasets"])
 TEST_SETS = list(config["test_sets"])
 STUDY = config["study"]
 SYSTEMS = list(config["models"])
-TRAINED_MODELS = [m for m in SYSTEMS if config["models"][m].get("source", "train") == "train"]
-LIBKGE_MODELS = [m for m in SYSTEMS if config["models"][m].get("source", "train") == "libkge"]
+TRAINED_MODELS = [
+    m for m in SYSTEMS if config["models"][m].get("source", "train") == "train"
+]
+LIBKGE_MODELS = [
+    m for m in SYSTEMS if config["models"][m].get("source", "train") == "libkge"
+]
 
 
 def alternatives(values):
@@ -159,10 +163,40 @@ def get_testset_dumps(wildcards):
     }
 
 
+POOLED_SETS = [t for t in TEST_SETS if config["test_sets"][t]["kind"] == "pooled"]
+
+
+def get_seed_testset(wildcards):
+    return f"resources/testsets/{testset_spec(wildcards.testset)['seed_set']}.tsv"
+
+
+def get_pool_runs(wildcards):
+    seed = testset_spec(wildcards.testset)["seed_set"]
+    return {
+        f"run_{system}": f"results/scores/{seed}/{system}"
+        for system in config["pooling"]["systems"]
+    }
+
+
+def get_pool_annotations(wildcards):
+    return role_path(testset_dataset(wildcards.testset), "annotations")
+
+
+def get_pool_depths(wildcards):
+    return role_path(testset_dataset(wildcards.testset), "pooling_depth")
+
+
 def get_final_outputs():
     out = ["results/tables/table1.csv"]
     if any(dataset_spec(d)["source"] == "manifest" for d in DATASETS):
         out.append("results/tables/resources.csv")
     out += expand("resources/testsets/{testset}.json", testset=TEST_SETS)
     out += expand("results/metrics/{testset}/evaluation.csv", testset=TEST_SETS)
+    out += expand("results/metrics/{testset}/pooling_depth.csv", testset=POOLED_SETS)
+    out += expand("results/pools/{testset}/coverage.csv", testset=POOLED_SETS)
+    out += expand("results/annotations/{testset}/batch.tsv", testset=POOLED_SETS)
+    out += expand("results/trec/{testset}/qrels.txt", testset=TEST_SETS)
+    out += expand(
+        "results/trec/{testset}/{model}.run", testset=TEST_SETS, model=SYSTEMS
+    )
     return out

@@ -15,13 +15,13 @@ rule evaluate_testset:
         per_category="results/metrics/{testset}/lp_per_rel_type.csv",
         per_question="results/metrics/{testset}/per_question.parquet",
         per_answer="results/metrics/{testset}/per_answer.parquet",
-    params:
-        measures=config["evaluation"]["trec_measures"],
     log:
         "logs/evaluate_testset/{testset}.log",
     benchmark:
         "logs/benchmarks/evaluate_testset/{testset}.tsv"
     conda:
         "../../envs/analysis.yaml"
+    params:
+        measures=config["evaluation"]["trec_measures"],
     script:
         "../scripts/evaluate_testset.py"

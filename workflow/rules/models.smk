@@ -7,23 +7,23 @@ rule train_model:
     output:
         model="resources/models/{dataset}/{model}/seed{seed}.pt",
         info="resources/models/{dataset}/{model}/seed{seed}.pt.json",
-    params:
-        settings=lambda wildcards: get_model_settings(wildcards),
-        work_dir=lambda wildcards: f"resources/checkpoints/{wildcards.dataset}/{wildcards.model}",
-        snapshot_dir=lambda wildcards: f"resources/snapshots/{wildcards.dataset}/{wildcards.model}/seed{wildcards.seed}",
-    wildcard_constraints:
-        model=alternatives(TRAINED_MODELS),
-        seed=r"\d+",
-    threads: workflow.cores
-    resources:
-        mem_mb=12000,
-        runtime=600,
     log:
         "logs/train_model/{dataset}/{model}/seed{seed}.log",
     benchmark:
         "logs/benchmarks/train_model/{dataset}/{model}/seed{seed}.tsv"
+    wildcard_constraints:
+        model=alternatives(TRAINED_MODELS),
+        seed=r"\d+",
     conda:
         "../../envs/models.yaml"
+    threads: 1  # fixed: torch's thread count changes float summation order, so results must not depend on --cores
+    resources:
+        mem_mb=12000,
+        runtime=600,
+    params:
+        settings=lambda wildcards: get_model_settings(wildcards),
+        work_dir=lambda wildcards: f"resources/checkpoints/{wildcards.dataset}/{wildcards.model}",
+        snapshot_dir=lambda wildcards: f"resources/snapshots/{wildcards.dataset}/{wildcards.model}/seed{wildcards.seed}",
     script:
         "../scripts/train_model.py"
 
@@ -35,11 +35,51 @@ rule select_model:
         model="results/models/{dataset}/{model}/model.pt",
         info="results/models/{dataset}/{model}/model.pt.json",
         summary="results/models/{dataset}/{model}/selection.json",
-    wildcard_constraints:
-        model=alternatives(TRAINED_MODELS),
     log:
         "logs/select_model/{dataset}/{model}.log",
+    wildcard_constraints:
+        model=alternatives(TRAINED_MODELS),
     conda:
         "../../envs/models.yaml"
     script:
         "../scripts/select_model.py"
+
+
+rule fetch_libkge:
+    output:
+        checkpoint="resources/downloads/libkge/{dataset}/{model}.pt",
+    log:
+        "logs/fetch_libkge/{dataset}/{model}.log",
+    wildcard_constraints:
+        model=alternatives(LIBKGE_MODELS),
+    conda:
+        "../../envs/models.yaml"
+    params:
+        spec=lambda wildcards: config["models"][wildcards.model]["libkge"][
+            wildcards.dataset
+        ],
+        mirror=config["mirror"],
+        prefer_mirror=config["prefer_mirror"],
+    script:
+        "../scripts/fetch_libkge.py"
+
+
+rule convert_libkge:
+    input:
+        checkpoint="resources/downloads/libkge/{dataset}/{model}.pt",
+        kg="resources/datasets/{dataset}/kg.npz",
+    output:
+        model="results/models/{dataset}/{model}/model.pt",
+        info="results/models/{dataset}/{model}/model.pt.json",
+    log:
+        "logs/convert_libkge/{dataset}/{model}.log",
+    wildcard_constraints:
+        model=alternatives(LIBKGE_MODELS),
+    conda:
+        "../../envs/models.yaml"
+    params:
+        sha256=lambda wildcards: config["models"][wildcards.model]["libkge"][
+            wildcards.dataset
+        ]["sha256"],
+    script:
+        "../scripts/convert_libkge.py"

@@ -10,21 +10,22 @@ rule dump_scores:
         questions="resources/testsets/{testset}.questions.tsv",
     output:
         dump=directory("results/scores/{testset}/{model}"),
-    params:
-        k=config["evaluation"]["run_depth"],
-        keep_scores=lambda wildcards: wildcards.testset in config["evaluation"]["full_scores"],
-        memory_budget_mb=config["evaluation"]["memory_budget_mb"],
-    wildcard_constraints:
-        model=alternatives(SYSTEMS),
-    threads: workflow.cores
-    resources:
-        mem_mb=8000,
-        runtime=120,
     log:
         "logs/dump_scores/{testset}/{model}.log",
     benchmark:
         "logs/benchmarks/dump_scores/{testset}/{model}.tsv"
+    wildcard_constraints:
+        model=alternatives(SYSTEMS),
     conda:
         "../../envs/models.yaml"
+    threads: 1  # fixed: torch's thread count changes float summation order, so results must not depend on --cores
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    params:
+        k=config["evaluation"]["run_depth"],
+        keep_scores=lambda wildcards: wildcards.testset
+        in config["evaluation"]["full_scores"],
+        memory_budget_mb=config["evaluation"]["memory_budget_mb"],
     script:
         "../scripts/dump_scores.py"

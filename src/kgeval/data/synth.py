@@ -134,6 +134,7 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
 
     true_set = {tuple(t) for t in true.tolist()}
     known_set = {tuple(t) for t in observed.tolist()}
+    filtered = {tuple(t) for t in np.concatenate([train, valid]).tolist()}  # the macro filter
     depth: dict[tuple[int, int, int], int] = {}
     for system in range(spec.pool_systems):
         noise_rng = np.random.default_rng([seed, system])
@@ -156,12 +157,13 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
                 rank = 0
                 for c in order.tolist():
                     tr = triple_of[c]
-                    if tr in known_set or not in_kg[c]:
-                        continue  # the pool holds candidates that are not known facts
+                    if tr in filtered or not in_kg[c]:
+                        continue  # ranks count macro-filter candidates (test answers included)
                     rank += 1
                     if rank > spec.pool_depth:
                         break
-                    depth[tr] = min(depth.get(tr, rank), rank)
+                    if tr not in known_set:  # the pool holds candidates that are not known facts
+                        depth[tr] = min(depth.get(tr, rank), rank)
     pooled = sorted(depth)
     rows = [(*named(np.array([s]))[0], "Y") for s in sample.tolist()]
     rows += [(*named(np.array([p]))[0], "Y" if p in true_set else "N") for p in pooled]

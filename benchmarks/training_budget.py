@@ -1,0 +1,78 @@
+"""Calibrate the default config's CPU training budgets: per model, the time of one training epoch on a
+dataset (extrapolated from a few timed batches, one torch thread as in the workflow) and, with ``--epochs``,
+the validation MRR after each epoch of real training.
+
+    python benchmarks/training_budget.py [--dataset FB15k-237] [--models ...] [--batches 8] [--epochs 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import torch
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ROOT  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", default=str(ROOT / "config/config.yaml"))
+    ap.add_argument("--dataset", default="FB15k-237")
+    ap.add_argument("--models", nargs="*")
+    ap.add_argument("--batches", type=int, default=8)
+    ap.add_argument("--epochs", type=int, default=0, help="also train this many epochs and report valid MRR")
+    ap.add_argument("--threads", type=int, default=1)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    from kgeval.config import model_settings
+    from kgeval.data.kg import KnowledgeGraph
+    from kgeval.training.config import TrainConfig
+    from kgeval.training.trainer import Trainer, evaluate_mrr
+
+    with open(a.config, encoding="utf-8") as fh:
+        config = yaml.safe_load(fh)
+    kg = KnowledgeGraph.load(ROOT / f"resources/datasets/{a.dataset}/kg.npz")
+    print(f"{a.dataset}: {kg.num_entities} entities, {len(kg.splits['train'])} training triples; "
+          f"{a.threads} thread(s)")
+    for name in a.models or list(config["models"]):
+        st = model_settings(config, a.dataset, name)
+        cfg = TrainConfig.from_dict(st["train"])
+        tr = Trainer(kg, name, st["model"], cfg, seed=0, device="cpu")
+        gen = torch.Generator().manual_seed(0)
+        ex = tr._epoch_examples(gen)
+        tr.model.train()
+        times = []
+        for b in range(a.batches + 1):
+            t0 = time.perf_counter()
+            tr.optimizer.zero_grad()
+            loss = tr._batch_loss(ex[b * cfg.batch_size:(b + 1) * cfg.batch_size], gen)
+            loss.backward()
+            tr.optimizer.step()
+            if b:
+                times.append(time.perf_counter() - t0)
+        per_batch = sum(times) / len(times)
+        epoch = per_batch * tr.steps_per_epoch()
+        t0 = time.perf_counter()
+        mrr0 = evaluate_mrr(tr.model, kg, "valid", cfg.valid_max_triples)
+        ev = time.perf_counter() - t0
+        print(f"{name:10s} {per_batch:7.3f} s/batch x {tr.steps_per_epoch():5d} = {epoch / 60:6.1f} min/epoch; "
+              f"validation eval {ev:5.1f} s; {sum(p.numel() for p in tr.model.parameters()) / 1e6:.1f} M params",
+              flush=True)
+        if a.epochs:
+            tr = Trainer(kg, name, st["model"], TrainConfig.from_dict({**st["train"], "max_epochs": a.epochs,
+                                                                       "eval_every": 1}), seed=0, device="cpu")
+            t0 = time.perf_counter()
+            res = tr.fit()
+            mrrs = [round(t.get("valid_mrr", float("nan")), 4) for t in res.trace]
+            test = evaluate_mrr(res.model, kg, "test")
+            print(f"{'':10s} trained {a.epochs} epochs in {(time.perf_counter() - t0) / 60:.1f} min: valid MRR {mrrs}, "
+                  f"test MRR {test:.4f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Workflow steps that combine several modules (one function per rule)."""

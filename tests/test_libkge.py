@@ -1,0 +1,551 @@
+"""LibKGE's published checkpoints → kgeval models (``kgeval.models.libkge``).
+
+Every checkpoint here is written by the test in LibKGE's layout (``torch.save`` of the training-job dict with a
+pickled ``kge.config.Config``, registered as a fake module only while saving), with LibKGE's key names and shapes,
+and an entity/relation order that differs from kgeval's. Reference scores are computed from the raw LibKGE
+tensors with LibKGE's scoring functions (``distmult.py``, ``rescal.py``, ``complex.py``, ``transe.py``,
+``rotate.py``, ``conve.py``, ``reciprocal_relations_model.py``), in float64.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import random
+import sys
+import types
+from collections import OrderedDict
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from kgeval.data.kg import build_kg
+from kgeval.errors import ChecksumError, InputError
+from kgeval.models import libkge
+from kgeval.models.libkge import (
+    LibKGEError,
+    UnsafeCheckpointError,
+    convert_libkge,
+    fetch_libkge,
+    libkge_model,
+    libkge_order,
+    load_libkge,
+    read_libkge_checkpoint,
+)
+from kgeval.training.checkpoint import load_checkpoint
+from kgeval.training.trainer import load_model
+
+TRAIN = [("/m/a", "r/x", "/m/b"), ("/m/b", "r/y", "/m/c"), ("/m/c", "r/x", "/m/d"), ("/m/d", "r/z", "/m/a"),
+         ("/m/e", "r/y", "/m/a"), ("/m/a", "r/z", "/m/f"), ("/m/f", "r/x", "/m/b"), ("/m/c", "r/y", "/m/e")]
+VALID = [("/m/g", "r/x", "/m/a"), ("/m/b", "r/z", "/m/e")]
+TEST = [("/m/h", "r/y", "/m/g"), ("/m/d", "r/x", "/m/f")]
+SEED = 20200426
+
+
+@pytest.fixture(scope="module")
+def kg(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tinykg")
+    for name, rows in (("train", TRAIN), ("valid", VALID), ("test", TEST)):
+        (d / f"{name}.txt").write_text("".join("\t".join(t) + "\n" for t in rows))
+    return build_kg("Tiny", d / "train.txt", d / "valid.txt", d / "test.txt")
+
+
+@pytest.fixture(scope="module")
+def lib_order(kg, tmp_path_factory):
+    """A LibKGE order unlike kgeval's, as ``entity_ids.del``/``relation_ids.del`` (lines not in index order)."""
+    rng = random.Random(SEED)
+    ents, rels = list(kg.entities), list(kg.relations)
+    while ents == kg.entities:
+        rng.shuffle(ents)
+    while rels == kg.relations:
+        rng.shuffle(rels)
+    d = tmp_path_factory.mktemp("libkge_ids")
+    for fname, ids in (("entity_ids.del", ents), ("relation_ids.del", rels)):
+        lines = [f"{i}\t{name}\n" for i, name in enumerate(ids)]
+        rng.shuffle(lines)
+        (d / fname).write_text("".join(lines))
+    return {"entities": ents, "relations": rels, "entity_ids": d / "entity_ids.del",
+            "relation_ids": d / "relation_ids.del"}
+
+
+# ---- writing LibKGE-format checkpoints ---------------------------------------------------------------------------
+@contextlib.contextmanager
+def fake_kge():
+    """A stand-in ``kge.config.Config`` importable only inside the block (so that pickle can name it)."""
+    kge_mod, cfg_mod = types.ModuleType("kge"), types.ModuleType("kge.config")
+
+    class Config:
+        def __init__(self, options):
+            self.options = options
+            self.folder = "local/experiments/20200101-fb15k-237"
+            self.log_folder = None
+            self.log_prefix = None
+
+    Config.__module__, Config.__qualname__ = "kge.config", "Config"
+    cfg_mod.Config = Config
+    kge_mod.config = cfg_mod
+    saved = {k: sys.modules.get(k) for k in ("kge", "kge.config")}
+    sys.modules["kge"], sys.modules["kge.config"] = kge_mod, cfg_mod
+    try:
+        yield Config
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_checkpoint(path: Path, state: dict, options: dict, legacy: bool = False, extra: dict | None = None) -> str:
+    with fake_kge() as Config:
+        ckpt = {"type": "train", "epoch": 7,
+                "valid_trace": [{"type": "entity_ranking", "epoch": 5, "mean_reciprocal_rank_filtered_with_test":
+                                 0.31, "hits_at_10_filtered_with_test": 0.5},
+                                {"type": "entity_ranking", "epoch": 7, "mean_reciprocal_rank_filtered_with_test":
+                                 0.34, "hits_at_10_filtered_with_test": 0.52}],
+                "model": (OrderedDict(state), {}),
+                "optimizer_state_dict": {"state": {0: {"sum": torch.ones(3)}},
+                                         "param_groups": [{"lr": 0.16, "params": [0, 1]}]},
+                "lr_scheduler_state_dict": {"mode": "max", "best": 0.34, "last_epoch": 7},
+                "job_id": "c0ffee", "config": Config(options)}
+        ckpt.update(extra or {})
+        torch.save(ckpt, path, _use_new_zipfile_serialization=not legacy)
+    assert "kge.config" not in sys.modules and "kge" not in sys.modules
+    return sha(path)
+
+
+def libkge_options(lib_model: str, reciprocal: bool, dim: int, extra: dict | None = None,
+                   normalize: float = -1.0) -> dict:
+    emb = {"type": "lookup_embedder", "dim": dim, "dropout": 0.25, "normalize": {"p": normalize}, "+++": "+++"}
+    model_opts = {"class_name": lib_model, "entity_embedder": dict(emb),
+                  "relation_embedder": {**emb, "dropout": 0.1, "normalize": {"p": -1.0}}, **(extra or {})}
+    opts = {"model": lib_model, lib_model: model_opts, "job": {"device": "cuda"},
+            "lookup_embedder": {"class_name": "LookupEmbedder", "dim": 100, "dropout": 0.0, "normalize": {"p": -1.0},
+                                "initialize": "normal_"},
+            "valid": {"metric": "mean_reciprocal_rank_filtered_with_test"}}
+    if reciprocal:
+        opts["model"] = "reciprocal_relations_model"
+        opts["reciprocal_relations_model"] = {"class_name": "ReciprocalRelationsModel",
+                                              "base_model": {"type": lib_model, "+++": "+++"}}
+    return opts
+
+
+def make_weights(lib_model: str, n_e: int, n_r: int, reciprocal: bool, variant: dict) -> dict[str, torch.Tensor]:
+    """Random LibKGE tensors (float32): E, R, and for ConvE the scorer's parameters (LibKGE names)."""
+    g = torch.Generator().manual_seed(SEED)
+    rows = 2 * n_r if reciprocal else n_r
+    d = 6
+
+    def rnd(*shape, scale=0.5):
+        return torch.randn(*shape, generator=g) * scale
+
+    if lib_model == "rescal":
+        return {"E": rnd(n_e, d), "R": rnd(rows, d * d)}
+    if lib_model == "rotate":
+        return {"E": rnd(n_e, 2 * d), "R": (torch.rand(rows, d, generator=g) * 2 - 1) * torch.pi}
+    if lib_model == "conve":
+        d, kernel, pad = 8, 3, variant.get("padding", 0)  # aspect 2: a 2×4 image, stacked 4×4
+        fc_in = 32 * (4 + 2 * pad - kernel + 1) * (4 + 2 * pad - kernel + 1)
+        w = {"E": rnd(n_e, d + 1), "R": rnd(rows, d + 1),
+             "convolution.weight": rnd(32, 1, kernel, kernel), "projection.weight": rnd(d, fc_in, scale=0.1),
+             "projection.bias": rnd(d, scale=0.1),
+             "bn1.running_mean": rnd(32, scale=0.2), "bn1.running_var": torch.rand(32, generator=g) + 0.5,
+             "bn1.num_batches_tracked": torch.tensor(1234),
+             "bn2.running_mean": rnd(d, scale=0.2), "bn2.running_var": torch.rand(d, generator=g) + 0.5,
+             "bn2.num_batches_tracked": torch.tensor(1234)}
+        if not variant.get("no_conv_bias"):
+            w["convolution.bias"] = rnd(32, scale=0.1)
+        return w
+    return {"E": rnd(n_e, d), "R": rnd(rows, d)}
+
+
+def libkge_state(lib_model: str, w: dict, reciprocal: bool, variant: dict) -> dict[str, torch.Tensor]:
+    """The state_dict LibKGE saves: a reciprocal model repeats its base model's modules without the prefix."""
+    emb = "embeddings" if variant.get("old_keys") else "_embeddings"
+    base = {f"_entity_embedder.{emb}.weight": w["E"], f"_relation_embedder.{emb}.weight": w["R"]}
+    base.update({f"_scorer.{k}": v for k, v in w.items() if k not in ("E", "R")})
+    if not reciprocal:
+        return base
+    state = {k: v for k, v in base.items() if k.startswith("_scorer.")}
+    state.update({f"_base_model.{k}": v for k, v in base.items()})
+    if not variant.get("base_only"):
+        state.update({k: v for k, v in base.items() if not k.startswith("_scorer.")})
+    else:
+        state = {k: v for k, v in state.items() if k.startswith("_base_model.")}
+    return state
+
+
+# ---- LibKGE's scoring functions (float64, from the raw tensors) --------------------------------------------------
+def lib_spo(lib_model: str, w: dict, s: torch.Tensor, p: torch.Tensor, o: torch.Tensor, variant: dict
+            ) -> torch.Tensor:
+    E, R = w["E"].double(), w["R"].double()
+    if variant.get("normalize"):
+        E = F.normalize(E, p=variant["normalize"], dim=-1)
+    Sh, Pr, Ob = E[s], R[p], E[o]
+    if lib_model == "distmult":
+        return (Sh * Pr * Ob).sum(-1)
+    if lib_model == "rescal":
+        d = Sh.shape[1]
+        return ((Sh.unsqueeze(1) @ Pr.view(-1, d, d)).squeeze(1) * Ob).sum(-1)
+    if lib_model == "complex":  # ComplExScorer
+        p_re, p_im = Pr.chunk(2, dim=1)
+        o_re, o_im = Ob.chunk(2, dim=1)
+        s_all = torch.cat((Sh, Sh), dim=1)
+        r_all = torch.cat((p_re, Pr, -p_im), dim=1)
+        o_all = torch.cat((Ob, o_im, o_re), dim=1)
+        return (s_all * o_all * r_all).sum(dim=1)
+    if lib_model == "transe":  # sp_/_po: -cdist(s + p, o)
+        return -(Sh + Pr - Ob).norm(p=variant.get("l_norm", 1.0), dim=-1)
+    if lib_model == "rotate":  # RotatEScorer, combine "spo" (LibKGE versions with the negated distance)
+        s_re, s_im = Sh.chunk(2, dim=1)
+        o_re, o_im = Ob.chunk(2, dim=1)
+        p_re, p_im = torch.cos(Pr), torch.sin(Pr)
+        sp_re, sp_im = s_re * p_re - s_im * p_im, s_re * p_im + s_im * p_re
+        diff_abs = torch.stack((sp_re - o_re, sp_im - o_im), dim=0).norm(dim=0)
+        return -diff_abs.norm(dim=1, p=variant.get("l_norm", 1.0))
+    if lib_model == "conve":  # ConvEScorer.score_emb, eval mode
+        h, wd = 2, 4
+        x = torch.cat([Sh[:, 1:].view(-1, 1, h, wd), Pr[:, 1:].view(-1, 1, h, wd)], 2)
+        bias = w.get("convolution.bias")
+        x = F.conv2d(x, w["convolution.weight"].double(), None if bias is None else bias.double(),
+                     stride=1, padding=variant.get("padding", 0))
+        x = F.batch_norm(x, w["bn1.running_mean"].double(), w["bn1.running_var"].double(), training=False)
+        x = F.relu(x).view(len(Sh), -1)
+        x = F.linear(x, w["projection.weight"].double(), w["projection.bias"].double())
+        x = F.relu(F.batch_norm(x, w["bn2.running_mean"].double(), w["bn2.running_var"].double(), training=False))
+        return (x * Ob[:, 1:]).sum(-1) + Ob[:, 0]
+    raise AssertionError(lib_model)
+
+
+CASES = [
+    ("distmult", False, {}),
+    ("distmult", True, {}),
+    ("distmult", True, {"base_only": True}),
+    ("rescal", False, {"old_keys": True}),
+    ("complex", False, {}),
+    ("complex", True, {"legacy": True}),
+    ("transe", False, {"l_norm": 1.0}),
+    ("transe", True, {"l_norm": 2.0, "normalize": 2.0}),
+    ("rotate", False, {}),
+    ("rotate", True, {"l_norm": 2.0}),
+    ("conve", True, {}),
+    ("conve", True, {"padding": 1, "no_conv_bias": True}),
+]
+KGEVAL_NAME = {"distmult": "DistMult", "rescal": "RESCAL", "complex": "ComplEx", "transe": "TransE",
+               "rotate": "RotatE", "conve": "ConvE"}
+
+
+def build_case(tmp_path: Path, kg, lib_model: str, reciprocal: bool, variant: dict, n_e: int, n_r: int):
+    w = make_weights(lib_model, n_e, n_r, reciprocal, variant)
+    extra: dict = {}
+    if "l_norm" in variant:
+        extra["l_norm"] = variant["l_norm"]
+    if lib_model == "conve":
+        extra.update({"2D_aspect_ratio": 2, "filter_size": 3, "stride": 1, "padding": variant.get("padding", 0),
+                      "feature_map_dropout": 0.2, "projection_dropout": 0.3, "round_dim": False,
+                      "convolution_bias": not variant.get("no_conv_bias")})
+    opts = libkge_options(lib_model, reciprocal, w["E"].shape[1], extra, normalize=variant.get("normalize", -1.0))
+    path = tmp_path / f"{lib_model}.pt"
+    digest = write_checkpoint(path, libkge_state(lib_model, w, reciprocal, variant), opts,
+                              legacy=variant.get("legacy", False))
+    return w, path, digest
+
+
+def check_scores(model, kg, w, lib_model, reciprocal, variant, e_lib, r_lib):
+    """kgeval's score_spo/score_sp/score_po against LibKGE's formulas, mapped through the id strings."""
+    n_r = len(r_lib)
+    ours_e = torch.tensor([e_lib[name] for name in kg.entities])  # LibKGE index of our entity j
+    triples = torch.tensor([(kg.entity_id(h), kg.relation_id(r), kg.entity_id(t)) for h, r, t in TRAIN + TEST])
+    s, p, o = triples.T
+    ls, lo = ours_e[s], ours_e[o]
+    lp = torch.tensor([r_lib[kg.relations[i]] for i in p.tolist()])
+    n_e = kg.num_entities
+    B = len(s)
+    cand = ours_e.repeat(B)  # every entity, in kgeval's order
+    with torch.no_grad():
+        got = model.score_spo(s, p, o)
+        want = lib_spo(lib_model, w, ls, lp, lo, variant)
+        torch.testing.assert_close(got.double(), want, rtol=1e-5, atol=1e-4)
+
+        want_sp = lib_spo(lib_model, w, ls.repeat_interleave(n_e), lp.repeat_interleave(n_e), cand, variant)
+        torch.testing.assert_close(model.score_sp(s, p).double(), want_sp.view(B, n_e), rtol=1e-5, atol=1e-4)
+
+        if reciprocal:  # LibKGE: score_po(p, o) = scorer(o, p + |R|, all subjects, "sp_")
+            want_po = lib_spo(lib_model, w, lo.repeat_interleave(n_e), (lp + n_r).repeat_interleave(n_e), cand,
+                              variant)
+            want_s = lib_spo(lib_model, w, lo, lp + n_r, ls, variant)
+            torch.testing.assert_close(model.score_spo(s, p, o, direction="s").double(), want_s, rtol=1e-5,
+                                       atol=1e-4)
+        else:
+            want_po = lib_spo(lib_model, w, cand, lp.repeat_interleave(n_e), lo.repeat_interleave(n_e), variant)
+        torch.testing.assert_close(model.score_po(p, o).double(), want_po.view(B, n_e), rtol=1e-5, atol=1e-4)
+    return got
+
+
+# ---- 1. every model type -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("lib_model,reciprocal,variant", CASES,
+                         ids=[f"{m}{'-recip' if r else ''}{''.join('-' + k for k in v)}" for m, r, v in CASES])
+def test_scores_equal_libkge(tmp_path, kg, lib_order, lib_model, reciprocal, variant):
+    e_lib = {name: i for i, name in enumerate(lib_order["entities"])}
+    r_lib = {name: i for i, name in enumerate(lib_order["relations"])}
+    w, path, digest = build_case(tmp_path, kg, lib_model, reciprocal, variant, kg.num_entities, kg.num_relations)
+    assert "kge" not in sys.modules  # loaded without LibKGE
+
+    name, hparams, state = load_libkge(path, kg, digest, lib_order["entity_ids"], lib_order["relation_ids"])
+    assert name == KGEVAL_NAME[lib_model]
+    assert hparams["reciprocal"] is reciprocal
+    if lib_model in ("transe", "rotate"):
+        assert hparams["gamma"] == 0.0 and hparams["norm"] == int(variant.get("l_norm", 1.0))
+    if lib_model == "rotate":
+        assert hparams["phase_scale"] == 1.0 and hparams["dim"] == w["R"].shape[1]
+    if lib_model == "conve":
+        assert hparams["input_batch_norm"] is False and hparams["k_h"] == 2 and hparams["filters"] == 32
+        assert hparams["padding"] == variant.get("padding", 0)
+        assert hparams["conv_bias"] is not variant.get("no_conv_bias", False)
+        assert torch.equal(state["bn1.weight"], torch.ones(32)) and torch.equal(state["bn2.bias"], torch.zeros(8))
+        # the bias column, permuted into kgeval's order
+        assert torch.equal(state["entity_bias"], w["E"][[e_lib[n] for n in kg.entities], 0])
+    if lib_model in ("distmult", "rescal", "complex", "transe"):
+        assert hparams["entity_dropout"] == 0.25 and hparams["relation_dropout"] == 0.1
+    # rows are remapped by id string: our relation j is LibKGE's row of the same id
+    rel_rows = [r_lib[n] for n in kg.relations]
+    if reciprocal:
+        rel_rows += [i + kg.num_relations for i in rel_rows]
+    if lib_model != "conve":
+        assert torch.equal(state["relation.weight"], w["R"][rel_rows])
+
+    model = libkge_model(path, kg, digest, lib_order["entity_ids"], lib_order["relation_ids"])
+    assert not model.training
+    check_scores(model, kg, w, lib_model, reciprocal, variant, e_lib, r_lib)
+
+
+def test_order_derived_from_splits(tmp_path, kg):
+    """Without the .del files LibKGE's order is derived from the splits (first appearance, s/p/o) — kgeval's."""
+    ents, rels = libkge_order(kg)
+    assert ents == kg.entities and rels == kg.relations
+    assert ents[:4] == ["/m/a", "/m/b", "/m/c", "/m/d"] and ents[-1] == "/m/h"  # /m/h only in test
+    e_lib = {name: i for i, name in enumerate(ents)}
+    r_lib = {name: i for i, name in enumerate(rels)}
+    variant: dict = {}
+    w, path, digest = build_case(tmp_path, kg, "complex", True, variant, kg.num_entities, kg.num_relations)
+    check_scores(libkge_model(path, kg, digest), kg, w, "complex", True, variant, e_lib, r_lib)
+
+
+# ---- 2. a wrong SHA-256 is refused before anything is unpickled --------------------------------------------------
+class _RunsCode:
+    """Unpickling this calls ``fn(*args)`` (what a malicious checkpoint would do)."""
+
+    def __init__(self, fn, *args):
+        self.fn, self.args = fn, args
+
+    def __reduce__(self):
+        return self.fn, self.args
+
+
+def test_wrong_sha_refused_before_unpickling(tmp_path, kg, monkeypatch):
+    sentinel = tmp_path / "pwned"
+    path = tmp_path / "evil.pt"
+    actual = write_checkpoint(path, {}, libkge_options("distmult", False, 4),
+                              extra={"job_id": _RunsCode(os.mkdir, str(sentinel))})
+
+    def must_not_run(*a, **k):
+        raise AssertionError("the file was unpickled before its hash was checked")
+
+    monkeypatch.setattr(libkge._RestrictedUnpickler, "load", must_not_run)
+    monkeypatch.setattr(libkge._RestrictedUnpickler, "find_class", must_not_run)
+    monkeypatch.setattr(libkge.torch, "load", must_not_run)
+    wrong = hashlib.sha256(b"another file").hexdigest()
+    with pytest.raises(ChecksumError) as err:
+        load_libkge(path, kg, wrong)
+    msg = str(err.value)
+    assert str(path) in msg and wrong in msg and actual in msg
+    assert err.value.expected == wrong and err.value.actual == actual
+    assert not sentinel.exists()
+    with pytest.raises(ChecksumError):
+        convert_libkge(path, _saved_kg(kg, tmp_path), wrong, tmp_path / "out.pt")
+    assert not (tmp_path / "out.pt").exists()
+
+
+def _saved_kg(kg, tmp_path: Path) -> Path:
+    out = tmp_path / "kg.npz"
+    if not out.exists():
+        kg.save(out)
+    return out
+
+
+# ---- 3. a global outside the allow-list is refused even when the hash matches ------------------------------------
+@pytest.mark.parametrize("fn", ["mkdir", "system"])
+def test_unsafe_global_refused(tmp_path, kg, fn):
+    sentinel = tmp_path / "pwned"
+    payload = _RunsCode(os.mkdir, str(sentinel)) if fn == "mkdir" else _RunsCode(os.system, f"mkdir {sentinel}")
+    path = tmp_path / "evil.pt"
+    variant: dict = {}
+    w = make_weights("distmult", kg.num_entities, kg.num_relations, False, variant)
+    state = libkge_state("distmult", w, False, variant)
+    digest = write_checkpoint(path, state, libkge_options("distmult", False, 6), extra={"job_id": payload})
+    with pytest.raises(UnsafeCheckpointError) as err:
+        load_libkge(path, kg, digest)
+    msg = str(err.value)
+    assert str(path) in msg and f".{fn}'" in msg and "allow-list" in msg
+    assert not sentinel.exists()
+
+
+def test_other_kge_classes_refused(tmp_path, kg):
+    """Only ``kge.config.Config`` is mapped to the stand-in; any other LibKGE class is refused by name."""
+    kge_job = types.ModuleType("kge.job")
+
+    class Trace:
+        pass
+
+    Trace.__module__, Trace.__qualname__ = "kge.job", "Trace"
+    kge_job.Trace = Trace
+    sys.modules["kge.job"] = kge_job
+    try:
+        digest = write_checkpoint(tmp_path / "x.pt", {}, libkge_options("distmult", False, 4),
+                                  extra={"trace": Trace()})
+    finally:
+        sys.modules.pop("kge.job", None)
+    with pytest.raises(UnsafeCheckpointError, match=r"kge\.job\.Trace"):
+        read_libkge_checkpoint(tmp_path / "x.pt", digest)
+
+
+def test_plain_checkpoint_reads_config(tmp_path, kg):
+    opts = libkge_options("rotate", True, 4)
+    digest = write_checkpoint(tmp_path / "c.pt", {}, opts)
+    ckpt = read_libkge_checkpoint(tmp_path / "c.pt", digest.upper())
+    cfg = ckpt["config"]
+    assert isinstance(cfg, libkge.LibKGEConfig) and cfg.options == opts
+    assert cfg.folder.startswith("local/experiments")
+    # LibKGE's get_default: a base-model option falls back to the base model type's defaults
+    assert cfg.get_default("reciprocal_relations_model.base_model.entity_embedder.dim") == 4
+    assert cfg.get_default("reciprocal_relations_model.base_model.entity_embedder.initialize") == "normal_"
+    assert ckpt["epoch"] == 7 and ckpt["valid_trace"][1]["mean_reciprocal_rank_filtered_with_test"] == 0.34
+    with pytest.raises(Exception, match="64 hex digits"):
+        read_libkge_checkpoint(tmp_path / "c.pt", "abc")
+
+
+# ---- 4. ids that do not fit the knowledge graph ------------------------------------------------------------------
+def test_unknown_entity_is_named(tmp_path, kg, lib_order):
+    w, path, digest = build_case(tmp_path, kg, "distmult", False, {}, kg.num_entities, kg.num_relations)
+    ents = list(lib_order["entities"])
+    ents[3] = "/m/ghost"
+    bad = tmp_path / "entity_ids.del"
+    bad.write_text("".join(f"{i}\t{n}\n" for i, n in enumerate(ents)))
+    with pytest.raises(LibKGEError, match=r"entity '/m/ghost' \(LibKGE index 3\) is not in knowledge graph Tiny"):
+        load_libkge(path, kg, digest, bad, lib_order["relation_ids"])
+
+    rels = list(lib_order["relations"])
+    rels[0] = "r/unknown"
+    bad_r = tmp_path / "relation_ids.del"
+    bad_r.write_text("".join(f"{i}\t{n}\n" for i, n in enumerate(rels)))
+    with pytest.raises(LibKGEError, match="relation 'r/unknown'"):
+        load_libkge(path, kg, digest, lib_order["entity_ids"], bad_r)
+
+
+def test_size_mismatch_and_bad_id_files(tmp_path, kg, lib_order):
+    # a checkpoint with one entity row more than the id list
+    w, path, digest = build_case(tmp_path, kg, "transe", False, {}, kg.num_entities + 1, kg.num_relations)
+    with pytest.raises(LibKGEError, match=rf"{kg.num_entities + 1} entity rows, but .* lists {kg.num_entities}"):
+        load_libkge(path, kg, digest, lib_order["entity_ids"], lib_order["relation_ids"])
+    with pytest.raises(LibKGEError, match="entity rows"):  # and without .del files
+        load_libkge(path, kg, digest)
+    # an id list that misses one of the graph's entities
+    short = tmp_path / "short.del"
+    short.write_text("".join(f"{i}\t{n}\n" for i, n in enumerate(lib_order["entities"][:-1])))
+    (tmp_path / "b").mkdir()
+    w, path2, digest2 = build_case(tmp_path / "b", kg, "transe", False, {}, kg.num_entities - 1, kg.num_relations)
+    with pytest.raises(LibKGEError, match=rf"{kg.num_entities - 1} entity ids, knowledge graph Tiny has "
+                                          rf"{kg.num_entities} \(entity '{lib_order['entities'][-1]}' has no"):
+        load_libkge(path2, kg, digest2, short, lib_order["relation_ids"])
+    # malformed .del files
+    dup = tmp_path / "dup.del"
+    dup.write_text("0\t/m/a\n1\t/m/a\n")
+    with pytest.raises(InputError, match=r"dup.del:2: id '/m/a' already listed on line 1"):
+        load_libkge(path, kg, digest, dup, lib_order["relation_ids"])
+    gap = tmp_path / "gap.del"
+    gap.write_text("0\t/m/a\n2\t/m/b\n")
+    with pytest.raises(InputError, match="index 1 is missing"):
+        load_libkge(path, kg, digest, gap, lib_order["relation_ids"])
+
+
+def test_unsupported_model_and_settings(tmp_path, kg):
+    opts = libkge_options("transh", False, 4)
+    digest = write_checkpoint(tmp_path / "h.pt", {}, opts)
+    with pytest.raises(LibKGEError, match="LibKGE model 'transh' is not supported"):
+        load_libkge(tmp_path / "h.pt", kg, digest)
+    variant: dict = {}
+    w = make_weights("rotate", kg.num_entities, kg.num_relations, False, variant)
+    opts = libkge_options("rotate", False, 12, {"l_norm": 3.0})
+    digest = write_checkpoint(tmp_path / "r.pt", libkge_state("rotate", w, False, variant), opts)
+    with pytest.raises(LibKGEError, match="l_norm 3.0 is not supported"):
+        load_libkge(tmp_path / "r.pt", kg, digest)
+
+
+# ---- 5. the workflow step: a kgeval checkpoint that load_model reads ---------------------------------------------
+@pytest.mark.parametrize("lib_model", ["conve", "rescal"])
+def test_convert_then_load_model(tmp_path, kg, lib_order, lib_model):
+    reciprocal = lib_model == "conve"
+    variant: dict = {}
+    w, path, digest = build_case(tmp_path, kg, lib_model, reciprocal, variant, kg.num_entities, kg.num_relations)
+    out = tmp_path / "results" / "model.pt"
+    convert_libkge(path, _saved_kg(kg, tmp_path), digest, out, lib_order["entity_ids"], lib_order["relation_ids"])
+    model = load_model(out, kg, device="cpu")
+    direct = libkge_model(path, kg, digest, lib_order["entity_ids"], lib_order["relation_ids"])
+    q = torch.arange(kg.num_entities)
+    with torch.no_grad():
+        for r in range(kg.num_relations):
+            rr = torch.full_like(q, r)
+            assert torch.equal(model.score_sp(q, rr), direct.score_sp(q, rr))
+            assert torch.equal(model.score_po(rr, q), direct.score_po(rr, q))
+    e_lib = {name: i for i, name in enumerate(lib_order["entities"])}
+    r_lib = {name: i for i, name in enumerate(lib_order["relations"])}
+    check_scores(model, kg, w, lib_model, reciprocal, variant, e_lib, r_lib)
+
+    info = json.loads(out.with_name("model.pt.json").read_text())
+    assert info["source"] == "libkge" and info["source_sha256"] == digest and info["source_file"] == path.name
+    assert info["model_name"] == KGEVAL_NAME[lib_model] and info["libkge_epoch"] == 7
+    assert info["valid_mrr"] == pytest.approx(0.34) and info["sha256"] == sha(out)
+    st = load_checkpoint(out, dataset_fingerprint=kg.fingerprint())
+    assert st["trace"][0]["epoch"] == 5 and st["source"] == "libkge"
+
+
+# ---- download ----------------------------------------------------------------------------------------------------
+def test_fetch_libkge(tmp_path, monkeypatch):
+    monkeypatch.delenv("KGEVAL_MIRROR", raising=False)
+    payload = b"not really a checkpoint, just bytes" * 100
+    src = tmp_path / "web" / "iclr2020-models" / "fb15k-237-rescal.pt"
+    src.parent.mkdir(parents=True)
+    src.write_bytes(payload)
+    digest = hashlib.sha256(payload).hexdigest()
+    url = src.as_uri()
+    out = tmp_path / "dl" / "fb15k-237-rescal.pt"
+    assert fetch_libkge(url, digest, out) == "url"
+    assert out.read_bytes() == payload
+    out.unlink()
+    assert fetch_libkge(url, digest, out, size=len(payload)) == "url"  # through download.fetch
+    out.unlink()
+
+    # a mirror folder: libkge/<last two URL path segments>
+    mirror = tmp_path / "mirror"
+    (mirror / "libkge" / "iclr2020-models").mkdir(parents=True)
+    (mirror / "libkge" / "iclr2020-models" / "fb15k-237-rescal.pt").write_bytes(payload)
+    missing = (tmp_path / "nowhere" / "iclr2020-models" / "fb15k-237-rescal.pt").as_uri()
+    assert fetch_libkge(missing, digest, out, mirror=mirror) == "mirror"
+    assert out.read_bytes() == payload
+    out.unlink()
+
+    # wrong bytes: refused, nothing (not even a temporary file) left behind
+    wrong = hashlib.sha256(b"other").hexdigest()
+    for size in (None, len(payload)):
+        with pytest.raises(ChecksumError) as err:
+            fetch_libkge(url, wrong, out, size=size)
+        assert wrong in str(err.value) and digest in str(err.value)
+        assert not out.exists() and list(out.parent.iterdir()) == []
