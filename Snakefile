@@ -19,6 +19,7 @@ include: "workflow/rules/models.smk"
 include: "workflow/rules/scores.smk"
 include: "workflow/rules/pools.smk"
 include: "workflow/rules/metrics.smk"
+include: "workflow/rules/analysis.smk"
 
 
 rule all:

@@ -58,7 +58,7 @@ def main() -> None:
         per_batch = sum(times) / len(times)
         epoch = per_batch * tr.steps_per_epoch()
         t0 = time.perf_counter()
-        mrr0 = evaluate_mrr(tr.model, kg, "valid", cfg.valid_max_triples)
+        evaluate_mrr(tr.model, kg, "valid", cfg.valid_max_triples)
         ev = time.perf_counter() - t0
         print(f"{name:10s} {per_batch:7.3f} s/batch x {tr.steps_per_epoch():5d} = {epoch / 60:6.1f} min/epoch; "
               f"validation eval {ev:5.1f} s; {sum(p.numel() for p in tr.model.parameters()) / 1e6:.1f} M params",

@@ -82,3 +82,23 @@ def test_corrupted_checkpoint_is_named(synth_kg, tmp_path):
     Path(str(path) + ".json").unlink()
     with pytest.raises(CorruptFileError, match="sidecar"):
         load_model(path, synth_kg, device="cpu")
+
+
+def test_grouped_one_vs_all_equals_per_triple_objective(synth_kg):
+    """Grouped 1vsAll computes the same loss as 1vsAll over all triples of the same questions."""
+    import numpy as np
+
+    from kgeval.data.kg import HEAD, TAIL
+
+    cfg = TrainConfig(regime="1vsAll", grouped=True, batch_size=10**6)
+    t = Trainer(synth_kg, "DistMult", {"dim": 8, "reciprocal": True}, cfg, seed=0, device="cpu")
+    gen = torch.Generator().manual_seed(0)
+    questions = t._epoch_examples(gen)
+    grouped = t._batch_loss(questions, gen)
+    tr = synth_kg.splits["train"]
+    rows = np.concatenate([np.stack([np.full(len(tr), TAIL), tr[:, 0], tr[:, 1], tr[:, 2]], 1),
+                           np.stack([np.full(len(tr), HEAD), tr[:, 2], tr[:, 1], tr[:, 0]], 1)])
+    t.cfg = TrainConfig(regime="1vsAll", batch_size=10**6)
+    per_triple = t._batch_loss(torch.as_tensor(rows), gen)
+    assert float(grouped) == pytest.approx(float(per_triple), rel=1e-6)
+    assert len(questions) < len(rows)

@@ -21,8 +21,9 @@ LIBKGE_MODELS = [
 
 
 def alternatives(values):
-    """A wildcard constraint that admits exactly the configured values."""
-    return "|".join(re.escape(v) for v in values)
+    """A wildcard constraint that admits exactly the configured values (none: a regex that never matches)."""
+    values = list(values)
+    return "|".join(re.escape(v) for v in values) if values else "(?!x)x"
 
 
 wildcard_constraints:
@@ -186,6 +187,39 @@ def get_pool_depths(wildcards):
     return role_path(testset_dataset(wildcards.testset), "pooling_depth")
 
 
+def analysis_files(role):
+    """The files the analyses read for the test set playing ``role`` (original, sample, complete, second)."""
+    name = STUDY[role]
+    files = {
+        "name": name,
+        "kg": f"resources/datasets/{testset_dataset(name)}/kg.npz",
+        "testset": f"resources/testsets/{name}.tsv",
+        "questions": f"resources/testsets/{name}.questions.tsv",
+        "evaluation": f"results/metrics/{name}/evaluation.csv",
+        "per_category": f"results/metrics/{name}/lp_per_rel_type.csv",
+        "per_answer": f"results/metrics/{name}/per_answer.parquet",
+        "per_question": f"results/metrics/{name}/per_question.parquet",
+    }
+    if name in POOLED_SETS:
+        files.update(
+            pooling_depth=f"results/metrics/{name}/pooling_depth.csv",
+            pooling_depth_rebuilt=f"results/metrics/{name}/pooling_depth_rebuilt.csv",
+            depth_answers=f"results/metrics/{name}/pooling_depth_answers.parquet",
+            depth_questions=f"results/metrics/{name}/pooling_depth_questions.parquet",
+            reweighted=f"results/metrics/{name}/lp_sample_rel_dist.csv",
+        )
+    return files
+
+
+def get_analysis_inputs(roles):
+    """Every file of the given study roles (roles without a test set are skipped)."""
+    out = []
+    for role in roles:
+        if STUDY.get(role):
+            out += [v for k, v in analysis_files(role).items() if k != "name"]
+    return sorted(set(out))
+
+
 def get_final_outputs():
     out = ["results/tables/table1.csv"]
     if any(dataset_spec(d)["source"] == "manifest" for d in DATASETS):
@@ -196,6 +230,11 @@ def get_final_outputs():
     out += expand("results/pools/{testset}/coverage.csv", testset=POOLED_SETS)
     out += expand("results/annotations/{testset}/batch.tsv", testset=POOLED_SETS)
     out += expand("results/trec/{testset}/qrels.txt", testset=TEST_SETS)
+    out += [
+        "results/analysis/figure3.png",
+        "results/analysis/figure7.png",
+        "results/analysis/figure8.png",
+    ]
     out += expand(
         "results/trec/{testset}/{model}.run", testset=TEST_SETS, model=SYSTEMS
     )

@@ -25,3 +25,25 @@ rule evaluate_testset:
         measures=config["evaluation"]["trec_measures"],
     script:
         "../scripts/evaluate_testset.py"
+
+
+rule reweighted_metrics:
+    input:
+        unpack(get_testset_dumps),
+        kg=get_testset_kg,
+        reference=get_seed_testset,
+    output:
+        table=report(
+            "results/metrics/{testset}/lp_sample_rel_dist.csv",
+            caption="../report/reweighted.rst",
+            category="2. Metric tables",
+            subcategory="{testset}",
+        ),
+    log:
+        "logs/reweighted_metrics/{testset}.log",
+    wildcard_constraints:
+        testset=alternatives(POOLED_SETS),
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/reweighted_metrics.py"

@@ -49,6 +49,8 @@ rule depth_tables:
             category="2. Metric tables",
             subcategory="{testset}",
         ),
+        items_answers="results/metrics/{testset}/pooling_depth_answers.parquet",
+        items_questions="results/metrics/{testset}/pooling_depth_questions.parquet",
     log:
         "logs/depth_tables/{testset}.log",
     benchmark:

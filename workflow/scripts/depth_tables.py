@@ -15,4 +15,5 @@ run_step(
     measures=snakemake.params.measures,
     max_depth=snakemake.params.max_depth,
     use_prefilter=snakemake.params.prefilter,
+    items_out=(snakemake.output.items_answers, snakemake.output.items_questions),
 )

@@ -1,9 +1,37 @@
 """Rank-based metrics, one class each, in the style of PyKEEN's ``metrics/ranking.py``.
 
 A metric is M(r_1 … r_n) = g(⊕ f(r_i)) with a per-item rank transform f, an aggregation ⊕ (the arithmetic
-mean unless stated) and a post-transform g. ``item_values`` returns f(r_i) per ranking task, which the
-stability and significance analyses resample; ``__call__`` aggregates them, optionally with per-item weights
-(relation re-weighting, paper Eq. 1). Ranks are realistic ranks unless the caller passes others.
+mean unless stated) and a post-transform g (Hoyt et al. 2022, Table 2). Ranks are realistic ranks unless the
+caller passes others; a realistic rank of a tied answer can be x.5 and enters every formula as given
+(f(r) = r, 1/r, log r, 𝟙[r ≤ k] of the non-integer value; 𝟙[10.5 ≤ 10] = 0). ``num_candidates`` holds N_i,
+the number of candidates of ranking task i after filtering; it differs per task.
+
+Three ways to evaluate a metric:
+
+* ``__call__(ranks, num_candidates, weights)`` — the metric of one set of ranking tasks, optionally with
+  per-item weights (relation re-weighting, paper Eq. 1): every mean below is then the weighted mean.
+* ``item_values`` / ``aggregate`` — for metrics that are the arithmetic mean of a per-item value
+  (``is_item_mean``: MR, MRR, Hits@k and, with the constants of the whole set passed, the adjusted metrics of
+  :mod:`kgeval.metrics.adjusted`): ``aggregate(item_values(r, N)) == metric(r, N)``. Metrics that are not an
+  arithmetic mean of anything per item (IMR, HMR, GMR, IGMR, most unified metrics) raise
+  ``NotImplementedError`` there: a column of per-item values whose mean is *not* the metric would be
+  resampled wrongly by the stability and significance analyses.
+* ``components`` / ``combine`` — every metric: ``components(r, N)`` is an (n, C) array of per-item quantities
+  and ``combine(means, n)`` maps their (weighted) column means, shape (..., C), to the metric, so that
+  ``metric == combine(component_means(components), n)`` on any subset or resample of the items. ``n`` is the
+  number of ranking tasks the means stand for; only the z-scores use it (Var of a mean over n tasks is
+  mean(Var_i)/n). :func:`resample_values` evaluates many resamples of many systems at once.
+
+Expectations and variances are taken under the null model r_i ~ U{1 … N_i}, independent across tasks
+(``expected_value`` / ``variance``, exact closed forms where they exist, ``NoClosedFormError`` otherwise);
+``expectation_mc`` / ``variance_mc`` give seeded Monte-Carlo estimates with their standard errors for every
+metric. With weights, E[Σ w̃_i x_i] = Σ w̃_i E[x_i] and Var = Σ w̃_i² Var[x_i] (w̃ normalised to sum 1), as in
+PyKEEN; without weights Var[M] = Σ Var_i / n².
+
+Generalised harmonic numbers H_N = Σ_{j≤N} 1/j and H^(2)_N = Σ_{j≤N} 1/j² are computed in closed form from
+scipy's digamma / trigamma: H_N = ψ(N+1) + γ, H^(2)_N = π²/6 − ψ₁(N+1); vectorised over any N, no cache, and
+within a few ulp of the exact rational sums (relative error < 1e-14, checked against exact fractions and
+high-precision sums in ``tests/test_metric_families.py``).
 """
 
 from __future__ import annotations
@@ -11,6 +39,12 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
+from scipy import special
+
+
+class NoClosedFormError(ValueError):
+    """The metric has no closed-form expectation / variance under the null model: use the Monte-Carlo
+    estimates ``expectation_mc`` / ``variance_mc``."""
 
 
 def weighted_mean(values: np.ndarray, weights: np.ndarray | None = None) -> float:
@@ -22,8 +56,110 @@ def weighted_mean(values: np.ndarray, weights: np.ndarray | None = None) -> floa
     return float(np.sum(values * weights) / total) if total > 0 else float("nan")
 
 
+def harmonic_numbers(n, order: int = 1) -> np.ndarray:
+    """H^(order)_n = Σ_{j=1}^{n} j^(−order) for order 1 or 2, elementwise over integer n ≥ 0 (H_0 = 0)."""
+    n = np.asarray(n, dtype=np.float64)
+    if order == 1:
+        return special.digamma(n + 1.0) + np.euler_gamma
+    if order == 2:
+        return np.pi ** 2 / 6.0 - special.polygamma(1, n + 1.0)
+    raise ValueError("order must be 1 or 2")
+
+
+def _normalised(weights: np.ndarray | None, n: int) -> np.ndarray:
+    if weights is None:
+        return np.full(n, 1.0 / n)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"weights must have shape ({n},)")
+    return w / w.sum()
+
+
+def mean_expectation(individual: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """E of the (weighted) mean of independent items with expectations ``individual``."""
+    individual = np.asarray(individual, dtype=np.float64)
+    return float(np.sum(_normalised(weights, individual.size) * individual))
+
+
+def mean_variance(individual: np.ndarray, weights: np.ndarray | None = None) -> float:
+    """Var of the (weighted) mean of independent items with variances ``individual``: Σ w̃_i² V_i."""
+    individual = np.asarray(individual, dtype=np.float64)
+    if weights is None:
+        return float(individual.sum() / individual.size ** 2)
+    return float(np.sum(_normalised(weights, individual.size) ** 2 * individual))
+
+
+def _contract(W: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Σ_i W[..., i] x[i]: W (n,) against x (..., n, C), or W (R, n) against x (n, ...)."""
+    if W.ndim == 1:
+        return np.einsum("n,...nc->...c", W, x)
+    return np.einsum("rn,n...->r...", W, x)
+
+
+def _weighted_means(W: np.ndarray, components: np.ndarray) -> np.ndarray:
+    """Weighted means of ``components`` under weights W: W (n,) against (..., n, C) → (..., C), or weight rows
+    W (R, n) against (n, C) / (n, S, C) → (R, C) / (R, S, C).
+
+    ±inf entries (log 0, 0^p for p < 0) are kept exact: a mean is ±inf when an item with positive weight is,
+    instead of the NaN that 0·inf would give for items of weight 0."""
+    c = np.asarray(components, dtype=np.float64)
+    W = np.asarray(W, dtype=np.float64)
+    total = W.sum(-1)
+    if W.ndim == 2:
+        total = total.reshape((-1,) + (1,) * (c.ndim - 1))
+    finite = np.isfinite(c)
+    if finite.all():
+        return _contract(W, c) / total
+    out = _contract(W, np.where(finite, c, 0.0)) / total
+    pos = (W > 0).astype(np.float64)
+    has_pos = _contract(pos, np.isposinf(c).astype(np.float64)) > 0
+    has_neg = _contract(pos, np.isneginf(c).astype(np.float64)) > 0
+    has_nan = _contract(pos, np.isnan(c).astype(np.float64)) > 0
+    out = np.where(has_pos, np.inf, out)
+    out = np.where(has_neg, -np.inf, out)
+    return np.where(has_nan | (has_pos & has_neg), np.nan, out)
+
+
+def component_means(components: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """(Weighted) means of per-item components (..., n, C) over the item axis → (..., C)."""
+    c = np.asarray(components, dtype=np.float64)
+    w = np.ones(c.shape[-2]) if weights is None else np.asarray(weights, dtype=np.float64)
+    return _weighted_means(w, c)
+
+
+def effective_n(weights: np.ndarray | None, n: int) -> float:
+    """Kish's effective number of items (Σw)²/Σw²; n without weights."""
+    if weights is None:
+        return float(n)
+    w = np.asarray(weights, dtype=np.float64)
+    return float(w.sum() ** 2 / np.sum(w ** 2))
+
+
+def resample_values(metric: RankBasedMetric, components: np.ndarray, weights: np.ndarray,
+                    n: np.ndarray | None = None) -> np.ndarray:
+    """The metric on many resamples of the items at once.
+
+    ``components``: (n_items, C) for one system or (n_items, S, C) for S systems (``metric.components`` of each
+    system stacked on axis 1); ``weights``: (R, n_items) multiplicities of the items in R resamples (bootstrap
+    counts, 0/1 subsample masks, or relation weights × multiplicities). Returns (R,) or (R, S).
+
+    ``n`` (R,) is the number of ranking tasks each resample stands for, used by the z-scores only; by default
+    the row sums of ``weights`` (a subset of m items counts m tasks; a bootstrap resample of n items, duplicates
+    included, counts n tasks — the variance of the metric on a test set of that composition)."""
+    c = np.asarray(components, dtype=np.float64)
+    W = np.atleast_2d(np.asarray(weights, dtype=np.float64))
+    means = _weighted_means(W, c)  # (R, [S,] C)
+    nn = W.sum(1) if n is None else np.asarray(n, dtype=np.float64)
+    if c.ndim == 3:
+        nn = nn[:, None]
+    return metric.combine(means, n=nn)
+
+
 class RankBasedMetric:
-    """Base class. Subclasses state name, formula, range, direction and source."""
+    """Base class. Subclasses state name, formula, range, direction and source.
+
+    ``is_item_mean``: the metric is the arithmetic mean of ``item_values`` (so ``aggregate`` restores it);
+    ``needs_candidates``: the metric needs ``num_candidates``; ``best``: the metric's optimum (all ranks 1)."""
 
     key: ClassVar[str]
     name: ClassVar[str]
@@ -31,23 +167,129 @@ class RankBasedMetric:
     value_range: ClassVar[tuple[float, float]]
     increasing: ClassVar[bool]
     source: ClassVar[str] = ""
+    is_item_mean: ClassVar[bool] = True
+    needs_candidates: ClassVar[bool] = False
+    best: ClassVar[float] = 1.0
 
+    # -- per-item values (arithmetic-mean metrics) ------------------------------------------------------
     def item_values(self, ranks: np.ndarray, num_candidates: np.ndarray | None = None) -> np.ndarray:
-        raise NotImplementedError
+        raise NotImplementedError(
+            f"{type(self).__name__} is not the arithmetic mean of a per-item value: use components/combine")
 
     def aggregate(self, values: np.ndarray, weights: np.ndarray | None = None) -> float:
+        if not self.is_item_mean:
+            raise NotImplementedError(f"{type(self).__name__} has no per-item values: use components/combine")
         return weighted_mean(values, weights)
+
+    # -- components (every metric) ----------------------------------------------------------------------
+    def components(self, ranks: np.ndarray, num_candidates: np.ndarray | None = None) -> np.ndarray:
+        """Per-item quantities (..., n, C) whose column means determine the metric (default: item values)."""
+        return np.asarray(self.item_values(np.asarray(ranks, dtype=float), num_candidates))[..., None]
+
+    def combine(self, means: np.ndarray, n=None) -> np.ndarray:
+        """The metric from the column means (..., C) of ``components``; ``n``: tasks per mean (z-scores)."""
+        return np.asarray(means, dtype=np.float64)[..., 0]
+
+    def _effective_n(self, num_candidates: np.ndarray | None, weights: np.ndarray | None, n: int) -> float:
+        return effective_n(weights, n)
+
+    def _from_components(self, ranks: np.ndarray, num_candidates, weights, **kwargs) -> np.ndarray:
+        ranks = np.asarray(ranks, dtype=float)
+        comps = self.components(ranks, num_candidates, **kwargs)
+        means = component_means(comps, weights)
+        return self.combine(means, n=self._effective_n(num_candidates, weights, ranks.shape[-1]))
 
     def __call__(self, ranks: np.ndarray, num_candidates: np.ndarray | None = None,
                  weights: np.ndarray | None = None) -> float:
-        return self.aggregate(self.item_values(np.asarray(ranks, dtype=float), num_candidates), weights)
+        if self.is_item_mean:
+            return self.aggregate(self.item_values(np.asarray(ranks, dtype=float), num_candidates), weights)
+        if len(ranks) == 0:
+            return float("nan")
+        return float(self._from_components(ranks, num_candidates, weights))
+
+    # -- null model -------------------------------------------------------------------------------------
+    def expected_value(self, num_candidates: np.ndarray, weights: np.ndarray | None = None) -> float:
+        """E[M] under r_i ~ U{1..N_i} independent (closed form); ``NoClosedFormError`` if there is none."""
+        raise NoClosedFormError(f"{type(self).__name__}: no closed-form expectation, use expectation_mc")
+
+    def variance(self, num_candidates: np.ndarray, weights: np.ndarray | None = None) -> float:
+        """Var[M] under r_i ~ U{1..N_i} independent (closed form); ``NoClosedFormError`` if there is none."""
+        raise NoClosedFormError(f"{type(self).__name__}: no closed-form variance, use variance_mc")
+
+    def std(self, num_candidates: np.ndarray, weights: np.ndarray | None = None) -> float:
+        return float(np.sqrt(self.variance(num_candidates, weights)))
+
+    def sample_null(self, num_candidates: np.ndarray, samples: int = 10_000, seed: int = 0,
+                    weights: np.ndarray | None = None, **kwargs) -> np.ndarray:
+        """The metric on ``samples`` seeded draws of integer ranks r_i ~ U{1..N_i} (independent)."""
+        N = np.asarray(num_candidates, dtype=np.int64)
+        if N.ndim != 1 or N.size == 0 or (N < 1).any():
+            raise ValueError("num_candidates must be a non-empty 1-d array of positive integers")
+        rng = np.random.default_rng(seed)
+        chunk = max(1, int(4_000_000 // (N.size * self._mc_cost(N, **kwargs))))
+        out = np.empty(samples)
+        for start in range(0, samples, chunk):
+            s = min(chunk, samples - start)
+            r = rng.integers(1, N + 1, size=(s, N.size)).astype(np.float64)
+            out[start:start + s] = self._from_components(r, N, weights, **kwargs)
+        return out
+
+    def _mc_cost(self, num_candidates: np.ndarray, **kwargs) -> int:
+        """Floats per item and sample that ``_from_components`` holds (to size the Monte-Carlo chunks)."""
+        return int(self.components(np.ones((1, len(num_candidates))), num_candidates, **kwargs).shape[-1])
+
+    def moments_mc(self, num_candidates: np.ndarray, samples: int = 10_000, seed: int = 0,
+                   weights: np.ndarray | None = None, **kwargs) -> tuple[float, float, float, float]:
+        """Seeded Monte-Carlo estimates from one set of draws: (E, its standard error s/√samples, Var (sample
+        variance, ddof 1), its asymptotic standard error √((m₄ − s⁴)/samples), m₄ the 4th central moment)."""
+        x = self.sample_null(num_candidates, samples, seed, weights, **kwargs)
+        v = float(x.var(ddof=1))
+        m4 = float(np.mean((x - x.mean()) ** 4))
+        return float(x.mean()), float(np.sqrt(v / samples)), v, float(np.sqrt(max(m4 - v * v, 0.0) / samples))
+
+    def expectation_mc(self, num_candidates: np.ndarray, samples: int = 10_000, seed: int = 0,
+                       weights: np.ndarray | None = None, **kwargs) -> tuple[float, float]:
+        """Seeded Monte-Carlo estimate of E[M] under the null and its standard error s/√samples."""
+        return self.moments_mc(num_candidates, samples, seed, weights, **kwargs)[:2]
+
+    def variance_mc(self, num_candidates: np.ndarray, samples: int = 10_000, seed: int = 0,
+                    weights: np.ndarray | None = None, **kwargs) -> tuple[float, float]:
+        """Seeded Monte-Carlo estimate of Var[M] under the null and its standard error (see ``moments_mc``)."""
+        return self.moments_mc(num_candidates, samples, seed, weights, **kwargs)[2:]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
 
-class MeanRank(RankBasedMetric):
-    """Mean rank (MR): mean of r_i. Range [1, ∞), lower is better. Source: Bordes et al. (2013)."""
+class _ArithmeticMeanMetric(RankBasedMetric):
+    """A metric M = 1/n Σ f(r_i) with closed-form per-item null moments E[f(r_i)], Var[f(r_i)]."""
+
+    def item_expectation(self, num_candidates: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def item_variance(self, num_candidates: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def expected_value(self, num_candidates, weights=None):
+        return mean_expectation(self.item_expectation(_candidates(num_candidates)), weights)
+
+    def variance(self, num_candidates, weights=None):
+        return mean_variance(self.item_variance(_candidates(num_candidates)), weights)
+
+
+def _candidates(num_candidates) -> np.ndarray:
+    if num_candidates is None:
+        raise ValueError("this metric needs num_candidates")
+    N = np.asarray(num_candidates, dtype=np.float64)
+    if (N < 1).any():
+        raise ValueError("num_candidates must be ≥ 1")
+    return N
+
+
+class MeanRank(_ArithmeticMeanMetric):
+    """Mean rank (MR): mean of r_i. Range [1, ∞), lower is better. Source: Bordes et al. (2013).
+
+    Null model: E[r_i] = (N_i+1)/2, Var[r_i] = (N_i²−1)/12 (PyKEEN ``arithmetic_mean_rank``)."""
 
     key = "mr"
     name = "Mean Rank"
@@ -58,9 +300,19 @@ class MeanRank(RankBasedMetric):
     def item_values(self, ranks, num_candidates=None):
         return np.asarray(ranks, dtype=float)
 
+    def item_expectation(self, num_candidates):
+        return (np.asarray(num_candidates, dtype=float) + 1.0) / 2.0
 
-class MeanReciprocalRank(RankBasedMetric):
-    """Mean reciprocal rank (MRR): mean of 1/r_i. Range (0, 1], higher is better. Source: Voorhees (1999)."""
+    def item_variance(self, num_candidates):
+        N = np.asarray(num_candidates, dtype=float)
+        return (N ** 2 - 1.0) / 12.0
+
+
+class MeanReciprocalRank(_ArithmeticMeanMetric):
+    """Mean reciprocal rank (MRR): mean of 1/r_i. Range (0, 1], higher is better. Source: Voorhees (1999).
+
+    Null model (exact, discrete): E[1/r_i] = H_{N_i}/N_i, Var[1/r_i] = H^(2)_{N_i}/N_i − (H_{N_i}/N_i)²
+    (PyKEEN ``inverse_harmonic_mean_rank``); the paper's continuous ln N/(N−1) is an approximation."""
 
     key = "mrr"
     name = "Mean Reciprocal Rank"
@@ -71,9 +323,19 @@ class MeanReciprocalRank(RankBasedMetric):
     def item_values(self, ranks, num_candidates=None):
         return 1.0 / np.asarray(ranks, dtype=float)
 
+    def item_expectation(self, num_candidates):
+        N = np.asarray(num_candidates, dtype=float)
+        return harmonic_numbers(N, 1) / N
 
-class HitsAtK(RankBasedMetric):
-    """Hits@k: share of tasks with r_i ≤ k. Range [0, 1], higher is better. Source: Bordes et al. (2013)."""
+    def item_variance(self, num_candidates):
+        N = np.asarray(num_candidates, dtype=float)
+        return np.maximum(harmonic_numbers(N, 2) / N - (harmonic_numbers(N, 1) / N) ** 2, 0.0)
+
+
+class HitsAtK(_ArithmeticMeanMetric):
+    """Hits@k: share of tasks with r_i ≤ k. Range [0, 1], higher is better. Source: Bordes et al. (2013).
+
+    Null model: 𝟙[r_i ≤ k] ~ Bernoulli(p_i), p_i = min(k, N_i)/N_i, Var = p_i(1−p_i)."""
 
     name = "Hits at k"
     formula = "Hits@k = 1/n Σ 𝟙[r_i ≤ k]"
@@ -92,10 +354,144 @@ class HitsAtK(RankBasedMetric):
     def item_values(self, ranks, num_candidates=None):
         return (np.asarray(ranks, dtype=float) <= self.k).astype(float)
 
+    def item_expectation(self, num_candidates):
+        N = np.asarray(num_candidates, dtype=float)
+        return np.minimum(self.k, N) / N
+
+    def item_variance(self, num_candidates):
+        p = self.item_expectation(num_candidates)
+        return p * (1.0 - p)
+
     def __repr__(self) -> str:
         return f"HitsAtK(k={self.k})"
+
+
+class InverseMeanRank(RankBasedMetric):
+    """Inverse (arithmetic) mean rank (IMR): 1/MR. Range (0, 1], higher is better.
+    Source: Hoyt et al. (2022), PyKEEN ``inverse_arithmetic_mean_rank``.
+
+    Components (r_i), combine 1/m. No closed-form null moments (E[1/MR] ≠ 1/E[MR]): Monte-Carlo only.
+    Same system ranking as MR (monotone transform)."""
+
+    key = "imr"
+    name = "Inverse Mean Rank"
+    formula = "IMR = (1/n Σ r_i)^−1"
+    value_range = (0.0, 1.0)
+    increasing = True
+    is_item_mean = False
+
+    def components(self, ranks, num_candidates=None):
+        return np.asarray(ranks, dtype=float)[..., None]
+
+    def combine(self, means, n=None):
+        return 1.0 / np.asarray(means, dtype=np.float64)[..., 0]
+
+
+class HarmonicMeanRank(RankBasedMetric):
+    """Harmonic mean rank (HMR): M_−1 of r = (1/n Σ 1/r_i)^−1 = 1/MRR. Range [1, ∞), lower is better.
+    Source: Hoyt et al. (2022), PyKEEN ``harmonic_mean_rank``.
+
+    Components (1/r_i), combine 1/m. No closed-form null moments: Monte-Carlo only. Same system ranking as
+    MRR."""
+
+    key = "hmr"
+    name = "Harmonic Mean Rank"
+    formula = "HMR = (1/n Σ r_i^−1)^−1"
+    value_range = (1.0, float("inf"))
+    increasing = False
+    is_item_mean = False
+
+    def components(self, ranks, num_candidates=None):
+        return 1.0 / np.asarray(ranks, dtype=float)[..., None]
+
+    def combine(self, means, n=None):
+        return 1.0 / np.asarray(means, dtype=np.float64)[..., 0]
+
+
+def _power_moments(N: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For r ~ U{1..N_i} and exponent a_i: (E[r^a_i] − 1, Var[r^a_i]) per item, computed stably from
+    Y = expm1(a log j) summed over j = 1..N_i (cumulative sums up to max N_i, one pass per distinct a)."""
+    N = np.asarray(N, dtype=np.int64)
+    a = np.broadcast_to(np.asarray(a, dtype=np.float64), N.shape)
+    m1 = np.empty(N.shape)
+    var = np.empty(N.shape)
+    logj = np.log(np.arange(1, N.max() + 1, dtype=np.float64))
+    uniq, inv = np.unique(a, return_inverse=True)
+    for u, ai in enumerate(uniq):
+        sel = inv.reshape(N.shape) == u
+        y = np.expm1(ai * logj[: N[sel].max()])
+        c1, c2 = np.cumsum(y), np.cumsum(y * y)
+        n = N[sel]
+        e1, e2 = c1[n - 1] / n, c2[n - 1] / n
+        m1[sel] = e1
+        var[sel] = np.maximum(e2 - e1 * e1, 0.0)
+    return m1, var
+
+
+def _product_moments(N: np.ndarray, a: np.ndarray) -> tuple[float, float]:
+    """E and Var of Π_i r_i^{a_i}, r_i ~ U{1..N_i} independent: E = Π E[r_i^a_i],
+    Var = E² · (Π E[r_i^{2a_i}]/E[r_i^a_i]² − 1), evaluated in logs (log1p / expm1) to avoid cancellation."""
+    m1, var = _power_moments(N, a)
+    log_e = float(np.sum(np.log1p(m1)))
+    ratio = float(np.sum(np.log1p(var / (1.0 + m1) ** 2)))
+    e = float(np.exp(log_e))
+    return e, e * e * float(np.expm1(ratio))
+
+
+class GeometricMeanRank(RankBasedMetric):
+    """Geometric mean rank (GMR): M_0 of r = exp(1/n Σ log r_i). Range [1, ∞), lower is better.
+    Source: Hoyt et al. (2022), PyKEEN ``geometric_mean_rank``.
+
+    Components (log r_i), combine exp(m). Null moments exact though the paper lists none: GMR = Π r_i^{w̃_i}
+    (w̃_i = 1/n or the normalised weights) is a product of independent factors, so E[GMR] = Π E[r_i^{w̃_i}] and
+    Var[GMR] = Π E[r_i^{2w̃_i}] − E[GMR]², with E[r^a] = 1/N Σ_{j≤N} j^a a finite sum (as PyKEEN)."""
+
+    key = "gmr"
+    name = "Geometric Mean Rank"
+    formula = "GMR = (Π r_i)^(1/n)"
+    value_range = (1.0, float("inf"))
+    increasing = False
+    is_item_mean = False
+    _sign: ClassVar[float] = 1.0
+
+    def components(self, ranks, num_candidates=None):
+        with np.errstate(divide="ignore"):
+            return np.log(np.asarray(ranks, dtype=float))[..., None]
+
+    def combine(self, means, n=None):
+        return np.exp(self._sign * np.asarray(means, dtype=np.float64)[..., 0])
+
+    def _moments(self, num_candidates, weights):
+        N = np.asarray(_candidates(num_candidates), dtype=np.int64)
+        return _product_moments(N, self._sign * _normalised(weights, N.size))
+
+    def expected_value(self, num_candidates, weights=None):
+        return self._moments(num_candidates, weights)[0]
+
+    def variance(self, num_candidates, weights=None):
+        return self._moments(num_candidates, weights)[1]
+
+
+class InverseGeometricMeanRank(GeometricMeanRank):
+    """Inverse geometric mean rank (IGMR): 1/GMR = exp(−1/n Σ log r_i). Range (0, 1], higher is better.
+    Source: Hoyt et al. (2022), PyKEEN ``inverse_geometric_mean_rank``.
+
+    Components (log r_i), combine exp(−m). Null moments exact like GMR's with exponents −w̃_i (PyKEEN has
+    none for IGMR). Same system ranking as GMR."""
+
+    key = "igmr"
+    name = "Inverse Geometric Mean Rank"
+    formula = "IGMR = (Π r_i)^(−1/n)"
+    value_range = (0.0, 1.0)
+    increasing = True
+    _sign = -1.0
 
 
 def study_metrics(max_k: int = 10) -> list[RankBasedMetric]:
     """The KGC metrics of the SIGIR study, in the published column order: Hits@1…10, MR, MRR."""
     return [HitsAtK(k) for k in range(1, max_k + 1)] + [MeanRank(), MeanReciprocalRank()]
+
+
+def base_family_metrics() -> list[RankBasedMetric]:
+    """The further base metrics of Hoyt et al. (2022): IMR, HMR, GMR, IGMR."""
+    return [InverseMeanRank(), HarmonicMeanRank(), GeometricMeanRank(), InverseGeometricMeanRank()]

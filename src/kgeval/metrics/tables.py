@@ -69,18 +69,26 @@ def evaluate_testset(dumps: dict[str, str], kg_path: str | Path, evaluation_csv:
 
 
 def pooling_depth_table(dumps: dict[str, str], kg_path: str | Path, out: str | Path, max_depth: int,
-                        measures: list[str] | None = None, qrels_by_depth=None) -> pd.DataFrame:
+                        measures: list[str] | None = None, qrels_by_depth=None,
+                        items_out: tuple[str, str] | None = None) -> pd.DataFrame:
     """Metrics of every system at every pooling depth 0 … max_depth (published depths unless
-    ``qrels_by_depth(dump, d)`` gives other judgments, e.g. rebuilt pools)."""
+    ``qrels_by_depth(dump, d)`` gives other judgments, e.g. rebuilt pools). ``items_out`` = (per-answer,
+    per-question) parquet paths also receive every depth's per-item values (column ``Depth``)."""
     kg = KnowledgeGraph.load(kg_path)
     loaded = _load(dumps)
     qrels_by_depth = qrels_by_depth or qrels_at_depth
-    frames = []
+    frames, answers, questions = [], [], []
     for d in range(max_depth + 1):
         evals = evaluate_systems(loaded, lambda dump, d=d: qrels_by_depth(dump, d), kg, measures)
         frames.append(summary_frame({s: e.summary for s, e in evals.items()}, {"Depth": d}))
+        if items_out:
+            answers += [e.per_answer.assign(System=s, Depth=d) for s, e in evals.items()]
+            questions += [e.per_question.assign(System=s, Depth=d) for s, e in evals.items()]
     table = pd.concat(frames, ignore_index=True)
     write_csv(table, out)
+    if items_out:
+        write_parquet(pd.concat(answers, ignore_index=True), items_out[0])
+        write_parquet(pd.concat(questions, ignore_index=True), items_out[1])
     return table
 
 

@@ -43,14 +43,15 @@ def build_pool_step(runs: dict[str, str], kg_path: str, annotations: str, poolin
 
 def depth_tables_step(dumps: dict[str, str], kg_path: str, pooled_testset: str, seed_testset: str, pool: str,
                       annotations: str, out_published: str, out_rebuilt: str, measures: list[str],
-                      max_depth: int = 10, use_prefilter: bool = False) -> None:
+                      max_depth: int = 10, use_prefilter: bool = False,
+                      items_out: tuple[str, str] | None = None) -> None:
     """Every system's metrics at pooling depths 0 … max_depth, with published and with rebuilt qrels."""
     kg = KnowledgeGraph.load(kg_path)
     pooled = TestSet.load(pooled_testset, kg)
     seed = TestSet.load(seed_testset, kg)
     pub = published_judgments(pooled)
     pooling_depth_table(dumps, kg_path, out_published, max_depth, measures,
-                        qrels_by_depth=lambda dump, d: qrels_for_dump(dump, pub, d))
+                        qrels_by_depth=lambda dump, d: qrels_for_dump(dump, pub, d), items_out=items_out)
     p = Pool.load(pool, kg)
     removed = prefilter(p, kg)[0] if use_prefilter else None
     reb = rebuilt_judgments(seed, p, labels_of(annotations, kg), kg, removed)

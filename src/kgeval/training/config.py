@@ -17,6 +17,7 @@ SCHEDULES = ("none", "plateau", "warmup_linear")
 class TrainConfig:
     regime: str = "1vsAll"
     loss: str = "ce"  # 1vsAll: ce; KvsAll: bce; negative_sampling: one of NS_LOSSES
+    grouped: bool = False  # 1vsAll over distinct questions (same objective, one score row per question)
     num_negatives: int = 256
     adversarial_temperature: float = 1.0
     margin: float = 1.0  # only for loss "margin" (pairwise hinge)
@@ -53,6 +54,8 @@ class TrainConfig:
             raise ValueError(f"train.optimizer {self.optimizer!r} is not one of {OPTIMIZERS}")
         if self.lr_schedule not in SCHEDULES:
             raise ValueError(f"train.lr_schedule {self.lr_schedule!r} is not one of {SCHEDULES}")
+        if self.grouped and self.regime != "1vsAll":
+            raise ValueError("train.grouped applies to the 1vsAll regime only")
         if self.regularizer not in (None, "n3", "l2"):
             raise ValueError(f"train.regularizer {self.regularizer!r} is not n3, l2 or null")
 

@@ -11,6 +11,18 @@ def one_vs_all(scores: torch.Tensor, targets: torch.Tensor, label_smoothing: flo
     return F.cross_entropy(scores, targets, label_smoothing=label_smoothing)
 
 
+def one_vs_all_grouped(scores: torch.Tensor, rows: torch.Tensor, answers: torch.Tensor,
+                       label_smoothing: float = 0.0) -> torch.Tensor:
+    """1vsAll over distinct questions: Σ over each question's answers of −log softmax(scores)[answer], averaged
+    over the (question, answer) pairs. Equal to the mean 1vsAll loss over the training triples of these
+    questions, with one score row per question instead of one per triple."""
+    logp = torch.log_softmax(scores, dim=1)
+    picked = logp[rows, answers]
+    if label_smoothing:
+        picked = (1.0 - label_smoothing) * picked + label_smoothing * logp.mean(dim=1)[rows]
+    return -picked.mean()
+
+
 def k_vs_all(scores: torch.Tensor, labels: torch.Tensor, label_smoothing: float = 0.0) -> torch.Tensor:
     """KvsAll: binary cross-entropy against all known answers; smoothing as in ConvE/TuckER:
     y ← (1 − ε) y + 1/|E|."""

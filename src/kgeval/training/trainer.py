@@ -3,7 +3,9 @@
 Regimes (``TrainConfig.regime``):
 
 * ``1vsAll``: every training triple gives a tail question (s, p, ?) → o and a head question (?, p, o) → s
-  (with reciprocal relations: the tail question (o, p⁻¹, ?) → s); softmax cross-entropy over all entities;
+  (with reciprocal relations: the tail question (o, p⁻¹, ?) → s); softmax cross-entropy over all entities.
+  With ``grouped`` the same objective is computed per distinct question (the sum of its answers' losses), so
+  each question is scored once per epoch: 3.6× fewer score rows on FB15k-237;
 * ``KvsAll``: every distinct question of the training graph against all its known answers; binary
   cross-entropy with label smoothing (ConvE, TuckER, CompGCN);
 * ``negative_sampling``: every triple against ``num_negatives`` uniformly corrupted tails and heads, with a
@@ -44,7 +46,7 @@ from ..models.base import KGEModel
 from ..ranking import docno_ranks, judged_entities, rank_questions
 from .checkpoint import load_checkpoint, save_checkpoint
 from .config import TrainConfig, config_hash
-from .losses import k_vs_all, negative_sampling, one_vs_all, regularization
+from .losses import k_vs_all, negative_sampling, one_vs_all, one_vs_all_grouped, regularization
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +141,7 @@ class Trainer:
         return (n + self.cfg.batch_size - 1) // self.cfg.batch_size
 
     def _num_examples(self) -> int:
-        if self.cfg.regime == "KvsAll":
+        if self.cfg.regime == "KvsAll" or self.cfg.grouped:
             return len(self._kvsall_questions()[0])
         if self.cfg.regime == "1vsAll":
             return 2 * len(self.train_triples)
@@ -179,7 +181,7 @@ class Trainer:
 
     def _batch_loss(self, batch: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
         c, m, dev = self.cfg, self.model, self.device
-        if c.regime == "1vsAll":
+        if c.regime == "1vsAll" and not c.grouped:
             # batch rows: (side, known, relation, answer)
             b = batch.to(dev)
             scores = self._scores_for_questions(b[:, 0], b[:, 1], b[:, 2], b[:, 3])
@@ -194,16 +196,28 @@ class Trainer:
                 o = torch.where(b[:, 0] == TAIL, b[:, 3], b[:, 1])
                 factors = m.factors(s, b[:, 2], o)
             return loss + regularization(factors, c.regularizer, c.regularization_weight)
-        if c.regime == "KvsAll":
+        if c.regime == "KvsAll" or c.grouped:
             q, index = self._kvsall_questions()
             b = batch.to(dev)
             scores = self._scores_for_questions(b[:, 0], b[:, 1], b[:, 2])
             keys = (b[:, 0].cpu().numpy() * self.kg.num_relations + b[:, 2].cpu().numpy()) * self.kg.num_entities \
                 + b[:, 1].cpu().numpy()
             rows, ans = index.lookup(keys)
-            labels = torch.zeros_like(scores)
-            labels[torch.as_tensor(rows, device=dev), torch.as_tensor(ans, device=dev)] = 1.0
-            return k_vs_all(scores, labels, c.label_smoothing)
+            rows_t, ans_t = torch.as_tensor(rows, device=dev), torch.as_tensor(ans, device=dev)
+            if c.regime == "KvsAll":
+                labels = torch.zeros_like(scores)
+                labels[rows_t, ans_t] = 1.0
+                return k_vs_all(scores, labels, c.label_smoothing)
+            loss = one_vs_all_grouped(scores, rows_t, ans_t, c.label_smoothing)
+            if not c.regularizer:
+                return loss
+            known, rel = b[rows_t, 1], b[rows_t, 2]
+            if m.reciprocal:
+                factors = m.factors(known, torch.where(b[rows_t, 0] == HEAD, rel + m.num_relations, rel), ans_t)
+            else:
+                tail = b[rows_t, 0] == TAIL
+                factors = m.factors(torch.where(tail, known, ans_t), rel, torch.where(tail, ans_t, known))
+            return loss + regularization(factors, c.regularizer, c.regularization_weight)
         # negative sampling: batch rows are triples (s, p, o); corrupt tails and heads
         b = batch.to(dev)
         s, p, o = b[:, 0], b[:, 1], b[:, 2]
@@ -221,12 +235,12 @@ class Trainer:
 
     def _epoch_examples(self, gen: torch.Generator) -> torch.Tensor:
         c = self.cfg
-        if c.regime == "1vsAll":
+        if c.regime == "1vsAll" and not c.grouped:
             t = self.train_triples
             tail = torch.stack([torch.full((len(t),), TAIL), t[:, 0], t[:, 1], t[:, 2]], 1)
             head = torch.stack([torch.full((len(t),), HEAD), t[:, 2], t[:, 1], t[:, 0]], 1)
             ex = torch.cat([tail, head])
-        elif c.regime == "KvsAll":
+        elif c.regime == "KvsAll" or c.grouped:
             ex = self._kvsall_questions()[0]
         else:
             ex = self.train_triples

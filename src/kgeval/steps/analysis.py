@@ -1,0 +1,187 @@
+"""Steps of the analysis stage: the study's τ analyses, stability and discriminative power, with figures."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from ..analysis import figures, study
+from ..analysis.items import ItemTable, macro_items, micro_items
+from ..analysis.resampling import DEFAULT_SIZES
+from ..data.kg import KnowledgeGraph
+from ..data.questions import load_questions
+from ..data.testsets import TestSet
+from ..io import write_csv, write_table
+
+log = logging.getLogger(__name__)
+
+FIG4 = ["micro_mr", "micro_mrr", "micro_hits@1", "micro_hits@3", "micro_hits@10"]
+FIG5 = ["micro_mrr", "macro_mrr", "micro_hits@10", "macro_hits@10"]
+TABLE3 = ["micro_mrr", "micro_hits@1", "micro_hits@3", "micro_hits@10"]
+TABLE4 = FIG4
+MICRO_STUDY = ["micro_mrr", "micro_hits@10"]
+MACRO_STUDY = ["macro_mrr", "macro_hits@10", "map_cut_20", "ndcg_cut_20"]
+
+
+class TestSetFiles:
+    """The files of one test set that the analyses read."""
+
+    __test__ = False
+
+    def __init__(self, name: str, files: dict[str, str]):
+        self.name = name
+        self.files = files
+        self._kg: KnowledgeGraph | None = None
+
+    @property
+    def kg(self) -> KnowledgeGraph:
+        if self._kg is None:
+            self._kg = KnowledgeGraph.load(self.files["kg"])
+        return self._kg
+
+    def evaluation(self) -> pd.DataFrame:
+        return pd.read_csv(self.files["evaluation"])
+
+    def testset(self) -> TestSet:
+        return TestSet.load(self.files["testset"], self.kg, self.name)
+
+    def items(self, micro: list[str], macro: list[str], systems: list[str],
+              depth: int | None = None) -> tuple[ItemTable, ItemTable]:
+        qs = load_questions(self.files["questions"], self.kg)
+        ts = self.testset()
+        if depth is None:
+            pa = pd.read_parquet(self.files["per_answer"])
+            pq = pd.read_parquet(self.files["per_question"])
+        else:
+            ts = ts.at_depth(depth)
+            pa = pd.read_parquet(self.files["depth_answers"]).query("Depth == @depth")
+            pq = pd.read_parquet(self.files["depth_questions"]).query("Depth == @depth")
+        return (micro_items(pa, qs, ts, self.kg, micro, systems),
+                macro_items(pq, qs, ts, self.kg, [m for m in macro if m in pq.columns], systems))
+
+
+def _out(folder: str | Path, name: str) -> dict[str, Path]:
+    folder = Path(folder)
+    return {ext: folder / f"{name}.{ext}" for ext in ("csv", "png", "pdf", "md", "tex")}
+
+
+def rankings_step(original: dict, sample: dict, complete: dict, out_dir: str, tables_dir: str,
+                  per_relation_system: str, bootstrap: int = 1000, relation_classes: int = 50,
+                  seed: int = 0) -> None:
+    """Figures 2–6 and Tables 2–4 (τ analyses of the label-sparsity study), with bootstrap intervals."""
+    orig, samp, comp = (TestSetFiles(d["name"], d) for d in (original, sample, complete))
+    ev_o, ev_s, ev_sc = orig.evaluation(), samp.evaluation(), comp.evaluation()
+    systems = list(ev_o["System"])
+    out = Path(out_dir)
+
+    f3 = study.figure3({orig.name: ev_o, samp.name: ev_s, comp.name: ev_sc}, orig.name)
+    write_csv(f3, out / "figure3.csv")
+    figures.figure3(f3, "micro_mrr", [orig.name, samp.name, comp.name], out / "figure3.png", out / "figure3.pdf")
+    write_csv(f3[["Code", "System"]].drop_duplicates().sort_values("Code"), out / "system_codes.csv")
+
+    depth_pub = pd.read_csv(complete["pooling_depth"])
+    depth_reb = pd.read_csv(complete["pooling_depth_rebuilt"])
+    max_depth = int(depth_pub["Depth"].max())
+    items = {d: comp.items(FIG4 + ["micro_hits@10"], FIG5, systems, depth=d) for d in range(max_depth + 1)}
+    micro_by_depth = {d: it[0] for d, it in items.items()}
+    macro_by_depth = {d: it[1] for d, it in items.items()}
+    both = {d: _merge(micro_by_depth[d], macro_by_depth[d]) for d in items}
+    f4 = pd.concat([study.depth_taus(depth_pub, FIG4, "published", micro_by_depth, repeats=bootstrap, seed=seed),
+                    study.depth_taus(depth_reb, FIG4, "rebuilt")], ignore_index=True)
+    write_csv(f4, out / "figure4.csv")
+    figures.depth_taus(f4, FIG4, out / "figure4.png", out / "figure4.pdf",
+                       f"τ between {samp.name} (depth 0) and {comp.name}(d): micro metrics")
+    f5 = pd.concat([study.depth_taus(depth_pub, FIG5, "published", both, repeats=bootstrap, seed=seed),
+                    study.depth_taus(depth_reb, FIG5, "rebuilt")], ignore_index=True)
+    write_csv(f5, out / "figure5.csv")
+    figures.depth_taus(f5, FIG5, out / "figure5.png", out / "figure5.pdf",
+                       f"τ between {samp.name} (depth 0) and {comp.name}(d): micro vs macro")
+
+    ia, _ = samp.items(TABLE3, [], systems)
+    ib, _ = comp.items(TABLE3, [], systems)
+    t3 = study.category_taus(pd.read_csv(sample["per_category"]), pd.read_csv(complete["per_category"]), TABLE3,
+                             ia, ib, bootstrap, seed)
+    write_csv(t3, out / "table3_long.csv")
+    wide = t3.pivot_table(index=["QuestionType", "RelationType"], columns="Metric", values="tau").reset_index()
+    wide = wide[["QuestionType", "RelationType"] + [m for m in TABLE3 if m in wide]]
+    t = _out(tables_dir, "table3")
+    write_table(wide, t["csv"], t["md"], t["tex"], caption=f"Table 3: Kendall's τ between {samp.name} and {comp.name} "
+                "system rankings per question side and relation category (micro metrics).", label="tab:categories")
+
+    t4 = study.reweighting_taus(ev_s, ev_sc, pd.read_csv(complete["reweighted"]), TABLE4)
+    t = _out(tables_dir, "table4")
+    write_table(t4, t["csv"], t["md"], t["tex"], caption=f"Table 4: Kendall's τ with {samp.name} of {comp.name}'s micro "
+                f"metrics, as they are (Complete) and re-weighted to {samp.name}'s relation distribution (Sparse).",
+                label="tab:reweighting")
+
+    kg = orig.kg
+    dist, kl = study.relation_distributions({orig.name: orig.testset().positives, samp.name: samp.testset().positives,
+                                             comp.name: comp.testset().positives}, kg.known(), kg, relation_classes,
+                                            reference=orig.name)
+    write_csv(dist, out / "figure2_distribution.csv")
+    write_csv(kl, out / "figure2_kl.csv")
+    figures.figure2(dist, kl, out / "figure2.png", out / "figure2.pdf")
+
+    per_answer = {ts.name: pd.read_parquet(ts.files["per_answer"]) for ts in (orig, samp, comp)}
+    system = per_relation_system if per_relation_system in systems else systems[0]
+    f6 = study.per_relation(per_answer, system, kg)
+    write_csv(f6, out / "figure6.csv")
+    figures.figure6(f6, "micro_mrr", system, out / "figure6.png", out / "figure6.pdf")
+
+    t2 = study.examples(samp.testset().positives, comp.testset(), kg)
+    t = _out(tables_dir, "table2")
+    write_table(t2, t["csv"], t["md"], t["tex"], caption=f"Table 2: questions of {samp.name} with their original "
+                f"answers and the answers the {comp.name} annotations added.", label="tab:examples")
+
+    depth_items = pd.read_csv(complete["pooling_depth"])
+    reb = pd.read_csv(complete["pooling_depth_rebuilt"])
+    per_sys, taus = study.incomplete_judgments({
+        "published": depth_items[depth_items["Depth"] == max_depth],
+        "rebuilt": reb[reb["Depth"] == max_depth]})
+    write_csv(per_sys, out / "incomplete_judgments.csv")
+    write_csv(taus, out / "incomplete_judgments_tau.csv")
+    log.info("figure 4 (published, micro MRR): %s",
+             f4[(f4["Flavour"] == "published") & (f4["Metric"] == "micro_mrr")][["Depth", "tau"]].to_dict("records"))
+
+
+def _merge(a: ItemTable, b: ItemTable) -> ItemTable:
+    """One table holding both micro and macro matrices (the bootstrap only needs the matrices)."""
+    return ItemTable(a.systems, {**a.matrices, **b.matrices}, a.units, a.info, a.n_units)
+
+
+def stability_step(test_sets: list[dict], out_csv: str, out_summary: str, png: str, pdf: str,
+                   sizes: list[float] | None = None, repeats: int = 50, seed: int = 0,
+                   micro: list[str] | None = None, macro: list[str] | None = None) -> None:
+    """Figure 7: stability of the system ranking under subsampling of each test set."""
+    micro, macro = micro or MICRO_STUDY, macro or MACRO_STUDY
+    tables, metrics = {}, {}
+    for d in test_sets:
+        ts = TestSetFiles(d["name"], d)
+        systems = list(ts.evaluation()["System"])
+        mi, ma = ts.items(micro, macro, systems)
+        tables[ts.name] = [mi, ma]
+        metrics[ts.name] = micro + macro
+    stab = study.stability(tables, metrics, tuple(sizes or DEFAULT_SIZES), repeats, seed)
+    summary = study.stability_summary(stab)
+    write_csv(stab, out_csv)
+    write_csv(summary, out_summary)
+    figures.figure7(summary, png, pdf)
+
+
+def discrimination_step(test_sets: list[dict], out_pvalues: str, out_summary: str, png: str, pdf: str,
+                        trials: int = 1000, seed: int = 0, alpha: float = 0.05, micro: list[str] | None = None,
+                        macro: list[str] | None = None) -> None:
+    """Figure 8: discriminative power (paired t-test and randomised Tukey HSD over every system pair)."""
+    micro, macro = micro or MICRO_STUDY, macro or MACRO_STUDY
+    tables, metrics = {}, {}
+    for d in test_sets:
+        ts = TestSetFiles(d["name"], d)
+        systems = list(ts.evaluation()["System"])
+        tables[ts.name] = list(ts.items(micro, macro, systems))
+        metrics[ts.name] = micro + macro
+    pvalues, summary = study.discrimination(tables, metrics, trials, seed, alpha)
+    write_csv(pvalues, out_pvalues)
+    write_csv(summary, out_summary)
+    figures.figure8(pvalues, png, pdf, alpha)
