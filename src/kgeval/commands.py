@@ -71,3 +71,25 @@ def _annotate_merge(p: argparse.ArgumentParser):
         return 0
 
     return run
+
+
+# ---- re-analysis of metric tables (kgeval.analysis.reanalyze) -------------------------------------------
+@command("reanalyze", "re-run every tau analysis and figure that needs only per-system metric tables")
+def _reanalyze(p: argparse.ArgumentParser):
+    p.add_argument("folder", help="folder laid out like the published result release (FB-Test-O/evaluation.csv …)")
+    p.add_argument("out", help="output folder")
+    p.add_argument("--names", default="", help="role=folder pairs overriding the published folder names, e.g. "
+                   "original=Synth-Test-O,sample=Synth-Test-S,complete=Synth-Test-S-C,second=Synth2")
+
+    def run(a):
+        from .analysis.reanalyze import reanalyze
+
+        names = dict(pair.split("=", 1) for pair in a.names.split(",") if pair)
+        unknown = set(names) - {"original", "sample", "complete", "second"}
+        if unknown:
+            raise SystemExit(f"kgeval reanalyze: unknown role(s) {sorted(unknown)}")
+        notes = reanalyze(a.folder, a.out, names)
+        print(f"{a.out}: done" + (f"; {len(notes)} note(s) in notes.txt" if notes else ""))
+        return 0
+
+    return run

@@ -100,6 +100,12 @@ rule analysis_stability:
             category="5. Metrics: stability and discriminative power",
         ),
         pdf="results/analysis/figure7.pdf",
+        families=report(
+            "results/analysis/figure7_families.png",
+            caption="../report/figure7_families.rst",
+            category="7. Metric families",
+        ),
+        families_pdf="results/analysis/figure7_families.pdf",
         taus="results/analysis/figure7_taus.csv",
         summary=report(
             "results/analysis/figure7_summary.csv",
@@ -133,6 +139,12 @@ rule analysis_discrimination:
             category="5. Metrics: stability and discriminative power",
         ),
         pdf="results/analysis/figure8.pdf",
+        families=report(
+            "results/analysis/figure8_families.png",
+            caption="../report/figure8_families.rst",
+            category="7. Metric families",
+        ),
+        families_pdf="results/analysis/figure8_families.pdf",
         pvalues="results/analysis/figure8_pvalues.csv",
         summary=report(
             "results/analysis/figure8_summary.csv",
@@ -154,3 +166,90 @@ rule analysis_discrimination:
         settings=config["analysis"],
     script:
         "../scripts/analysis_discrimination.py"
+
+
+rule analysis_families:
+    input:
+        get_analysis_inputs(["original", "second", "complete"]),
+    output:
+        within=report(
+            "results/analysis/families_within_testset.csv",
+            caption="../report/families_within.rst",
+            category="7. Metric families",
+        ),
+        cross="results/analysis/families_cross_dataset.csv",
+        flips=report(
+            "results/tables/families_cross_dataset.csv",
+            caption="../report/families_cross.rst",
+            category="7. Metric families",
+        ),
+        flips_md="results/tables/families_cross_dataset.md",
+        flips_tex="results/tables/families_cross_dataset.tex",
+        depth=report(
+            "results/analysis/families_depth_taus.png",
+            caption="../report/families_depth.rst",
+            category="7. Metric families",
+        ),
+        depth_pdf="results/analysis/families_depth_taus.pdf",
+        depth_csv="results/analysis/families_depth_taus.csv",
+        grid="results/analysis/umf_grid.csv",
+        sensitivity="results/analysis/umf_sensitivity.csv",
+        heatmaps=report(
+            expand(
+                "results/analysis/umf_sensitivity_{weighting}_{axis}.png",
+                weighting=["uniform", "frequency"],
+                axis=["alpha", "p"],
+            ),
+            caption="../report/umf_heatmap.rst",
+            category="7. Metric families",
+        ),
+        heatmaps_pdf=expand(
+            "results/analysis/umf_sensitivity_{weighting}_{axis}.pdf",
+            weighting=["uniform", "frequency"],
+            axis=["alpha", "p"],
+        ),
+    log:
+        "logs/analysis_families.log",
+    benchmark:
+        "logs/benchmarks/analysis_families.tsv"
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        roles=lambda wildcards: {
+            role: analysis_files(role) if STUDY.get(role) else None
+            for role in ("original", "complete", "second")
+        },
+    script:
+        "../scripts/analysis_families.py"
+
+
+rule reanalyze_own_tables:
+    input:
+        get_reanalysis_inputs,
+    output:
+        notes="results/reanalysis/own/notes.txt",
+    log:
+        "logs/reanalyze_own_tables.log",
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        folder="results/metrics",
+        names=STUDY,
+    script:
+        "../scripts/reanalyze.py"
+
+
+rule reanalyze_release:
+    input:
+        get_release_tables,
+    output:
+        notes="results/reanalysis/release/notes.txt",
+    log:
+        "logs/reanalyze_release.log",
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        folder=config["analysis"]["reanalyze"],
+        names={},
+    script:
+        "../scripts/reanalyze.py"

@@ -1,4 +1,5 @@
 import re
+from pathlib import Path
 
 from kgeval.config import check_references, model_settings
 from kgeval.data.kg import CATEGORIES
@@ -220,6 +221,29 @@ def get_analysis_inputs(roles):
     return sorted(set(out))
 
 
+def get_reanalysis_inputs(wildcards):
+    files = []
+    for role in ("original", "sample", "complete", "second"):
+        name = STUDY.get(role)
+        if name:
+            files += [
+                f"results/metrics/{name}/evaluation.csv",
+                f"results/metrics/{name}/lp_per_rel_type.csv",
+            ]
+    complete = STUDY["complete"]
+    files += [
+        f"results/metrics/{complete}/pooling_depth.csv",
+        f"results/metrics/{complete}/lp_sample_rel_dist.csv",
+    ]
+    return files
+
+
+def get_release_tables(wildcards):
+    """The CSV tables of the release folder to re-analyse (config key analysis/reanalyze)."""
+    folder = config["analysis"]["reanalyze"]
+    return sorted(str(p) for p in Path(folder).glob("*/*.csv")) if folder else []
+
+
 def get_final_outputs():
     out = ["results/tables/table1.csv"]
     if any(dataset_spec(d)["source"] == "manifest" for d in DATASETS):
@@ -234,7 +258,11 @@ def get_final_outputs():
         "results/analysis/figure3.png",
         "results/analysis/figure7.png",
         "results/analysis/figure8.png",
+        "results/analysis/umf_grid.csv",
+        "results/reanalysis/own/notes.txt",
     ]
+    if config["analysis"]["reanalyze"]:
+        out.append("results/reanalysis/release/notes.txt")
     out += expand(
         "results/trec/{testset}/{model}.run", testset=TEST_SETS, model=SYSTEMS
     )

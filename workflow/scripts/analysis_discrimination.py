@@ -10,6 +10,8 @@ run_step(
     out_summary=snakemake.output.summary,
     png=snakemake.output.figure,
     pdf=snakemake.output.pdf,
+    families_png=snakemake.output.families,
+    families_pdf=snakemake.output.families_pdf,
     trials=settings["tukey_trials"],
     seed=settings["seed"],
     alpha=settings["alpha"],

@@ -10,6 +10,8 @@ run_step(
     out_summary=snakemake.output.summary,
     png=snakemake.output.figure,
     pdf=snakemake.output.pdf,
+    families_png=snakemake.output.families,
+    families_pdf=snakemake.output.families_pdf,
     sizes=settings["stability_sizes"],
     repeats=settings["stability_repeats"],
     seed=settings["seed"],

@@ -23,8 +23,36 @@ import pandas as pd
 from ..data.kg import SIDE_NAMES
 from ..dumps import Dump
 from . import trec
+from .adjusted import family_metrics
 from .rank_based import RankBasedMetric, study_metrics
 from .ranks import Ranks, macro_ranks, micro_ranks
+from .umf import UnifiedMetric
+
+# The unified-metric settings written into every evaluation table (more in the UMF grid analysis): MRR-like
+# (α = −1) and a flatter transform (α = −0.5), each weighting answer entities uniformly or by frequency, and a
+# Hits@10-like step with uniform entity weights.
+DEFAULT_UMF = ({"alpha": -1.0, "p": 1.0, "weighting": "uniform"}, {"alpha": -1.0, "p": 1.0, "weighting": "frequency"},
+               {"alpha": -0.5, "p": 1.0, "weighting": "uniform"}, {"alpha": -0.5, "p": 1.0, "weighting": "frequency"},
+               {"hits_k": 10, "p": 1.0, "weighting": "uniform"})
+
+
+def umf_metrics(settings, num_entities: int) -> list[UnifiedMetric]:
+    return [UnifiedMetric(num_entities=num_entities, **s) for s in settings]
+
+
+def family_columns(prefix: str, ranks: np.ndarray, num_candidates: np.ndarray, entity: np.ndarray,
+                   umf: list[UnifiedMetric], weights: np.ndarray | None = None) -> tuple[dict, dict]:
+    """Summary values of the metric families (adjusted, z-scored, unified) and, for the unified metrics with
+    p = 1, per-item values n·ω_i·f(r_i) whose mean is the metric (ω_i from the full set's class counts)."""
+    summary, items = {}, {}
+    for m in family_metrics():
+        summary[f"{prefix}_{m.key}"] = float(m(ranks, num_candidates, weights))
+    for m in umf:
+        summary[f"{prefix}_{m.key}"] = m(ranks, num_candidates, weights, classes=entity)
+        if m.p == 1.0 and len(ranks):
+            omega = m.item_weights(len(ranks), weights, classes=entity)
+            items[f"{prefix}_{m.key}"] = len(ranks) * omega * m.transform(ranks, num_candidates)
+    return summary, items
 
 
 @dataclass
@@ -87,8 +115,10 @@ def answer_weights(relation: np.ndarray, relation_weights: dict[int, float] | No
 
 def evaluate(dump: Dump, qrels: Qrels, relation_category: list[str] | None = None,
              measures: list[str] | None = None, relation_weights: dict[int, float] | None = None,
-             rank_type: str = "realistic", metrics: list[RankBasedMetric] | None = None) -> Evaluation:
-    """Micro, macro and trec measures of one dump under ``qrels``."""
+             rank_type: str = "realistic", metrics: list[RankBasedMetric] | None = None,
+             families: bool = False, umf_settings=DEFAULT_UMF) -> Evaluation:
+    """Micro, macro and trec measures of one dump under ``qrels``; with ``families`` also the adjusted,
+    z-scored and unified metrics (``micro_amri``, ``macro_zmrr``, ``micro_umf_a-1_p1_uniform`` …)."""
     metrics = metrics or study_metrics()
     measures = trec.DEFAULT_MEASURES if measures is None else measures
     qs = dump.questions
@@ -130,6 +160,18 @@ def evaluate(dump: Dump, qrels: Qrels, relation_category: list[str] | None = Non
         summary[f"macro_{m.key}"] = m.aggregate(per_question[f"macro_{m.key}"].to_numpy())
     for name in measures:
         summary[name] = float(per_question[name].mean()) if len(per_question) else float("nan")
+    if families:
+        umf = umf_metrics(umf_settings, qs.num_entities)
+        fam, items = family_columns("micro", r_mic, mic.num_candidates.astype(float), j.entity[mic.rows], umf,
+                                    weights)
+        summary.update(fam)
+        for k, v in items.items():
+            per_answer[k] = v
+        if relation_weights is None:  # the macro forms ignore relation weights
+            fam, items = family_columns("macro", r_mac, mac.num_candidates.astype(float), j.entity[mac.rows], umf)
+            summary.update(fam)
+            for k, v in items.items():
+                per_question[k] = v
     return Evaluation(per_answer, per_question, summary, mic, mac)
 
 

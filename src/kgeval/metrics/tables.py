@@ -44,9 +44,11 @@ def summary_frame(results: dict[str, dict[str, float]], extra: dict[str, object]
 
 def evaluate_systems(loaded: dict[str, Dump], qrels_for, kg: KnowledgeGraph, measures: list[str] | None,
                      metrics: list[RankBasedMetric] | None = None,
-                     relation_weights: dict[int, float] | None = None) -> dict[str, Evaluation]:
+                     relation_weights: dict[int, float] | None = None, families: bool = True) -> dict[str, Evaluation]:
+    """Every system's evaluation; the metric families (adjusted, z-scored, unified) are included so that
+    every analysis that reads these tables covers them too."""
     return {system: evaluate(dump, qrels_for(dump), kg.relation_category, measures, relation_weights,
-                             metrics=metrics) for system, dump in loaded.items()}
+                             metrics=metrics, families=families) for system, dump in loaded.items()}
 
 
 def evaluate_testset(dumps: dict[str, str], kg_path: str | Path, evaluation_csv: str | Path,

@@ -153,9 +153,12 @@ def _merge(a: ItemTable, b: ItemTable) -> ItemTable:
 
 def stability_step(test_sets: list[dict], out_csv: str, out_summary: str, png: str, pdf: str,
                    sizes: list[float] | None = None, repeats: int = 50, seed: int = 0,
-                   micro: list[str] | None = None, macro: list[str] | None = None) -> None:
-    """Figure 7: stability of the system ranking under subsampling of each test set."""
-    micro, macro = micro or MICRO_STUDY, macro or MACRO_STUDY
+                   micro: list[str] | None = None, macro: list[str] | None = None,
+                   families_png: str | None = None, families_pdf: str | None = None) -> None:
+    """Figure 7: stability of the system ranking under subsampling of each test set (and a companion figure
+    for the unified metrics; adjusted metrics rank exactly like their base metrics)."""
+    micro = micro or MICRO_STUDY + UMF_STUDY_MICRO
+    macro = macro or MACRO_STUDY + UMF_STUDY_MACRO
     tables, metrics = {}, {}
     for d in test_sets:
         ts = TestSetFiles(d["name"], d)
@@ -167,14 +170,20 @@ def stability_step(test_sets: list[dict], out_csv: str, out_summary: str, png: s
     summary = study.stability_summary(stab)
     write_csv(stab, out_csv)
     write_csv(summary, out_summary)
-    figures.figure7(summary, png, pdf)
+    figures.figure7(summary[~summary["Metric"].str.contains("umf")], png, pdf)
+    if families_png:
+        figures.figure7(summary[summary["Metric"].isin(["micro_mrr", "macro_mrr"]) |
+                                summary["Metric"].str.contains("umf")], families_png, families_pdf)
 
 
 def discrimination_step(test_sets: list[dict], out_pvalues: str, out_summary: str, png: str, pdf: str,
                         trials: int = 1000, seed: int = 0, alpha: float = 0.05, micro: list[str] | None = None,
-                        macro: list[str] | None = None) -> None:
-    """Figure 8: discriminative power (paired t-test and randomised Tukey HSD over every system pair)."""
-    micro, macro = micro or MICRO_STUDY, macro or MACRO_STUDY
+                        macro: list[str] | None = None, families_png: str | None = None,
+                        families_pdf: str | None = None) -> None:
+    """Figure 8: discriminative power (paired t-test and randomised Tukey HSD over every system pair), and a
+    companion figure for the unified metrics."""
+    micro = micro or MICRO_STUDY + UMF_STUDY_MICRO
+    macro = macro or MACRO_STUDY + UMF_STUDY_MACRO
     tables, metrics = {}, {}
     for d in test_sets:
         ts = TestSetFiles(d["name"], d)
@@ -184,4 +193,51 @@ def discrimination_step(test_sets: list[dict], out_pvalues: str, out_summary: st
     pvalues, summary = study.discrimination(tables, metrics, trials, seed, alpha)
     write_csv(pvalues, out_pvalues)
     write_csv(summary, out_summary)
-    figures.figure8(pvalues, png, pdf, alpha)
+    figures.figure8(pvalues[~pvalues["Metric"].str.contains("umf")], png, pdf, alpha)
+    if families_png:
+        figures.figure8(pvalues[pvalues["Metric"].isin(["micro_mrr", "macro_mrr"]) |
+                                pvalues["Metric"].str.contains("umf")], families_png, families_pdf, alpha)
+
+
+UMF_STUDY_MICRO = ["micro_umf_a-1_p1_uniform", "micro_umf_a-0.5_p1_uniform", "micro_umf_h10_p1_uniform"]
+UMF_STUDY_MACRO = ["macro_umf_a-1_p1_uniform", "macro_umf_h10_p1_uniform"]
+
+
+def families_step(original: dict, complete: dict, second: dict | None, out_dir: str, tables_dir: str) -> None:
+    """The metric-family analysis: identity of adjusted rankings within a test set, cross-dataset flips,
+    family companions of Figures 4/5, and the unified-metric grid with its sensitivity heat maps."""
+    from ..analysis import families
+
+    out = Path(out_dir)
+    orig = TestSetFiles(original["name"], original)
+    ev_o = orig.evaluation()
+    write_csv(families.identical_within_testset(ev_o), out / "families_within_testset.csv")
+    if second:
+        sec = TestSetFiles(second["name"], second)
+        cross = families.cross_dataset(ev_o, sec.evaluation(), orig.name, sec.name)
+        write_csv(cross, out / "families_cross_dataset.csv")
+        summ = families.summarise_flips(cross)
+        t = _out(tables_dir, "families_cross_dataset")
+        write_table(summ, t["csv"], t["md"], t["tex"], caption=f"Systems whose comparison between {orig.name} and "
+                    f"{sec.name} flips when raw metrics are replaced by chance-adjusted ones.", label="tab:flips")
+    else:
+        write_csv(pd.DataFrame(), out / "families_cross_dataset.csv")
+        t = _out(tables_dir, "families_cross_dataset")
+        write_table(pd.DataFrame({"note": ["no second dataset configured"]}), t["csv"], t["md"], t["tex"])
+    depth_pub = pd.read_csv(complete["pooling_depth"])
+    fam = families.family_columns(depth_pub, "micro")
+    chosen = ["micro_mrr", "micro_amrr", "micro_zmrr", "micro_hits@10", "micro_ah@10"] + \
+        [c for c in fam if "umf" in c]
+    dt = study.depth_taus(depth_pub, [c for c in chosen if c in depth_pub], "published")
+    write_csv(dt, out / "families_depth_taus.csv")
+    figures.depth_taus(dt, list(dict.fromkeys(dt["Metric"])), out / "families_depth_taus.png",
+                       out / "families_depth_taus.pdf", "τ with depth 0: raw, adjusted and unified micro metrics")
+    grid, sens = families.umf_grid(pd.read_parquet(orig.files["per_answer"]), orig.kg.num_entities)
+    write_csv(grid, out / "umf_grid.csv")
+    write_csv(sens, out / "umf_sensitivity.csv")
+    for wt in ("uniform", "frequency"):
+        for axis in ("alpha", "p"):
+            mat = families.sensitivity_matrix(sens, wt, axis)
+            if not mat.empty:
+                figures.heatmap(mat, out / f"umf_sensitivity_{wt}_{axis}.png", out / f"umf_sensitivity_{wt}_{axis}.pdf",
+                                f"{orig.name}: τ to the next {axis} ({wt} entity weights)", "p", "α")
