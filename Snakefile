@@ -20,9 +20,11 @@ include: "workflow/rules/scores.smk"
 include: "workflow/rules/pools.smk"
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/kp.smk"
 
 
 rule all:
     default_target: True
     input:
         get_final_outputs(),
+        KP_OUTPUTS,

@@ -98,6 +98,9 @@ def check_references(config: dict[str, Any]) -> None:
     study = config["study"]
     if tests[study["sample"]]["kind"] != "sample" or tests[study["complete"]]["kind"] != "pooled":
         raise ConfigError("config key study: 'sample' must be a sample test set and 'complete' a pooled one")
+    for name in config.get("evaluation", {}).get("trec_export", {}).get("test_sets", []):
+        if name not in tests:
+            raise ConfigError(f"config key evaluation/trec_export/test_sets: unknown test set {name!r}")
     for name in config.get("evaluation", {}).get("full_scores", []):
         if name not in tests:
             raise ConfigError(f"config key evaluation/full_scores: unknown test set {name!r}")

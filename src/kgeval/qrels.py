@@ -82,9 +82,10 @@ def _docno(name: str) -> str:
     return name
 
 
-def export_trec_run(dump: Dump, kg: KnowledgeGraph, out: str | Path, tag: str) -> int:
+def export_trec_run(dump: Dump, kg: KnowledgeGraph, out: str | Path, tag: str, depth: int | None = None) -> int:
     """The dump's run in TREC format ``qid Q0 docno rank score tag`` (scores exact: float32 printed with 9
-    significant digits round-trips); returns the number of lines."""
+    significant digits round-trips), to ``depth`` candidates per question (default: the whole stored run);
+    returns the number of lines."""
     if any(c.isspace() for c in tag):
         raise ValueError(f"run tag {tag!r} contains whitespace")
     names = [_docno(e) for e in kg.entities]
@@ -92,7 +93,7 @@ def export_trec_run(dump: Dump, kg: KnowledgeGraph, out: str | Path, tag: str) -
     with atomic_open(out) as fh:
         for q, qid in enumerate(dump.questions.qid):
             for rank, (e, s) in enumerate(zip(dump.run_entity[q], dump.run_score[q]), start=1):
-                if e < 0:
+                if e < 0 or (depth is not None and rank > depth):
                     break
                 fh.write(f"{qid} Q0 {names[e]} {rank} {float(s):.9g} {tag}\n")
                 n += 1

@@ -253,7 +253,9 @@ def get_final_outputs():
     out += expand("results/metrics/{testset}/pooling_depth.csv", testset=POOLED_SETS)
     out += expand("results/pools/{testset}/coverage.csv", testset=POOLED_SETS)
     out += expand("results/annotations/{testset}/batch.tsv", testset=POOLED_SETS)
-    out += expand("results/trec/{testset}/qrels.txt", testset=TEST_SETS)
+    exported = config["evaluation"]["trec_export"]["test_sets"]
+    out += expand("results/trec/{testset}/qrels.txt", testset=exported)
+    out += expand("results/trec/{testset}/{model}.run", testset=exported, model=SYSTEMS)
     out += [
         "results/analysis/figure3.png",
         "results/analysis/figure7.png",
@@ -263,7 +265,4 @@ def get_final_outputs():
     ]
     if config["analysis"]["reanalyze"]:
         out.append("results/reanalysis/release/notes.txt")
-    out += expand(
-        "results/trec/{testset}/{model}.run", testset=TEST_SETS, model=SYSTEMS
-    )
     return out

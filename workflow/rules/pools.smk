@@ -79,6 +79,8 @@ rule export_trec_run:
         model=alternatives(SYSTEMS),
     conda:
         "../../envs/analysis.yaml"
+    params:
+        depth=config["evaluation"]["trec_export"]["depth"],
     script:
         "../scripts/export_trec_run.py"
 

@@ -8,4 +8,5 @@ run_step(
     kg_path=snakemake.input.kg,
     out=snakemake.output.run,
     tag=snakemake.wildcards.model,
+    depth=snakemake.params.depth,
 )

@@ -59,9 +59,9 @@ def depth_tables_step(dumps: dict[str, str], kg_path: str, pooled_testset: str, 
                         qrels_by_depth=lambda dump, d: qrels_for_dump(dump, reb, d))
 
 
-def export_trec_run_step(dump: str, kg_path: str, out: str, tag: str) -> None:
+def export_trec_run_step(dump: str, kg_path: str, out: str, tag: str, depth: int | None = None) -> None:
     """A dump's run as a TREC run file, for trec_eval itself."""
-    n = export_trec_run(load_dump(dump), KnowledgeGraph.load(kg_path), out, tag)
+    n = export_trec_run(load_dump(dump), KnowledgeGraph.load(kg_path), out, tag, depth)
     log.info("%s: %d run lines", Path(dump).name, n)
 
 
