@@ -44,7 +44,7 @@ def load(name):
         return yaml.safe_load(fh)
 
 
-@pytest.mark.parametrize("name", ["config.yaml", "tiny.yaml"])
+@pytest.mark.parametrize("name", ["config.yaml", "tiny.yaml", "paper.yaml"])
 def test_shipped_configs_validate(name, monkeypatch):
     monkeypatch.chdir(ROOT)
     validate_config(load(name), ROOT / "config/schema.yaml")
