@@ -71,3 +71,16 @@ def test_config_errors_name_the_key(edit, message, monkeypatch):
     edit(cfg)
     with pytest.raises(ConfigError, match=message):
         validate_config(cfg, ROOT / "config/schema.yaml")
+
+
+def test_dataset_overrides_replace_only_the_given_keys(monkeypatch):
+    from kgeval.config import model_settings
+
+    monkeypatch.chdir(ROOT)
+    cfg = load("tiny.yaml")
+    cfg["models"]["DistMult"]["datasets"] = {"Synth2": {"train": {"max_epochs": 1}}}
+    cfg = validate_config(cfg, ROOT / "config/schema.yaml")
+    base = model_settings(cfg, "Synth", "DistMult")["train"]
+    over = model_settings(cfg, "Synth2", "DistMult")["train"]
+    assert over["max_epochs"] == 1 and base["max_epochs"] == 12
+    assert {k: v for k, v in over.items() if k != "max_epochs"} == {k: v for k, v in base.items() if k != "max_epochs"}
