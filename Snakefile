@@ -13,6 +13,9 @@ configfile: "config/config.yaml"
 validate(config, "config/schema.yaml")
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/models.smk"
