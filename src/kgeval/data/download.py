@@ -80,7 +80,7 @@ def fetch(res: Resource, dest: str | Path, mirror: str | Path | None = None, pre
                 size = tmp.stat().st_size
                 if digest != res.sha256:
                     raise ChecksumError(f"{res.mirror_path} (from {where})", res.sha256, digest)
-                if size != res.size:
+                if res.size >= 0 and size != res.size:  # size < 0: not pinned, the SHA-256 alone decides
                     raise ChecksumError(f"{res.mirror_path} (from {where}: {size} bytes, expected {res.size})",
                                         res.sha256, digest)
         except (OSError, urllib.error.URLError, ValueError) as exc:

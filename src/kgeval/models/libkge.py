@@ -99,11 +99,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..data.download import MIRROR_ENV, _from_mirror, _from_url, fetch, resolve_mirror
+from ..data.download import fetch, resolve_mirror
 from ..data.kg import SPLITS, KnowledgeGraph
 from ..data.manifest import Resource
 from ..errors import ChecksumError, ConfigError, CorruptFileError, InputError, KgevalError
-from ..io import atomic_path
 from . import build_model
 from .base import KGEModel
 
@@ -671,26 +670,4 @@ def fetch_libkge(url: str, sha256: str, out: str | Path, mirror: str | Path | No
     sha = _check_sha(sha256)
     res = Resource(mirror_path or default_mirror_path(url), url, sha, int(size) if size is not None else -1)
     mirror_dir = resolve_mirror(str(mirror) if mirror else None)
-    if size is not None:
-        return fetch(res, out, mirror=mirror_dir, prefer_mirror=prefer_mirror, timeout=timeout)
-    # no pinned size: the same procedure, checked by SHA-256 alone
-    sources = ["url"] if mirror_dir is None else (["mirror", "url"] if prefer_mirror else ["url", "mirror"])
-    failures = []
-    for source in sources:
-        try:
-            with atomic_path(out) as tmp:
-                if source == "url":
-                    digest, where = _from_url(res, tmp, timeout), url
-                else:
-                    assert mirror_dir is not None
-                    digest, where = _from_mirror(res, tmp, mirror_dir), str(mirror_dir / res.mirror_path)
-                if digest != sha:
-                    raise ChecksumError(f"{res.mirror_path} (from {where})", sha, digest)
-        except (OSError, urllib.error.URLError, ValueError) as exc:
-            failures.append(f"{source}: {exc}")
-            log.warning("could not fetch %s from %s: %s", res.mirror_path, source, exc)
-            continue
-        log.info("fetched %s from %s", res.mirror_path, source)
-        return source
-    hint = "" if mirror_dir is not None else f"; set {MIRROR_ENV} or the 'mirror' config key to use a mirror folder"
-    raise KgevalError(f"could not fetch {res.mirror_path}: " + "; ".join(failures) + hint)
+    return fetch(res, out, mirror=mirror_dir, prefer_mirror=prefer_mirror, timeout=timeout)

@@ -151,21 +151,26 @@ def _merge(a: ItemTable, b: ItemTable) -> ItemTable:
     return ItemTable(a.systems, {**a.matrices, **b.matrices}, a.units, a.info, a.n_units)
 
 
+def _item_tables(test_sets: list[dict], micro: list[str] | None, macro: list[str] | None):
+    """Per test set: its [micro, macro] per-item score tables (systems in evaluation.csv order) and the metric
+    names (default: the study's metrics and the unified-framework settings)."""
+    micro = micro or MICRO_STUDY + UMF_STUDY_MICRO
+    macro = macro or MACRO_STUDY + UMF_STUDY_MACRO
+    tables, metrics = {}, {}
+    for d in test_sets:
+        ts = TestSetFiles(d["name"], d)
+        tables[ts.name] = list(ts.items(micro, macro, list(ts.evaluation()["System"])))
+        metrics[ts.name] = micro + macro
+    return tables, metrics
+
+
 def stability_step(test_sets: list[dict], out_csv: str, out_summary: str, png: str, pdf: str,
                    sizes: list[float] | None = None, repeats: int = 50, seed: int = 0,
                    micro: list[str] | None = None, macro: list[str] | None = None,
                    families_png: str | None = None, families_pdf: str | None = None) -> None:
     """Figure 7: stability of the system ranking under subsampling of each test set (and a companion figure
     for the unified metrics; adjusted metrics rank exactly like their base metrics)."""
-    micro = micro or MICRO_STUDY + UMF_STUDY_MICRO
-    macro = macro or MACRO_STUDY + UMF_STUDY_MACRO
-    tables, metrics = {}, {}
-    for d in test_sets:
-        ts = TestSetFiles(d["name"], d)
-        systems = list(ts.evaluation()["System"])
-        mi, ma = ts.items(micro, macro, systems)
-        tables[ts.name] = [mi, ma]
-        metrics[ts.name] = micro + macro
+    tables, metrics = _item_tables(test_sets, micro, macro)
     stab = study.stability(tables, metrics, tuple(sizes or DEFAULT_SIZES), repeats, seed)
     summary = study.stability_summary(stab)
     write_csv(stab, out_csv)
@@ -182,14 +187,7 @@ def discrimination_step(test_sets: list[dict], out_pvalues: str, out_summary: st
                         families_pdf: str | None = None) -> None:
     """Figure 8: discriminative power (paired t-test and randomised Tukey HSD over every system pair), and a
     companion figure for the unified metrics."""
-    micro = micro or MICRO_STUDY + UMF_STUDY_MICRO
-    macro = macro or MACRO_STUDY + UMF_STUDY_MACRO
-    tables, metrics = {}, {}
-    for d in test_sets:
-        ts = TestSetFiles(d["name"], d)
-        systems = list(ts.evaluation()["System"])
-        tables[ts.name] = list(ts.items(micro, macro, systems))
-        metrics[ts.name] = micro + macro
+    tables, metrics = _item_tables(test_sets, micro, macro)
     pvalues, summary = study.discrimination(tables, metrics, trials, seed, alpha)
     write_csv(pvalues, out_pvalues)
     write_csv(summary, out_summary)

@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..analysis.kendall import tau_b
 from ..config import model_settings
-from ..io import atomic_open, read_json, sha256_file, to_markdown, write_csv, write_json
+from ..io import atomic_open, read_json, sha256_file, to_markdown, write_csv, write_json, write_table
 
 log = logging.getLogger(__name__)
 
@@ -285,13 +285,11 @@ def early_stopping_table_step(per_model: dict[str, str], out_csv: str, out_md: s
                              "epoch_best_metric": int(g.loc[g[mrr].idxmax(), "epoch"]),
                              "relative_error": abs(best - float(best_kp[mrr])) / best if best else np.nan})
     df = pd.DataFrame(rows)
-    write_csv(df, out_csv)
     write_csv(detail, out_checkpoints)
-    with atomic_open(out_md) as fh:
-        fh.write("Correlation of KP with MRR across the evaluation checkpoints of one training run per model "
-                 "(paper's Table 3 layout; r Pearson, ρ Spearman, τ Kendall); relative_error: relative loss "
-                 "of the metric when stopping at the checkpoint with the best KP.\n\n")
-        fh.write(to_markdown(df, 3))
+    write_table(df, out_csv, out_md, digits=3,
+                caption="Correlation of KP with MRR across the evaluation checkpoints of one training run per model "
+                        "(paper's Table 3 layout; r Pearson, ρ Spearman, τ Kendall); relative_error: relative loss "
+                        "of the metric when stopping at the checkpoint with the best KP.")
     return df
 
 
@@ -402,12 +400,10 @@ def timing_table_step(timings: dict[str, str], out_csv: str, out_md: str) -> pd.
                      "kp_seconds": kp_total, "speedup": t["ranking"]["total_seconds"] / kp_total,
                      **{f"kp_{k}_share": steps[k] / kp_total for k in KP_STEPS}})
     df = pd.DataFrame(rows)
-    write_csv(df, out_csv)
-    with atomic_open(out_md) as fh:
-        fh.write("Evaluation time (validation + test) with the full filtered ranking and with Knowledge "
-                 "Persistence, measured in the same process on the same device (paper's Table 5 layout); "
-                 "speed-up = ranking / KP; kp_*_share = each KP step's share of the KP time.\n\n")
-        fh.write(to_markdown(df, 3))
+    write_table(df, out_csv, out_md, digits=3,
+                caption="Evaluation time (validation + test) with the full filtered ranking and with Knowledge "
+                        "Persistence, measured in the same process on the same device (paper's Table 5 layout); "
+                        "speed-up = ranking / KP; kp_*_share = each KP step's share of the KP time.")
     return df
 
 
