@@ -38,10 +38,10 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def run_worker(script: str, args: list[str], timeout: float = 3600) -> dict:
-    """Run ``script --worker ...`` in a fresh process (same allocator settings for every tool) and return the
-    JSON it prints last."""
-    env = {**os.environ, **ALLOCATOR}
+def run_worker(script: str, args: list[str], timeout: float = 3600, allocator: bool = True) -> dict:
+    """Run ``script --worker ...`` in a fresh process and return the JSON it prints last. ``allocator``: with the
+    glibc settings of ALLOCATOR (the pipeline's), else with glibc's defaults."""
+    env = {**os.environ, **ALLOCATOR} if allocator else {k: v for k, v in os.environ.items() if k not in ALLOCATOR}
     proc = subprocess.run([sys.executable, script, "--worker", *args], capture_output=True, text=True,
                           timeout=timeout, env=env)
     if proc.returncode != 0:
