@@ -64,6 +64,14 @@ def test_defaults_are_filled(monkeypatch):
     (lambda c: c["test_sets"]["Synth-Test-O"].update(dataset="Nope"), r"test_sets/Synth-Test-O/dataset: unknown dataset"),
     (lambda c: c["study"].update(second="Nope"), r"config key study/second: unknown test set 'Nope'"),
     (lambda c: c["test_sets"]["Synth-Test-S-C"].update(seed_set="Synth-Test-O"), r"test_sets/Synth-Test-S-C/seed_set"),
+    (lambda c: c["evaluation"].update(run_depth_by_testset={"Synth-Test-X": 50}),
+     r"evaluation/run_depth_by_testset: unknown test set 'Synth-Test-X'"),
+    (lambda c: c["evaluation"].update(run_depth_by_testset={"Synth-Test-S": 5}),
+     r"evaluation/run_depth_by_testset/Synth-Test-S: 5 is less than the minimum of 10"),
+    (lambda c: c["pooling"].update(depth=60) or c["evaluation"].update(run_depth_by_testset={"Synth-Test-S": 50}),
+     r"config key pooling/depth: deeper than the run depth of Synth-Test-S"),
+    (lambda c: c["evaluation"].update(run_depth_by_testset={"Synth-Test-S-C": 50}),
+     r"config key evaluation/trec_export/depth: deeper than the run depth of Synth-Test-S-C"),
 ])
 def test_config_errors_name_the_key(edit, message, monkeypatch):
     monkeypatch.chdir(ROOT)
@@ -84,3 +92,14 @@ def test_dataset_overrides_replace_only_the_given_keys(monkeypatch):
     over = model_settings(cfg, "Synth2", "DistMult")["train"]
     assert over["max_epochs"] == 1 and base["max_epochs"] == 12
     assert {k: v for k, v in over.items() if k != "max_epochs"} == {k: v for k, v in base.items() if k != "max_epochs"}
+
+
+def test_run_depth_per_test_set(monkeypatch):
+    from kgeval.config import run_depth
+
+    monkeypatch.chdir(ROOT)
+    cfg = load("tiny.yaml")
+    cfg["evaluation"]["run_depth_by_testset"] = {"Synth-Test-O": 20}
+    cfg = validate_config(cfg, ROOT / "config/schema.yaml")
+    assert run_depth(cfg, "Synth-Test-O") == 20
+    assert run_depth(cfg, "Synth-Test-S") == cfg["evaluation"]["run_depth"] == 100

@@ -114,10 +114,25 @@ def check_references(config: dict[str, Any]) -> None:
     for name in config.get("pooling", {}).get("systems", []):
         if name not in config["models"]:
             raise ConfigError(f"config key pooling/systems: {name!r} is not a configured model")
+    for name in config.get("evaluation", {}).get("run_depth_by_testset", {}):
+        if name not in tests:
+            raise ConfigError(f"config key evaluation/run_depth_by_testset: unknown test set {name!r}")
     depth = config.get("pooling", {}).get("depth", 10)
-    if depth > config.get("evaluation", {}).get("run_depth", 1000):
-        raise ConfigError("config key pooling/depth: deeper than evaluation/run_depth")
+    if depth > run_depth(config, study["sample"]):
+        raise ConfigError(f"config key pooling/depth: deeper than the run depth of {study['sample']} "
+                          "(evaluation/run_depth, run_depth_by_testset)")
+    export = config.get("evaluation", {}).get("trec_export", {})
+    for name in export.get("test_sets", []):
+        if export.get("depth", 0) > run_depth(config, name):
+            raise ConfigError(f"config key evaluation/trec_export/depth: deeper than the run depth of {name}")
     check_models(config)
+
+
+def run_depth(config: dict[str, Any], testset: str) -> int:
+    """K of the top-K run stored in a test set's score dumps: ``evaluation/run_depth_by_testset`` where it names
+    the test set, else ``evaluation/run_depth``."""
+    evaluation = config.get("evaluation", {})
+    return int(evaluation.get("run_depth_by_testset", {}).get(testset, evaluation.get("run_depth", 1000)))
 
 
 def model_settings(config: dict[str, Any], dataset: str, model: str) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 import re
 from pathlib import Path
 
-from kgeval.config import check_references, model_settings
+from kgeval.config import check_references, model_settings, run_depth
 from kgeval.data.kg import CATEGORIES
 from kgeval.data.manifest import read_manifest
 from kgeval.data.synth import ROLE_FILES

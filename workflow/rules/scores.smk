@@ -23,7 +23,7 @@ rule dump_scores:
         mem_mb=8000,
         runtime=120,
     params:
-        k=config["evaluation"]["run_depth"],
+        k=lambda wildcards: run_depth(config, wildcards.testset),
         keep_scores=lambda wildcards: wildcards.testset
         in config["evaluation"]["full_scores"],
         memory_budget_mb=config["evaluation"]["memory_budget_mb"],
