@@ -54,17 +54,16 @@ def pykeen_worker(batches: int, threads: int) -> dict:
                         create_inverse_triples=True)
     model = DistMult(triples_factory=tf, embedding_dim=200, random_seed=0)
     loop = LCWATrainingLoop(model=model, triples_factory=tf, optimizer=torch.optim.Adam(model.parameters(), lr=1e-3))
-    instances = loop._create_instances(tf)
-    n_batches_epoch = (len(instances) + 255) // 256
-    loader = torch.utils.data.DataLoader(instances, batch_size=256, shuffle=True,
-                                         collate_fn=getattr(instances, "get_collator", lambda: None)())
+    # PyKEEN's own data loader of LCWA batches (pykeen 1.11: _create_training_data_loader)
+    loader = loop._create_training_data_loader(tf, sampler=None, batch_size=256, shuffle=True, drop_last=False)
+    n_batches_epoch = len(loader)
     model.train()
     t0 = time.perf_counter()
     done = 0
     for batch in loader:
         loop.optimizer.zero_grad()
-        loss = loop._process_batch(batch, start=0, stop=len(batch[0]) if isinstance(batch, (list, tuple)) else 256,
-                                   label_smoothing=0.0, slice_size=None)
+        size = len(batch["pairs"]) if isinstance(batch, dict) else len(batch[0])
+        loss = loop._process_batch(batch, start=0, stop=size, label_smoothing=0.0, slice_size=None)
         loss.backward()
         loop.optimizer.step()
         done += 1
