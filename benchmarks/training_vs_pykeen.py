@@ -62,8 +62,7 @@ def pykeen_worker(batches: int, threads: int) -> dict:
     done = 0
     for batch in loader:
         loop.optimizer.zero_grad()
-        size = len(batch["pairs"]) if isinstance(batch, dict) else len(batch[0])
-        loss = loop._process_batch(batch, start=0, stop=size, label_smoothing=0.0, slice_size=None)
+        loss = loop._process_batch(batch, start=0, stop=len(batch["pairs"]), label_smoothing=0.0, slice_size=None)
         loss.backward()
         loop.optimizer.step()
         done += 1
