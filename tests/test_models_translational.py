@@ -51,6 +51,21 @@ def spy_chunks(model) -> list[slice]:
     return calls
 
 
+def spy_blocks(model) -> list[tuple[slice, slice]]:
+    """Record the (rows, entities) blocks that ``model.blocked`` evaluates."""
+    calls: list[tuple[slice, slice]] = []
+    orig = model.blocked
+
+    def blocked(kernel, batch, width, like):
+        def wrapped(rs, es):
+            calls.append((rs, es))
+            return kernel(rs, es)
+        return orig(wrapped, batch, width, like)
+
+    model.blocked = blocked
+    return calls
+
+
 # ---- 1. agreement with PyKEEN 1.11 ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def nations():
@@ -178,6 +193,7 @@ def test_all_entity_and_some_scores_match_spo(name, hp):
     model = build_model(name, E, R, chunk_budget_mb=0.005, **hp).eval()
     randomize(model, scale=0.7)
     calls = spy_chunks(model)
+    blocks = spy_blocks(model)
     gen = torch.Generator().manual_seed(1)
     B, n = 6, 7
     s, o = torch.randint(0, E, (B,), generator=gen), torch.randint(0, E, (B,), generator=gen)
@@ -200,10 +216,35 @@ def test_all_entity_and_some_scores_match_spo(name, hp):
         torch.testing.assert_close(some_s, ref_s, atol=ATOL, rtol=1e-6)
     key = (name, hp.get("norm", 1) if name == "RotatE" else hp.get("reciprocal", True) if name == "AttE" else None)
     if key in CHUNKED:  # several entity chunks covering every entity once per all-entity call
-        covered = sorted(i for sl in calls for i in range(sl.start, sl.stop))
         per_call = 2 if name != "AttE" else 1
-        assert covered == sorted(list(range(E)) * per_call)
-        assert len(calls) >= 2 * per_call
+        if name == "AttE":
+            covered = sorted(i for sl in calls for i in range(sl.start, sl.stop))
+            assert covered == sorted(list(range(E)) * per_call) and len(calls) >= 2 * per_call
+        else:  # CPU inference runs in (row × entity) blocks instead, each cell once per call
+            cells = sorted((b, i) for rs, es in blocks for b in range(rs.start, rs.stop) for i in range(es.start, es.stop))
+            assert cells == sorted([(b, i) for b in range(B) for i in range(E)] * per_call) and not calls
+
+
+@pytest.mark.parametrize("name, hp", [("RotatE", {"norm": 1}), ("HAKE", {})])
+def test_inference_blocks_equal_autograd_chunks(name, hp, monkeypatch):
+    """The in-place block path (CPU inference) gives the scores of the autograd chunk path; 70 rows make two
+    row blocks and a small block budget many entity blocks."""
+    import kgeval.models.base as base
+
+    monkeypatch.setattr(base, "BLOCK_ELEMENTS", 64 * 8 * 5)
+    torch.manual_seed(2)
+    model = build_model(name, E, R, dim=8, chunk_budget_mb=0.01, **hp).eval()
+    randomize(model, scale=0.7)
+    blocks = spy_blocks(model)
+    s, p = torch.randint(0, E, (70,)), torch.randint(0, R, (70,))
+    with torch.no_grad():
+        fast_sp, fast_po = model.score_sp(s, p), model.score_po(p, s)
+    assert len({rs.start for rs, _ in blocks}) == 2 and len({es.start for _, es in blocks}) == 8
+    n_blocks = len(blocks)
+    slow_sp, slow_po = model.score_sp(s, p), model.score_po(p, s)  # autograd on: the chunk path
+    assert slow_sp.requires_grad and len(blocks) == n_blocks
+    torch.testing.assert_close(fast_sp, slow_sp.detach(), atol=1e-5, rtol=1e-6)
+    torch.testing.assert_close(fast_po, slow_po.detach(), atol=1e-5, rtol=1e-6)
 
 
 def test_gradients_flow_through_chunks():
@@ -320,3 +361,38 @@ def test_defaults_are_the_published_settings():
     assert atte.head_bias.weight.shape == atte.tail_bias.weight.shape == (3, 1)
     with pytest.raises(TypeError):
         RotatE(3, 2, not_a_parameter=1)
+
+
+def test_modulus_sum_gradient_matches_autograd():
+    """The fused RotatE distance has autograd's gradient (float64 gradcheck, broadcast query, and a zero
+    modulus whose gradient is 0 as with the clamped square root)."""
+    from kgeval.models.translational import modulus_sum
+
+    torch.manual_seed(4)
+    q = torch.randn(3, 1, 10, dtype=torch.float64, requires_grad=True)
+    c = torch.randn(3, 5, 10, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(modulus_sum, (q, c))
+    assert torch.autograd.gradcheck(modulus_sum, (c.detach()[:, :2].clone().requires_grad_(), c[:, 2:4]))
+    d = q - c
+    ref = (d[..., :5] ** 2 + d[..., 5:] ** 2).sqrt().sum(-1)
+    torch.testing.assert_close(modulus_sum(q, c), ref)
+    z = torch.zeros(1, 4, requires_grad=True)
+    modulus_sum(z, torch.zeros(1, 4)).sum().backward()
+    assert torch.equal(z.grad, torch.zeros(1, 4))
+
+
+def test_hake_distances_gradient_matches_autograd():
+    """HAKE's fused distance terms: values and float64 gradcheck against the plain formula, for candidate rows
+    (B, n, 2d) against broadcast queries and for one row per query."""
+    from kgeval.models.translational import hake_distances
+
+    torch.manual_seed(5)
+    for shape_q, shape_c in [((2, 1, 4), (2, 3, 8)), ((3, 4), (3, 8))]:
+        x_ph, x_m, y_m = (torch.randn(*shape_q, dtype=torch.float64, requires_grad=True) for _ in range(3))
+        cand = torch.randn(*shape_c, dtype=torch.float64, requires_grad=True)
+        for sign in (-1.0, 1.0):
+            assert torch.autograd.gradcheck(lambda *a, sign=sign: hake_distances(*a, sign, 0.7),
+                                            (x_ph, x_m, y_m, cand))
+            phase, mod = hake_distances(x_ph, x_m, y_m, cand, sign, 0.7)
+            torch.testing.assert_close(phase, torch.sin((x_ph + sign * 0.7 * cand[..., :4]) / 2).abs().sum(-1))
+            torch.testing.assert_close(mod, (x_m - y_m * cand[..., 4:]).norm(dim=-1))
