@@ -282,6 +282,17 @@ def test_compgcn_layer_equals_edge_by_edge(opn):
     want = torch.tanh((pre - bn.running_mean) / torch.sqrt(bn.running_var + bn.eps) * bn.weight + bn.bias)
     torch.testing.assert_close(got, want)
     torch.testing.assert_close(got_rel, rel @ layer.w_rel)
+    if opn == "corr":  # grouped by (destination, relation) pairs: same values and gradients
+        assert len(model.edge_pairs.dst) < len(model.edge_src)  # (0, r0) gathers from two edges
+        xg, rg = x.clone().requires_grad_(), rel.clone().requires_grad_()
+        args = (model.edge_src, model.edge_dst, model.edge_type, model.edge_norm.double())
+        grads = []
+        for pairs in (None, model.edge_pairs):
+            out, out_rel = layer(xg, rg, *args, pairs)
+            torch.testing.assert_close(out, want)
+            grads.append(torch.autograd.grad((out * torch.arange(dout)).sum() + out_rel.sum(), (xg, rg)))
+        for a, b in zip(*grads):
+            torch.testing.assert_close(a, b)
 
 
 def test_compgcn_encoder_cache(synth_kg):

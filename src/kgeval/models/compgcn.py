@@ -26,6 +26,31 @@ def _xavier(*shape: int) -> nn.Parameter:
     return p
 
 
+class EdgePairs(nn.Module):
+    """A CompGCN edge list grouped by distinct (destination, relation) pairs: ``dst`` and ``typ`` per pair, and
+    the sparse (pairs × |E|) matrix of edge weights, so that a layer sums each pair's weighted neighbour inputs in
+    one sparse product (FB15k-237: 150k pairs for 544k edges). Buffers are non-persistent (rebuilt from the
+    graph)."""
+
+    def __init__(self, src: torch.Tensor, dst: torch.Tensor, typ: torch.Tensor, norm: torch.Tensor,
+                 num_entities: int, num_types: int):
+        super().__init__()
+        pair, inverse = torch.unique(dst * num_types + typ, return_inverse=True)
+        self.num_entities = int(num_entities)
+        self.register_buffer("dst", pair // num_types, persistent=False)
+        self.register_buffer("typ", pair % num_types, persistent=False)
+        m = torch.sparse_coo_tensor(torch.stack([inverse, src]), norm, (len(pair), num_entities),
+                                    check_invariants=True).coalesce()
+        self.register_buffer("index", m.indices(), persistent=False)
+        self.register_buffer("weight", m.values(), persistent=False)
+
+    def sum_over_edges(self, x: torch.Tensor) -> torch.Tensor:
+        """(pairs, c): Σ over each pair's edges of weight · x[src], for x (|E|, c)."""
+        m = torch.sparse_coo_tensor(self.index, self.weight, (len(self.dst), self.num_entities), is_coalesced=True,
+                                    check_invariants=False)  # checked once at construction
+        return torch.sparse.mm(m, x)
+
+
 class CompGCNLayer(nn.Module):
     """One CompGCN convolution (the repository's ``CompGCNConv``), vectorised over the edge list:
 
@@ -37,7 +62,10 @@ class CompGCNLayer(nn.Module):
     ``compute_norm`` (a neighbour that never aggregates in that direction gets weight 0). Because φ is linear in
     h_u for a fixed z and W is linear, the layer aggregates Σ n φ(h_u, z) first and multiplies by W once per
     node; for φ = circular correlation the sum runs in the Fourier domain (one rfft per entity and relation
-    row, one irfft per node), so no per-edge FFT and no (edges × d_out) tensor is formed.
+    row, one irfft per node), so no per-edge FFT and no (edges × d_out) tensor is formed. With ``pairs``
+    (:class:`EdgePairs`) the edges are further grouped by (destination, relation): z_r is constant within a group,
+    so Σ n φ(h_u, z_r) = z_r ⊙ Σ n h_u there (in the Fourier domain), one sparse product and one complex product
+    per group — about 3× faster per training step on FB15k-237 than one complex product per edge.
     """
 
     def __init__(self, in_dim: int, out_dim: int, opn: str = "corr", dropout: float = 0.1, bias: bool = False):
@@ -55,15 +83,22 @@ class CompGCNLayer(nn.Module):
         self.bn = nn.BatchNorm1d(out_dim)
 
     def forward(self, x: torch.Tensor, rel: torch.Tensor, src: torch.Tensor, dst: torch.Tensor, typ: torch.Tensor,
-                norm: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                norm: torch.Tensor, pairs: EdgePairs | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """x (N, in), rel (2|R|, in); edges: src → dst (dst in [0, 2N): first N = "in" aggregation, then
-        "out"), relation row typ, weight norm."""
+        "out"), relation row typ, weight norm; ``pairs``: the same edges grouped by (dst, typ) (faster)."""
         n = x.shape[0]
         rel_all = torch.cat([rel, self.loop_rel], dim=0)
         loop = torch.full((n,), rel_all.shape[0] - 1, dtype=torch.long, device=x.device)
         if self.opn == "corr":
             xf, rf = torch.fft.rfft(x, dim=-1).conj(), torch.fft.rfft(rel_all, dim=-1)
-            msg = xf[src] * rf[typ] * norm[:, None]
+            if pairs is not None:
+                # Σ_edges n φ(h_src, z_typ) = Σ_pairs z_typ ⊙ (Σ_{edges of the pair} n h_src): one sparse product,
+                # then one complex product per distinct (destination, relation) pair instead of per edge
+                per_pair = torch.view_as_complex(pairs.sum_over_edges(torch.view_as_real(xf.resolve_conj()).flatten(1))
+                                                 .unflatten(1, (-1, 2)).contiguous())
+                msg, dst = per_pair * rf[pairs.typ], pairs.dst
+            else:
+                msg = xf[src] * rf[typ] * norm[:, None]
             agg = torch.zeros(2 * n, xf.shape[1], dtype=msg.dtype, device=x.device).index_add_(0, dst, msg)
             agg = torch.fft.irfft(agg, n=self.in_dim, dim=-1)
             self_msg = torch.fft.irfft(xf * rf[loop], n=self.in_dim, dim=-1)
@@ -167,6 +202,8 @@ class CompGCN(KGEModel):
         self.register_buffer("edge_dst", torch.cat([s, o + n]), persistent=False)
         self.register_buffer("edge_type", torch.cat([r, r + self.num_relations]), persistent=False)
         self.register_buffer("edge_norm", torch.cat([norm(s, o), norm(o, s)]), persistent=False)
+        self.edge_pairs = EdgePairs(self.edge_src, self.edge_dst, self.edge_type, self.edge_norm, n,
+                                    2 * self.num_relations)
 
     # ---- encoder with an eval-mode cache ----------------------------------------------------------------------
     def train(self, mode: bool = True):
@@ -183,7 +220,7 @@ class CompGCN(KGEModel):
         self.encoder_runs += 1
         x, r = self.init_entity, self.init_relation
         for layer, drop in zip(self.layers, self.layer_drops):
-            x, r = layer(x, r, self.edge_src, self.edge_dst, self.edge_type, self.edge_norm)
+            x, r = layer(x, r, self.edge_src, self.edge_dst, self.edge_type, self.edge_norm, self.edge_pairs)
             x = drop(x)
         return x, r
 
