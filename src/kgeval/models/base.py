@@ -142,8 +142,9 @@ class KGEModel(nn.Module):
 
     def blocked(self, kernel: Callable[[slice, slice], torch.Tensor], batch: int, width: int,
                 like: torch.Tensor) -> torch.Tensor:
-        """(batch, |E|) scores from ``kernel(rows, entities)`` → (rows × entities) over 2-D blocks of about
-        ``BLOCK_ELEMENTS`` × ``width`` floats; for inference only (no autograd), where the kernel may work in place.
+        """(batch, |E|) scores from ``kernel(rows, entities)`` → (rows × entities), over 2-D blocks whose
+        (rows × entities × ``width``) temporaries hold about ``BLOCK_ELEMENTS`` floats; for inference only (no
+        autograd), where the kernel may work in place.
 
         Why blocks: an elementwise distance makes several passes over its (rows × entities × width) temporary;
         at about 2 MiB that temporary stays in the CPU cache, so the passes are not bound by memory bandwidth
