@@ -202,8 +202,9 @@ class CompGCN(KGEModel):
         self.register_buffer("edge_dst", torch.cat([s, o + n]), persistent=False)
         self.register_buffer("edge_type", torch.cat([r, r + self.num_relations]), persistent=False)
         self.register_buffer("edge_norm", torch.cat([norm(s, o), norm(o, s)]), persistent=False)
-        self.edge_pairs = EdgePairs(self.edge_src, self.edge_dst, self.edge_type, self.edge_norm, n,
-                                    2 * self.num_relations)
+        # only circular correlation aggregates through (destination, relation) groups
+        self.edge_pairs = (EdgePairs(self.edge_src, self.edge_dst, self.edge_type, self.edge_norm, n,
+                                     2 * self.num_relations) if self.layers[0].opn == "corr" else None)
 
     # ---- encoder with an eval-mode cache ----------------------------------------------------------------------
     def train(self, mode: bool = True):
