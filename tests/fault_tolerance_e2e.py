@@ -29,6 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = ["results/metrics/Synth-Test-O/evaluation.csv", "results/metrics/Synth2/evaluation.csv",
            "results/metrics/Synth-Test-S-C/pooling_depth.csv"]
+PAUSE_ENV = "KGEVAL_PAUSE_AT"  # read by kgeval.io.pause_point in the workflow's jobs
+HOLD = 120  # seconds a paused step waits; the poll below kills it within a fraction of a second
 SKIP_DIRS = {".git", ".venv", "results", "resources", "logs", ".snakemake", "__pycache__", ".pytest_cache",
              ".ruff_cache", "benchmarks/out"}
 
@@ -41,11 +43,14 @@ def copy_repo(dest: Path) -> None:
     shutil.copytree(ROOT, dest, ignore=ignore)
 
 
-def snakemake(python: str, cwd: Path, cores: int, *extra: str) -> subprocess.Popen:
+def snakemake(python: str, cwd: Path, cores: int, *extra: str, pause: str = "") -> subprocess.Popen:
     cmd = [python, "-m", "snakemake", "--cores", str(cores), "--configfile", "config/tiny.yaml",
            "--replace-workflow-config", "--quiet", "rules", *extra, "--", *TARGETS]
+    env = {k: v for k, v in os.environ.items() if k != PAUSE_ENV}
+    if pause:
+        env[PAUSE_ENV] = pause
     return subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+                            start_new_session=True, env=env)
 
 
 def run(python: str, cwd: Path, cores: int, *extra: str, timeout: float = 1800) -> str:
@@ -56,8 +61,14 @@ def run(python: str, cwd: Path, cores: int, *extra: str, timeout: float = 1800) 
     return out
 
 
-def kill_when(python: str, cwd: Path, condition, what: str, cores: int, timeout: float = 1200) -> None:
-    p = snakemake(python, cwd, cores)
+def kill_when(python: str, cwd: Path, condition, what: str, cores: int, pause: str,
+              timeout: float = 1200) -> None:
+    """Run the workflow with ``pause`` (see ``kgeval.io.pause_point``) and SIGKILL it once ``condition`` holds.
+
+    The pause holds the step at the point where its output is partial; without it the dump's window between its
+    first file and meta.json lasts milliseconds on the tiny graph and a poll misses it on a fast machine.
+    """
+    p = snakemake(python, cwd, cores, pause=pause)
     start = time.time()
     while p.poll() is None and time.time() - start < timeout:
         if condition(cwd):
@@ -111,10 +122,12 @@ def main() -> None:
         print(f"  done in {time.time() - t0:.0f} s")
 
     print(f"interrupted run (--cores {cores}): kill during training ...")
-    kill_when(a.python, victim, training_checkpoint, "while a model was training", cores)
+    kill_when(a.python, victim, training_checkpoint, "while a model was training", cores,
+              f"train_after_checkpoint={HOLD}")
     run(a.python, victim, 1, "--unlock")
     print("  kill during a score dump ...")
-    kill_when(a.python, victim, partial_dump, "while a score dump was being written", cores)
+    kill_when(a.python, victim, partial_dump, "while a score dump was being written", cores,
+              f"dump_before_meta={HOLD}")
     run(a.python, victim, 1, "--unlock")
     print("  rerun to completion ...")
     out = run(a.python, victim, cores, "--rerun-incomplete")

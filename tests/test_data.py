@@ -380,3 +380,20 @@ def test_wn18rr_questions(tmp_path):
     assert (kg.num_entities, kg.num_relations) == (40943, 11)
     q = adopt_published_queries(full_test(kg, "WN18RR").questions(kg), MIRROR / SC / "WN18RR/trec_queries.txt", kg)
     assert len(q) == 5716
+
+
+def test_pause_point_sleeps_only_at_the_named_point(monkeypatch):
+    from kgeval import io as kio
+
+    slept = []
+    monkeypatch.setattr(kio.time, "sleep", slept.append)
+    monkeypatch.delenv(kio.PAUSE_ENV, raising=False)
+    kio.pause_point("dump_before_meta")
+    monkeypatch.setenv(kio.PAUSE_ENV, "train_after_checkpoint=7, dump_before_meta=2.5")
+    kio.pause_point("dump_before_meta")
+    kio.pause_point("elsewhere")
+    assert slept == [2.5]
+    for bad in ("dump_before_meta", "dump_before_meta=-1", "=3", "x=nan", "x=soon"):
+        monkeypatch.setenv(kio.PAUSE_ENV, bad)
+        with pytest.raises(ValueError, match="KGEVAL_PAUSE_AT"):
+            kio.pause_point("x")

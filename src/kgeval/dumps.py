@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from .data.questions import Questions
 from .errors import CorruptFileError
-from .io import atomic_path, read_json, sha256_file, write_json
+from .io import atomic_path, pause_point, read_json, sha256_file, write_json
 from .ranking import Judged, Ranking
 
 SCHEMA_VERSION = 1
@@ -102,6 +102,7 @@ def save_ranking(ranking: Ranking, folder: str | Path, meta: dict) -> None:
     info = {**ranking.meta, **meta, "schema_version": SCHEMA_VERSION, "k": int(ranking.run_entity.shape[1]),
             "num_entities": int(qs.num_entities), "num_relations": int(qs.num_relations),
             "files": {name: sha256_file(folder / name) for name in files}}
+    pause_point("dump_before_meta")
     write_json(folder / "meta.json", info)
 
 

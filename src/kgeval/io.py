@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -46,6 +47,31 @@ def atomic_open(path: str | Path, mode: str = "w", **kwargs: Any) -> Iterator[IO
         yield fh
         fh.flush()
         os.fsync(fh.fileno())
+
+
+PAUSE_ENV = "KGEVAL_PAUSE_AT"
+
+
+def pause_point(name: str) -> None:
+    """Sleep here when ``$KGEVAL_PAUSE_AT`` names this point (``name=seconds[,name=seconds...]``).
+
+    Only the fault-tolerance test (tests/fault_tolerance_e2e.py) sets the variable: it holds a step where a kill
+    leaves partial output (a dump folder without meta.json, a training run with only its work checkpoint), so the
+    test's SIGKILL lands there every time instead of racing a window of a few milliseconds.
+    """
+    spec = os.environ.get(PAUSE_ENV, "").strip()
+    if not spec:
+        return
+    for item in spec.split(","):
+        key, sep, value = item.partition("=")
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = -1.0
+        if not sep or not key.strip() or not seconds >= 0:
+            raise ValueError(f"${PAUSE_ENV}={spec!r}: {item!r} is not name=seconds (seconds >= 0)")
+        if key.strip() == name:
+            time.sleep(seconds)
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:

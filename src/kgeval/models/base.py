@@ -29,6 +29,10 @@ from torch import nn
 
 from ..data.kg import HEAD, TAIL
 
+# answers handed to a ``uses_targets`` model in training: one per question as a (B,) tensor, or every answer of
+# each question as ``(rows, answers)`` pairs (grouped 1vsAll: question rows[i] has answer answers[i])
+Targets = torch.Tensor | tuple[torch.Tensor, torch.Tensor]
+
 BLOCK_ELEMENTS = 1 << 19  # floats in one inference block of an elementwise all-entity score (see ``blocked``)
 
 
@@ -88,14 +92,15 @@ class KGEModel(nn.Module):
             return self._score_spo(o, p + self.num_relations, s)
         return self._score_spo(s, p, o)
 
-    def score_sp(self, s: torch.Tensor, p: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
+    def score_sp(self, s: torch.Tensor, p: torch.Tensor, targets: Targets | None = None) -> torch.Tensor:
         """(B, |E|) scores of every entity as object of (s, p, ?). During training ``targets`` holds each
-        question's answer; only models with ``uses_targets`` (HittER: mask the target edge) look at it."""
+        question's answer(s) (see ``Targets``); only models with ``uses_targets`` (HittER: mask the target
+        edges) look at it."""
         if self.uses_targets:
             return self._score_sp(s, p, targets=targets)
         return self._score_sp(s, p)
 
-    def score_po(self, p: torch.Tensor, o: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
+    def score_po(self, p: torch.Tensor, o: torch.Tensor, targets: Targets | None = None) -> torch.Tensor:
         """(B, |E|) scores of every entity as subject of (?, p, o)."""
         if self.reciprocal:
             return self.score_sp(o, p + self.num_relations, targets=targets)

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .base import KGEModel
+from .base import KGEModel, Targets
 
 
 def _encoder_layers(n: int, dim: int, heads: int, ffn: int, dropout: float, attention_dropout: float,
@@ -66,7 +66,10 @@ class HittER(KGEModel):
     * target masking (whenever ``targets`` is given, i.e. in 1vsAll training): for a question (s, p, ?) with
       answer o, every context entry (o, r) with r ≡ p (mod |R|) is removed before drawing, i.e. the target edge
       (s, p, o) itself (stored as (o, p⁻¹)) and its inverse view (o, p) — which also hides a reverse edge
-      (o, p, s) should one exist (the reference removes only (o, p⁻¹));
+      (o, p, s) should one exist (the reference removes only (o, p⁻¹)). Grouped 1vsAll training (one row per
+      distinct question, ``train.grouped``) passes all answers of a question and removes the entries of every
+      one of them, so a question's context never shows another of its training answers; the per-triple regime
+      shows them (as evaluation does, where all training edges are context);
     * source masking (training only): the source entity's embedding in the query pair is replaced by the
       learned [MASK] embedding with probability ``source_mask`` (.5; the reference's ``self_dropout`` .5 with
       ``mlm_mask`` 1.0).
@@ -182,11 +185,21 @@ class HittER(KGEModel):
     def _is_target(self, e: torch.Tensor, r: torch.Tensor, p: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         return (e == t) & (r % self.num_relations == p % self.num_relations)
 
+    def _hits(self, seg: torch.Tensor, e: torch.Tensor, r: torch.Tensor, p: torch.Tensor,
+              targets: Targets) -> torch.Tensor:
+        """Which flat context entries (question ``seg``, neighbour e, relation r) are an answer's edge."""
+        if torch.is_tensor(targets):
+            return self._is_target(e, r, p[seg], targets[seg])
+        rows, answers = targets
+        same_relation = r % self.num_relations == p[seg] % self.num_relations
+        return same_relation & torch.isin(seg * self.num_entities + e, rows * self.num_entities + answers)
+
     def context(self, s: torch.Tensor, p: torch.Tensor,
-                targets: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+                targets: Targets | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The context of each question (s, p, ?): neighbour entities (B, K), relations (B, K) and a validity
-        mask (B, K), left-packed. Random in training mode (global torch RNG), fixed in eval mode; the answer's
-        edge is removed when ``targets`` is given."""
+        mask (B, K), left-packed. Random in training mode (global torch RNG), fixed in eval mode. ``targets``
+        removes answer edges: a (B,) tensor of one answer per question, or ``(rows, answers)`` pairs giving
+        every answer of question ``rows[i]`` (grouped training)."""
         B, K, dev = s.shape[0], self.max_context, s.device
         out_e = torch.zeros(B, K, dtype=torch.long, device=dev)
         out_r = torch.zeros(B, K, dtype=torch.long, device=dev)
@@ -195,7 +208,7 @@ class HittER(KGEModel):
             return out_e, out_r, valid
         start = self.nbr_ptr[s]
         deg = self.nbr_ptr[s + 1] - start
-        if not self.training:
+        if not self.training and (targets is None or torch.is_tensor(targets)):
             # the first K (K + 2 when the answer's up to two entries may be removed) in the fixed order
             width = K + (2 if targets is not None else 0)
             offs = torch.arange(width, device=dev)
@@ -208,18 +221,20 @@ class HittER(KGEModel):
                 order = torch.sort((~ok).to(torch.int32), dim=1, stable=True).indices
                 ok, e, r = ok.gather(1, order), e.gather(1, order), r.gather(1, order)
             return torch.where(ok[:, :K], e[:, :K], 0), torch.where(ok[:, :K], r[:, :K], 0), ok[:, :K]
-        # training: all adjacency entries of the batch's sources (a flat segmented list) with random keys
+        # all adjacency entries of the batch's sources (a flat segmented list), keyed randomly in training and by
+        # position in eval mode (where a question may have more answer entries than fit a fixed-width window)
         total = int(deg.sum())
         if total == 0:
             return out_e, out_r, valid
         seg = torch.repeat_interleave(torch.arange(B, device=dev), deg, output_size=total)
         seg_start = torch.cumsum(deg, 0) - deg
-        pos = start[seg] + torch.arange(total, device=dev) - seg_start[seg]
+        offset = torch.arange(total, device=dev) - seg_start[seg]
+        pos = start[seg] + offset
         e, r = self.nbr_entity[pos], self.nbr_relation[pos]
-        key = torch.rand(total, device=dev)
+        key = torch.rand(total, device=dev) if self.training else offset.to(torch.float64) / (int(deg.max()) + 1)
         keep = torch.ones(total, dtype=torch.bool, device=dev)
         if targets is not None:
-            hit = self._is_target(e, r, p[seg], targets[seg])
+            hit = self._hits(seg, e, r, p, targets)
             key = key + 2.0 * hit  # removed entries sort last in their segment
             keep = ~hit
         # sort by (segment, key): the K smallest keys of a segment are a uniform draw without replacement
@@ -233,7 +248,7 @@ class HittER(KGEModel):
         out_e[rows, rank_sel] = e[sel]
         out_r[rows, rank_sel] = r[sel]
         valid[rows, rank_sel] = True
-        if self.context_dropout > 0:
+        if self.training and self.context_dropout > 0:
             valid &= torch.rand(B, K, device=dev) >= self.context_dropout
         return out_e, out_r, valid
 
@@ -257,7 +272,7 @@ class HittER(KGEModel):
             x = layer(x)
         return x[:, 0]
 
-    def encode(self, s: torch.Tensor, p: torch.Tensor, targets: torch.Tensor | None = None) -> torch.Tensor:
+    def encode(self, s: torch.Tensor, p: torch.Tensor, targets: Targets | None = None) -> torch.Tensor:
         """The GCLS output h(s, p) (B, d) of the context transformer."""
         ce, cr, valid = self.context(s, p, targets)
         B, K = ce.shape

@@ -5,7 +5,9 @@ Regimes (``TrainConfig.regime``):
 * ``1vsAll``: every training triple gives a tail question (s, p, ?) → o and a head question (?, p, o) → s
   (with reciprocal relations: the tail question (o, p⁻¹, ?) → s); softmax cross-entropy over all entities.
   With ``grouped`` the same objective is computed per distinct question (the sum of its answers' losses), so
-  each question is scored once per epoch: 3.6× fewer score rows on FB15k-237;
+  each question is scored once per epoch: 3.6× fewer score rows on FB15k-237 (a context model, HittER, then
+  hides every answer of the question from its context, not only the one being predicted, so for it the
+  objective differs from the per-triple one);
 * ``KvsAll``: every distinct question of the training graph against all its known answers; binary
   cross-entropy with label smoothing (ConvE, TuckER, CompGCN);
 * ``negative_sampling``: every triple against ``num_negatives`` uniformly corrupted tails and heads, with a
@@ -41,8 +43,9 @@ import torch
 from ..data.kg import HEAD, TAIL, KnowledgeGraph
 from ..data.questions import AnswerIndex, triple_questions
 from ..data.testsets import TestSet
+from ..io import pause_point
 from ..models import build_model
-from ..models.base import KGEModel
+from ..models.base import KGEModel, Targets
 from ..ranking import docno_ranks, judged_entities, rank_questions
 from .checkpoint import load_checkpoint, save_checkpoint
 from .config import TrainConfig, config_hash
@@ -158,12 +161,14 @@ class Trainer:
 
     # ---- one batch ------------------------------------------------------------------------------------------
     def _scores_for_questions(self, side: torch.Tensor, known: torch.Tensor, rel: torch.Tensor,
-                              answer: torch.Tensor | None = None) -> torch.Tensor:
-        """(B, |E|) scores of mixed head/tail questions; ``answer`` lets context models mask the target edge."""
+                              answer: Targets | None = None) -> torch.Tensor:
+        """(B, |E|) scores of mixed head/tail questions; ``answer`` lets context models mask the target edges."""
         m = self.model
         if m.reciprocal:
             r = torch.where(side == HEAD, rel + m.num_relations, rel)
             return m.score_sp(known, r, targets=answer)
+        if answer is not None and not torch.is_tensor(answer):
+            raise ValueError(f"{self.model_name}: grouped answer masking needs reciprocal relations")
         tail = side == TAIL
         parts = []
         if tail.any():
@@ -199,11 +204,13 @@ class Trainer:
         if c.regime == "KvsAll" or c.grouped:
             q, index = self._kvsall_questions()
             b = batch.to(dev)
-            scores = self._scores_for_questions(b[:, 0], b[:, 1], b[:, 2])
             keys = (b[:, 0].cpu().numpy() * self.kg.num_relations + b[:, 2].cpu().numpy()) * self.kg.num_entities \
                 + b[:, 1].cpu().numpy()
             rows, ans = index.lookup(keys)
             rows_t, ans_t = torch.as_tensor(rows, device=dev), torch.as_tensor(ans, device=dev)
+            # a context model (HittER) must not see any answer of a grouped question among its inputs
+            answers = (rows_t, ans_t) if m.uses_targets else None
+            scores = self._scores_for_questions(b[:, 0], b[:, 1], b[:, 2], answers)
             if c.regime == "KvsAll":
                 labels = torch.zeros_like(scores)
                 labels[rows_t, ans_t] = 1.0
@@ -326,6 +333,7 @@ class Trainer:
             if work_checkpoint is not None:
                 save_checkpoint(self._state(epoch, step, trace, best, bad_evals, snapshots, plateau=plateau),
                                 work_checkpoint, {"valid_mrr": best["valid_mrr"]})
+                pause_point("train_after_checkpoint")
         if best["state_dict"] is not None:
             m.load_state_dict(best["state_dict"])
         return TrainResult(m, trace, best["valid_mrr"], best["epoch"], epoch, step,
