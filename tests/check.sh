@@ -1,57 +1,113 @@
 #!/usr/bin/env bash
 # The project's test command (README.md). In order:
 #   1. static checks and unit tests: ruff, pytest, snakemake --lint, snakefmt --check;
-#   2. the default configuration: a dry run (its data stage, Table 1, runs last when KGEVAL_MIRROR points at a
-#      mirror);
+#   2. dry runs of the default and the smoke configuration;
 #   3. the whole workflow on the tiny synthetic configuration, and its HTML report;
 #   4. fault tolerance: kill the tiny workflow during training and during a score dump, rerun, and compare every
 #      table with the uninterrupted run of step 3 (--cores 1 against --cores 2);
-#   5. the tiny workflow through a real one-node SLURM cluster brought up by .ci/slurm-up.sh, compared with a
-#      local run (skipped with a message when SLURM cannot be installed; KGEVAL_SKIP_SLURM=1 skips it).
+#   5. the tiny workflow through a real one-node SLURM cluster brought up by .ci/slurm-up.sh, in grouped jobs
+#      (profiles/slurm-ci), compared with the run of step 3 (skipped with a message when SLURM cannot be
+#      installed; KGEVAL_SKIP_SLURM=1 skips it);
+#   6. with a data mirror (KGEVAL_MIRROR): the smoke configuration on the real FB15k-237 and WN18RR data (every
+#      stage, its report, tests/smoke_checks.py), then the default configuration's data stage (Table 1).
+# At exit it prints a table of every part's wall seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONHASHSEED=0
 PY="$(command -v python)"
 
-echo "== ruff"
-ruff check .
-echo "== pytest"
-python -m pytest -q
-echo "== snakemake --lint"
-snakemake --lint
-echo "== snakefmt --check"
-snakefmt --check .
-echo "== dry run of the default config"
-snakemake --dry-run --cores 2 --quiet rules --
+# Timing table: `part NAME` closes the running part and opens the next; at exit (success or failure) every part's
+# wall seconds are printed, so the slowest part is visible in every CI log. .ci/run passes its setup time in
+# CI_SETUP_SECONDS.
+PARTS=()
+PART_NAME=""
+PART_T0=$SECONDS
+CHECK_T0=$SECONDS
+part() {
+  if [ -n "$PART_NAME" ]; then PARTS+=("${PART_NAME}|$((SECONDS - PART_T0))"); fi
+  PART_NAME="$1"
+  PART_T0=$SECONDS
+  echo "== $1"
+}
+timing_table() {
+  local rc=$? row
+  if [ -n "$PART_NAME" ]; then PARTS+=("${PART_NAME}$([ "$rc" -ne 0 ] && echo ' (FAILED)')|$((SECONDS - PART_T0))"); fi
+  PART_NAME=""
+  echo
+  echo "== timing (seconds of wall time per part)"
+  printf '| %-62s | %7s |\n' part seconds
+  printf '|%s|%s|\n' "$(printf -- '-%.0s' {1..64})" "$(printf -- '-%.0s' {1..9})"
+  if [ -n "${CI_SETUP_SECONDS:-}" ]; then printf '| %-62s | %7s |\n' "setup (.ci/run: venv, pip install)" "$CI_SETUP_SECONDS"; fi
+  for row in "${PARTS[@]}"; do printf '| %-62s | %7s |\n' "${row%|*}" "${row##*|}"; done
+  printf '| %-62s | %7s |\n' "total (tests/check.sh)" "$((SECONDS - CHECK_T0))"
+  if [ -n "${CI_SETUP_SECONDS:-}" ]; then
+    printf '| %-62s | %7s |\n' "total (.ci/run)" "$((SECONDS - CHECK_T0 + CI_SETUP_SECONDS))"
+  fi
+  return "$rc"
+}
+SLURM_UP=0
+on_exit() {
+  local rc=$?
+  if [ "$SLURM_UP" = 1 ]; then bash .ci/slurm-down.sh >/dev/null 2>&1 || true; fi
+  (exit "$rc")
+  timing_table
+}
+trap on_exit EXIT
 
-echo "== the tiny workflow (config/tiny.yaml) and its report"
+part "ruff"
+ruff check .
+part "pytest"
+python -m pytest -q
+part "snakemake --lint"
+snakemake --lint
+part "snakefmt --check"
+snakefmt --check .
+part "dry runs (default, smoke)"
+snakemake --dry-run --cores 2 --quiet rules --
+snakemake --dry-run --cores 2 --configfile config/smoke.yaml --replace-workflow-config --quiet rules --
+
+part "tiny workflow (config/tiny.yaml)"
 TINY=(--configfile config/tiny.yaml --replace-workflow-config)
 mkdir -p logs
 # the full log is the SLURM comparison's record of the planned jobs (step 5)
 timeout 2400 snakemake --profile profiles/workstation --cores 2 "${TINY[@]}" >logs/tiny-run.log 2>&1 ||
   { tail -n 60 logs/tiny-run.log; exit 1; }
 grep -E '[0-9]+ of [0-9]+ steps' logs/tiny-run.log | tail -n 1
+part "tiny report"
 snakemake "${TINY[@]}" --report report-tiny.zip --quiet rules
 test -s report-tiny.zip
 cat results/tables/table3.md results/tables/table4.md
 
-echo "== fault tolerance (kill during training and during a score dump, rerun, compare)"
+part "fault tolerance (kill in training and in a dump, rerun, compare)"
 timeout 2400 python tests/fault_tolerance_e2e.py --python "$PY" --reference .
 
 if [ "${KGEVAL_SKIP_SLURM:-0}" = "1" ]; then
   echo "== SLURM: skipped (KGEVAL_SKIP_SLURM=1)"
-elif bash .ci/slurm-up.sh; then
-  echo "== the tiny workflow through SLURM, compared with a local run"
-  trap 'bash .ci/slurm-down.sh || true' EXIT
-  # the tiny run of step 3 is the local run the SLURM run is compared with
-  KGEVAL_PYTHON="$PY" E2E_REFERENCE=. E2E_REFERENCE_LOG=logs/tiny-run.log bash tests/slurm_e2e.sh
 else
-  echo "== SLURM: could not bring up a cluster on this machine (see the messages above); skipped"
+  part "SLURM: bring up a one-node cluster"
+  if bash .ci/slurm-up.sh; then
+    SLURM_UP=1
+    part "SLURM: the tiny workflow in grouped jobs, compared with the local run"
+    # the tiny run above is the local run the SLURM run is compared with
+    KGEVAL_PYTHON="$PY" E2E_REFERENCE=. E2E_REFERENCE_LOG=logs/tiny-run.log bash tests/slurm_e2e.sh
+  else
+    echo "== SLURM: could not bring up a cluster on this machine (see the messages above); skipped"
+  fi
 fi
 
-# last, so that results/ held only the tiny run's outputs while steps 4 and 5 compared them
+# Real data, last, so that results/ held only the tiny run's outputs while the checks above compared them.
 if [ -n "${KGEVAL_MIRROR:-}" ]; then
-  echo "== Table 1 from the mirrored data (default config)"
+  part "smoke workflow on real data (config/smoke.yaml) and its report"
+  SMOKE=(--configfile config/smoke.yaml --replace-workflow-config)
+  timeout 1200 snakemake --profile profiles/workstation --cores 2 "${SMOKE[@]}" >logs/smoke-run.log 2>&1 ||
+    { tail -n 60 logs/smoke-run.log; exit 1; }
+  grep -E '[0-9]+ of [0-9]+ steps' logs/smoke-run.log | tail -n 1
+  snakemake "${SMOKE[@]}" --report report-smoke.zip --quiet rules
+  test -s report-smoke.zip
+  python tests/smoke_checks.py
+  part "Table 1 from the mirrored data (default config)"
   snakemake --cores 2 --quiet rules -- results/tables/table1.csv results/tables/resources.csv
   cat results/tables/table1.md
+else
+  echo "== real data: skipped (no KGEVAL_MIRROR)"
 fi

@@ -102,3 +102,14 @@ def test_grouped_one_vs_all_equals_per_triple_objective(synth_kg):
     per_triple = t._batch_loss(torch.as_tensor(rows), gen)
     assert float(grouped) == pytest.approx(float(per_triple), rel=1e-6)
     assert len(questions) < len(rows)
+
+
+def test_max_batches_per_epoch_caps_every_epoch(synth_kg):
+    cfg = TrainConfig(regime="1vsAll", lr=0.01, batch_size=64, max_epochs=3, eval_every=1, max_batches_per_epoch=2)
+    trainer = Trainer(synth_kg, "DistMult", {"dim": 16, "reciprocal": True}, cfg, seed=0, device="cpu")
+    full = (2 * len(synth_kg.splits["train"]) + 63) // 64
+    assert full > 2 and trainer.steps_per_epoch() == 2
+    res = trainer.fit()
+    # two optimiser steps per epoch, a validation MRR after each of the three epochs
+    assert [t["step"] for t in res.trace] == [2, 4, 6]
+    assert all("valid_mrr" in t for t in res.trace)

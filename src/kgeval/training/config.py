@@ -30,6 +30,7 @@ class TrainConfig:
     batch_size: int = 1024
     max_epochs: int = 10
     max_steps: int | None = None  # stop after this many optimiser steps (across epochs)
+    max_batches_per_epoch: int | None = None  # smoke runs: an epoch is its first N shuffled batches
     eval_every: int = 1  # epochs between validation evaluations
     patience: int | None = None  # evaluations without improvement before stopping
     valid_max_triples: int | None = None  # evaluate on a fixed seeded subset of validation triples

@@ -141,7 +141,8 @@ class Trainer:
 
     def steps_per_epoch(self) -> int:
         n = self._num_examples()
-        return (n + self.cfg.batch_size - 1) // self.cfg.batch_size
+        full = (n + self.cfg.batch_size - 1) // self.cfg.batch_size
+        return min(full, self.cfg.max_batches_per_epoch or full)
 
     def _num_examples(self) -> int:
         if self.cfg.regime == "KvsAll" or self.cfg.grouped:
@@ -288,6 +289,8 @@ class Trainer:
             total, batches = 0.0, 0
             for b0 in range(0, len(examples), c.batch_size):
                 if c.max_steps is not None and step >= c.max_steps:
+                    break
+                if c.max_batches_per_epoch is not None and batches >= c.max_batches_per_epoch:
                     break
                 for group in self.optimizer.param_groups:
                     if c.lr_schedule == "warmup_linear":

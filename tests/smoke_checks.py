@@ -1,0 +1,88 @@
+"""Checks on the outputs of the real-data smoke run (config/smoke.yaml), run by tests/check.sh after it.
+
+The smoke models are barely trained, so nothing here asserts what the study finds; it asserts that the real data
+went through every stage: the published sizes (Table 1, question counts, the published qrels), one evaluation row
+per model and test set with finite metrics, the 29 FB15k-237 test entities never seen in training ranked like any
+other, and every analysis, pool and Knowledge Persistence output present.
+
+    python tests/smoke_checks.py [--root .] [--config config/smoke.yaml]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+TABLE1 = {"FB-Test-O": (20466, 20466, 0), "FB-Test-S": (1023, 1023, 0), "FB-Test-S-C": (22492, 2738, 19754)}
+QUESTIONS = {"FB-Test-O": 22850, "FB-Test-S": 1745, "FB-Test-S-C": 2883, "WN18RR": 5716}
+QRELS_LINES = {"FB-Test-S": 1023, "FB-Test-S-C": 22492}  # one judged (question, entity) pair per judged triple side
+UNSEEN_TEST_ENTITIES = 29
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--root", default=".")
+    ap.add_argument("--config", default="config/smoke.yaml")
+    a = ap.parse_args()
+    root = Path(a.root)
+    config = yaml.safe_load((root / a.config).read_text())
+    models = list(config["models"])
+    problems: list[str] = []
+
+    def check(ok: bool, what: str) -> None:
+        print(("ok    " if ok else "FAIL  ") + what)
+        if not ok:
+            problems.append(what)
+
+    t1 = pd.read_csv(root / "results/tables/table1.csv").set_index("Test Set")
+    for name, row in TABLE1.items():
+        got = tuple(int(v) for v in t1.loc[name, ["#Triples", "#Positives", "#Negatives"]])
+        check(got == row, f"Table 1 {name}: {got} (paper {row})")
+    for name, n in QUESTIONS.items():
+        got = json.loads((root / f"resources/testsets/{name}.json").read_text())["questions"]
+        check(got == n, f"{name}: {got} aggregated questions (published trec_queries: {n})")
+
+    from kgeval.data.kg import KnowledgeGraph
+
+    kg = KnowledgeGraph.load(root / "resources/datasets/FB15k-237/kg.npz")
+    train_entities = np.unique(kg.splits["train"][:, [0, 2]])
+    test_entities = np.unique(kg.splits["test"][:, [0, 2]])
+    unseen = np.setdiff1d(test_entities, train_entities)
+    check(len(unseen) == UNSEEN_TEST_ENTITIES,
+          f"FB15k-237: {len(unseen)} test entities never seen in training (expected {UNSEEN_TEST_ENTITIES})")
+
+    for testset in QUESTIONS:
+        ev = pd.read_csv(root / f"results/metrics/{testset}/evaluation.csv")
+        check(sorted(ev["System"]) == sorted(models), f"{testset}: one evaluation row per model ({len(ev)} rows)")
+        for col in ("micro_mrr", "macro_mrr"):
+            vals = ev[col].to_numpy(dtype=float)
+            check(bool(np.all(np.isfinite(vals)) and np.all((vals > 0) & (vals <= 1))),
+                  f"{testset}: {col} finite and in (0, 1] for every model ({np.round(vals, 4).tolist()})")
+
+    for testset, n in QRELS_LINES.items():
+        lines = (root / f"results/trec/{testset}/qrels.txt").read_text().splitlines()
+        check(len(lines) >= n, f"{testset}: {len(lines)} qrels lines (at least {n} judged triples)")
+        for model in models:
+            check((root / f"results/trec/{testset}/{model}.run").stat().st_size > 0, f"{testset}: TREC run of {model}")
+
+    expected = ["results/analysis/figure3.png", "results/analysis/figure7.png", "results/analysis/figure8.png",
+                "results/analysis/umf_grid.csv", "results/tables/table3.csv", "results/tables/table4.csv",
+                "results/pools/FB-Test-S-C/coverage.csv", "results/metrics/FB-Test-S-C/pooling_depth.csv",
+                "results/reanalysis/own/notes.txt"]
+    expected += [f"results/kp/{d}/{m}.json" for d in ("FB15k-237", "WN18RR") for m in models]
+    for path in expected:
+        p = root / path
+        check(p.is_file() and p.stat().st_size > 0, f"{path} written")
+
+    print(f"smoke checks: {len(problems)} failed")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
