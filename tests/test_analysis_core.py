@@ -107,3 +107,42 @@ def test_tukey_hsd_is_more_conservative_than_t_test():
     _, _, pt = paired_t_pvalues(X)
     _, _, ph = tukey_hsd_pvalues(X, trials=500, seed=2)
     assert (ph >= pt - 0.02).mean() > 0.9
+
+
+def test_kl_divergence_add_one_by_hand():
+    from kgeval.analysis.study import kl_divergence
+
+    # (2, 0) and (0, 2) plus one each: P = (3/4, 1/4), Q = (1/4, 3/4); KL = 3/4 ln 3 + 1/4 ln(1/3) = ln(3)/2
+    assert kl_divergence([2, 0], [0, 2]) == pytest.approx(np.log(3) / 2, abs=1e-15)
+    assert kl_divergence([2, 0], [0, 2], pseudocount=0) == np.inf
+    assert kl_divergence([5, 1, 0], [5, 1, 0]) == 0.0
+    # asymmetric: (1, 0, 0) → P = (1/2, 1/4, 1/4); (0, 0, 5) → Q = (1/8, 1/8, 3/4)
+    want = 0.5 * np.log(4) + 0.25 * np.log(2) + 0.25 * np.log(1 / 3)
+    assert kl_divergence([1, 0, 0], [0, 0, 5]) == pytest.approx(want, abs=1e-15)
+
+
+def test_relation_distributions_compare_all_relations_reference_first():
+    from kgeval.analysis.study import relation_distributions
+    from kgeval.data.kg import KnowledgeGraph
+
+    def triples(rels):
+        return np.array([[0, r, 1] for r in rels], dtype=np.int64)
+
+    # 4 relations; reference O uses r0 ×3, r1 ×1; sample S only r0 ×2; the graph r0..r3 once each
+    kg = KnowledgeGraph("toy", ["a", "b"], ["r0", "r1", "r2", "r3"],
+                        {"train": triples([0, 1, 2, 3]), "valid": triples([]).reshape(0, 3),
+                         "test": triples([]).reshape(0, 3)})
+    sets = {"O": triples([0, 0, 0, 1]), "S": triples([0, 0])}
+    table, kl = relation_distributions(sets, kg.known(), kg, classes=2, reference="O")
+    # display: the most frequent relation of O plus "other"
+    assert table["relation"].tolist() == ["r0", "other"]
+    np.testing.assert_allclose(table["O"], [0.75, 0.25])
+    np.testing.assert_allclose(table["full"], [0.25, 0.75])
+    assert kl[["P", "Q"]].values.tolist() == [["O", "S"], ["full", "O"]]
+    assert (kl["classes"] == 4).all()
+    # KL(O‖S) over 4 relations add-one: O → (4,2,1,1)/8, S → (3,1,1,1)/6
+    p, q = np.array([4, 2, 1, 1]) / 8, np.array([3, 1, 1, 1]) / 6
+    assert kl["KL"].iloc[0] == pytest.approx(np.sum(p * np.log(p / q)), abs=1e-14)
+    # KL(full‖O): full → (2,2,2,2)/8, O → (4,2,1,1)/8
+    p, q = np.full(4, 0.25), np.array([4, 2, 1, 1]) / 8
+    assert kl["KL"].iloc[1] == pytest.approx(np.sum(p * np.log(p / q)), abs=1e-14)

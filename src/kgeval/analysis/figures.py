@@ -59,6 +59,8 @@ def figure2(dist: pd.DataFrame, kl: pd.DataFrame, png, pdf) -> None:
                         rotation=90)
     axes[-1].set_xlabel(f"relation class (the {len(dist) - 1} most frequent relations of the reference set, rest merged)")
     text = "; ".join(f"KL({a}‖{b}) = {v:.4f}" for a, b, v in zip(kl["P"], kl["Q"], kl["KL"]))
+    if "classes" in kl and len(kl):
+        text += f"\n(over all {int(kl['classes'].iloc[0])} relations, counts + {kl['pseudocount'].iloc[0]:g})"
     fig.text(0.01, -0.02, text, ha="left", va="top")
     save(fig, png, pdf)
 
