@@ -48,7 +48,7 @@ def _key_text(codes: dict[str, str]) -> str:
 
 def figure2(dist: pd.DataFrame, kl: pd.DataFrame, png, pdf) -> None:
     names = [c for c in dist.columns if c not in ("relation",)]
-    fig, axes = plt.subplots(len(names), 1, figsize=(7.0, 1.6 * len(names)), sharex=True)
+    fig, axes = plt.subplots(len(names), 1, figsize=(7.0, 1.6 * len(names)), sharex=True, layout="constrained")
     axes = np.atleast_1d(axes)
     x = np.arange(len(dist))
     for ax, name in zip(axes, names):
@@ -133,8 +133,9 @@ def figure8(pvalues: pd.DataFrame, png, pdf, alpha: float = 0.05, tests: Iterabl
             ) -> None:
     names = list(dict.fromkeys(pvalues["TestSet"]))
     tests = [t for t in tests if t in set(pvalues["Test"])]
+    # constrained layout leaves room for each row's x-axis label above the next row's panel titles
     fig, axes = plt.subplots(len(tests), len(names), figsize=(3.4 * len(names), 2.6 * len(tests)), sharey=True,
-                             squeeze=False)
+                             squeeze=False, layout="constrained")
     for r, test in enumerate(tests):
         for c, name in enumerate(names):
             ax = axes[r][c]
