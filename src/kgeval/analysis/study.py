@@ -3,7 +3,7 @@
 Inputs are the metric stage's tables (``evaluation.csv``, ``lp_per_rel_type.csv``, ``pooling_depth*.csv``,
 ``lp_sample_rel_dist.csv``) and, where intervals or resampling need them, per-item matrices
 (``kgeval.analysis.items``). Every τ is Kendall's τ-b between the system rankings of two tables on the same
-systems; where per-item values exist it comes with a percentile bootstrap 95 % interval from resampling the
+systems; where per-item values exist it comes with a BCa bootstrap 95 % interval from resampling the
 items (answers or questions) of each side.
 """
 
@@ -36,10 +36,12 @@ def tau_between(a: pd.DataFrame, b: pd.DataFrame, metric: str, metric_b: str | N
 
 
 def with_interval(row: dict, items_a: np.ndarray | None, items_b: np.ndarray | None, repeats: int,
-                  seed: int) -> dict:
+                  seed: int, keys_a: np.ndarray | None = None, keys_b: np.ndarray | None = None) -> dict:
+    """``row`` with the BCa bootstrap interval of its τ; paired through the item keys when both sides have
+    them (the sampled and the completed test set share most answers and questions)."""
     if items_a is None or items_b is None:
         return {**row, "tau_low": np.nan, "tau_high": np.nan}
-    _, lo, hi = bootstrap_tau(items_a, items_b, repeats, seed)
+    _, lo, hi = bootstrap_tau(items_a, items_b, repeats, seed, keys_a=keys_a, keys_b=keys_b)
     return {**row, "tau_low": lo, "tau_high": hi}
 
 
@@ -74,7 +76,8 @@ def depth_taus(depth_table: pd.DataFrame, metrics: list[str], flavour: str,
             a = items.get(0) if items else None
             b = items.get(int(d)) if items else None
             rows.append(with_interval(row, a.matrices.get(m) if a else None, b.matrices.get(m) if b else None,
-                                      repeats, seed + int(d)))
+                                      repeats, seed + int(d), a.keys.get(m) if a else None,
+                                      b.keys.get(m) if b else None))
     return pd.DataFrame(rows)
 
 
@@ -92,12 +95,14 @@ def category_taus(per_type_a: pd.DataFrame, per_type_b: pd.DataFrame, metrics: l
                 continue
             for m in metrics:
                 row = {"QuestionType": side, "RelationType": cat, "Metric": m, "tau": tau_between(a, b, m)}
-                ia = ib = None
+                ia = ib = ka = kb = None
                 if items_a is not None and items_b is not None:
                     ma = ((items_a.info["side"] == side) & (items_a.info["category"] == cat)).to_numpy()
                     mb = ((items_b.info["side"] == side) & (items_b.info["category"] == cat)).to_numpy()
                     ia, ib = items_a.matrices[m][ma], items_b.matrices[m][mb]
-                rows.append(with_interval(row, ia, ib, repeats, seed))
+                    if m in items_a.keys and m in items_b.keys:
+                        ka, kb = items_a.keys[m][ma], items_b.keys[m][mb]
+                rows.append(with_interval(row, ia, ib, repeats, seed, ka, kb))
     return pd.DataFrame(rows)
 
 
