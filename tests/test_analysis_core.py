@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from scipy import stats
 
-from kgeval.analysis.kendall import system_codes, tau_b, tau_b_many
-from kgeval.analysis.resampling import bootstrap_tau, stability_taus, subsample_masks
+from kgeval.analysis.kendall import bca_interval, system_codes, tau_b, tau_b_many, tau_b_rows, tau_jackknife
+from kgeval.analysis.resampling import bootstrap_tau, bootstrap_taus, stability_taus, subsample_masks
 from kgeval.analysis.significance import discriminative_power, paired_t_pvalues, tukey_hsd_pvalues
 
 
@@ -107,3 +109,160 @@ def test_tukey_hsd_is_more_conservative_than_t_test():
     _, _, pt = paired_t_pvalues(X)
     _, _, ph = tukey_hsd_pvalues(X, trials=500, seed=2)
     assert (ph >= pt - 0.02).mean() > 0.9
+
+
+def test_kl_divergence_add_one_by_hand():
+    from kgeval.analysis.study import kl_divergence
+
+    # (2, 0) and (0, 2) plus one each: P = (3/4, 1/4), Q = (1/4, 3/4); KL = 3/4 ln 3 + 1/4 ln(1/3) = ln(3)/2
+    assert kl_divergence([2, 0], [0, 2]) == pytest.approx(np.log(3) / 2, abs=1e-15)
+    assert kl_divergence([2, 0], [0, 2], pseudocount=0) == np.inf
+    assert kl_divergence([5, 1, 0], [5, 1, 0]) == 0.0
+    # asymmetric: (1, 0, 0) → P = (1/2, 1/4, 1/4); (0, 0, 5) → Q = (1/8, 1/8, 3/4)
+    want = 0.5 * np.log(4) + 0.25 * np.log(2) + 0.25 * np.log(1 / 3)
+    assert kl_divergence([1, 0, 0], [0, 0, 5]) == pytest.approx(want, abs=1e-15)
+
+
+def test_relation_distributions_compare_all_relations_reference_first():
+    from kgeval.analysis.study import relation_distributions
+    from kgeval.data.kg import KnowledgeGraph
+
+    def triples(rels):
+        return np.array([[0, r, 1] for r in rels], dtype=np.int64)
+
+    # 4 relations; reference O uses r0 ×3, r1 ×1; sample S only r0 ×2; the graph r0..r3 once each
+    kg = KnowledgeGraph("toy", ["a", "b"], ["r0", "r1", "r2", "r3"],
+                        {"train": triples([0, 1, 2, 3]), "valid": triples([]).reshape(0, 3),
+                         "test": triples([]).reshape(0, 3)})
+    sets = {"O": triples([0, 0, 0, 1]), "S": triples([0, 0])}
+    table, kl = relation_distributions(sets, kg.known(), kg, classes=2, reference="O")
+    # display: the most frequent relation of O plus "other"
+    assert table["relation"].tolist() == ["r0", "other"]
+    np.testing.assert_allclose(table["O"], [0.75, 0.25])
+    np.testing.assert_allclose(table["full"], [0.25, 0.75])
+    assert kl[["P", "Q"]].values.tolist() == [["O", "S"], ["full", "O"]]
+    assert (kl["classes"] == 4).all()
+    # KL(O‖S) over 4 relations add-one: O → (4,2,1,1)/8, S → (3,1,1,1)/6
+    p, q = np.array([4, 2, 1, 1]) / 8, np.array([3, 1, 1, 1]) / 6
+    assert kl["KL"].iloc[0] == pytest.approx(np.sum(p * np.log(p / q)), abs=1e-14)
+    # KL(full‖O): full → (2,2,2,2)/8, O → (4,2,1,1)/8
+    p, q = np.full(4, 0.25), np.array([4, 2, 1, 1]) / 8
+    assert kl["KL"].iloc[1] == pytest.approx(np.sum(p * np.log(p / q)), abs=1e-14)
+
+
+def _scipy_bca(data, statistic, boot, level=0.95):
+    """scipy's BCa interval on the given bootstrap distribution (scipy adds no resamples of its own)."""
+    res = stats.bootstrap(data, statistic, n_resamples=0, method="BCa", confidence_level=level,
+                          bootstrap_result=SimpleNamespace(bootstrap_distribution=boot))
+    return res.confidence_interval.low, res.confidence_interval.high
+
+
+def test_bca_interval_equals_scipy_on_a_skewed_two_sample_mean():
+    rng = np.random.default_rng(3)
+    x, y = rng.lognormal(size=25), rng.lognormal(size=18)
+    boot = rng.choice(x, (2000, len(x))).mean(1) - rng.choice(y, (2000, len(y))).mean(1)
+    jack = [(x.sum() - x) / (len(x) - 1) - y.mean(), x.mean() - (y.sum() - y) / (len(y) - 1)]
+    ours = bca_interval(x.mean() - y.mean(), boot, jack, level=0.9)
+    ref = _scipy_bca((x, y), lambda a, b, axis: a.mean(axis) - b.mean(axis), boot, level=0.9)
+    np.testing.assert_allclose(ours, ref, rtol=1e-12)
+    # right-skewed data: BCa moves both ends up against the percentile interval
+    perc = np.quantile(boot, [0.05, 0.95])
+    assert ours[0] > perc[0] and ours[1] > perc[1]
+
+
+@pytest.mark.parametrize("paired", [False, True])
+def test_bca_of_tau_equals_scipy(paired):
+    rng = np.random.default_rng(11)
+    S = 9
+    A = rng.normal(np.linspace(0, 0.6, S), 1.0, size=(60, S))
+    B = A[:45] + rng.normal(0, 0.6, size=(45, S))  # the first 45 items of A again, measured differently
+    est = tau_b(A.mean(0), B.mean(0))
+    if paired:  # units 0..59; B holds units 0..44
+        keys_a, keys_b = np.arange(60), np.arange(45)
+        boot = bootstrap_taus(A, B, 1000, 7, keys_a, keys_b)
+
+        def statistic(units, axis=-1):
+            u = np.atleast_2d(units)
+            wa = np.stack([np.bincount(r, minlength=60) for r in u]).astype(float)
+            wb = wa[:, :45]
+            out = tau_b_rows(wa @ A / wa.sum(1, keepdims=True), wb @ B / wb.sum(1, keepdims=True))
+            return out if np.ndim(units) > 1 else out[0]
+
+        ref = _scipy_bca((np.arange(60),), statistic, boot)
+        ours = bca_interval(est, boot, tau_jackknife(A, B, keys_a, keys_b))
+    else:
+        boot = bootstrap_taus(A, B, 1000, 7)
+
+        def statistic(ia, ib, axis=-1):
+            ma, mb = A[ia].mean(-2), B[ib].mean(-2)
+            return tau_b_rows(ma.reshape(-1, S), mb.reshape(-1, S)).reshape(ma.shape[:-1])
+
+        ref = _scipy_bca((np.arange(60), np.arange(45)), statistic, boot)
+        ours = bca_interval(est, boot, tau_jackknife(A, B))
+    assert np.isfinite(boot).all() and 0 < np.mean(boot < est) < 1
+    np.testing.assert_allclose(ours, ref, rtol=1e-12)
+    assert ours == bootstrap_tau(A, B, 1000, 7, keys_a=keys_a if paired else None,
+                                 keys_b=keys_b if paired else None)[1:]
+
+
+def test_bca_handles_degenerate_distributions():
+    assert np.isnan(bca_interval(0.5, np.full(10, np.nan), [np.arange(5.0)])).all()
+    assert np.isnan(bca_interval(np.nan, np.arange(10.0), [np.arange(5.0)])).all()
+    # every resample below the estimate: z0 is clipped, not infinite, and the interval is the top of the sample
+    lo, hi = bca_interval(20.0, np.arange(10.0), [np.zeros(5)])
+    assert 8.0 < lo <= hi <= 9.0
+
+
+def test_shared_items_need_a_paired_bootstrap():
+    # FB-Test-S against FB-Test-S-C(1): the same answers (a few gain rank as new positives leave the filter)
+    # plus new ones. Resampled independently, nearly every resampled τ falls below the estimate and no interval
+    # built from them — percentile or BCa — holds it; resampled paired, both intervals do.
+    rng = np.random.default_rng(0)
+    S, n = 13, 1023
+    A = (rng.random((n, S)) < np.linspace(0.20, 0.23, S)).astype(float)
+    B = np.maximum(A, rng.random(A.shape) < 0.02)
+    B = np.vstack([B, (rng.random((118, S)) < 0.1).astype(float)])
+    keys_a, keys_b = np.arange(n), np.arange(n + 118)
+    for method in ("percentile", "bca"):
+        tau, lo, hi = bootstrap_tau(A, B, 500, 1, method=method)
+        assert tau > hi  # the issue's Figure 4 case: τ 0.888, interval 0.467–0.846
+        tau_p, lo_p, hi_p = bootstrap_tau(A, B, 500, 1, method=method, keys_a=keys_a, keys_b=keys_b)
+        assert tau_p == tau and lo_p <= tau <= hi_p
+    assert np.mean(bootstrap_taus(A, B, 500, 1) < tau) > 0.99
+
+
+def test_item_keys_pair_the_answers_and_questions_two_test_sets_share():
+    import pandas as pd
+
+    from kgeval.analysis.items import macro_items, micro_items
+    from kgeval.data.kg import HEAD, KnowledgeGraph
+    from kgeval.data.testsets import TestSet
+
+    empty = np.zeros((0, 3), np.int64)
+    kg = KnowledgeGraph("toy", ["e0", "e1", "e2", "e3"], ["r0", "r1"],
+                        {"train": np.array([[0, 0, 3]]), "valid": empty, "test": empty})
+    seed = np.array([[0, 0, 1], [2, 1, 3]])
+    completed = TestSet("C", np.vstack([seed, [[0, 0, 2]]]), np.ones(3, np.int8), np.array([0, 0, 1], np.int16))
+
+    def tables(ts):
+        qs = ts.questions(kg)
+        qindex = {(int(s), int(e), int(r)): q for s, e, r, q in zip(qs.side, qs.entity, qs.relation, qs.qid)}
+        answers, questions = [], []
+        for h, r, t in ts.positives.tolist():
+            answers.append({"qid": qindex[(HEAD, t, r)], "entity": h})
+            answers.append({"qid": qindex[(1 - HEAD, h, r)], "entity": t})
+        for q in qs.qid:
+            questions.append({"qid": q})
+        pa = pd.DataFrame(answers).assign(System="A", m=np.arange(len(answers), dtype=float))
+        pq = pd.DataFrame(questions).assign(System="A", m=np.arange(len(questions), dtype=float))
+        return (micro_items(pa, qs, ts, kg, ["m"], ["A"]), macro_items(pq, qs, ts, kg, ["m"], ["A"]))
+
+    mi_s, ma_s = tables(completed.at_depth(0))
+    mi_c, ma_c = tables(completed)
+    # micro: the 4 answers of the 2 seed triples are shared, the new triple adds its head and tail answer
+    assert len(mi_s.keys["m"]) == 4 and len(mi_c.keys["m"]) == 6
+    assert set(mi_s.keys["m"]) < set(mi_c.keys["m"])
+    # macro: (0, r0, ?) is asked by both (0, r0, 1) and (0, r0, 2); only (?, r0, 2) is new
+    assert len(ma_s.keys["m"]) == 4 and len(ma_c.keys["m"]) == 5
+    assert set(ma_s.keys["m"]) < set(ma_c.keys["m"])
+    assert len(np.unique(mi_c.keys["m"])) == 6 and len(np.unique(ma_c.keys["m"])) == 5

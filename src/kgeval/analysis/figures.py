@@ -48,7 +48,7 @@ def _key_text(codes: dict[str, str]) -> str:
 
 def figure2(dist: pd.DataFrame, kl: pd.DataFrame, png, pdf) -> None:
     names = [c for c in dist.columns if c not in ("relation",)]
-    fig, axes = plt.subplots(len(names), 1, figsize=(7.0, 1.6 * len(names)), sharex=True)
+    fig, axes = plt.subplots(len(names), 1, figsize=(7.0, 1.6 * len(names)), sharex=True, layout="constrained")
     axes = np.atleast_1d(axes)
     x = np.arange(len(dist))
     for ax, name in zip(axes, names):
@@ -59,6 +59,8 @@ def figure2(dist: pd.DataFrame, kl: pd.DataFrame, png, pdf) -> None:
                         rotation=90)
     axes[-1].set_xlabel(f"relation class (the {len(dist) - 1} most frequent relations of the reference set, rest merged)")
     text = "; ".join(f"KL({a}‖{b}) = {v:.4f}" for a, b, v in zip(kl["P"], kl["Q"], kl["KL"]))
+    if "classes" in kl and len(kl):
+        text += f"\n(over all {int(kl['classes'].iloc[0])} relations, counts + {kl['pseudocount'].iloc[0]:g})"
     fig.text(0.01, -0.02, text, ha="left", va="top")
     save(fig, png, pdf)
 
@@ -131,8 +133,9 @@ def figure8(pvalues: pd.DataFrame, png, pdf, alpha: float = 0.05, tests: Iterabl
             ) -> None:
     names = list(dict.fromkeys(pvalues["TestSet"]))
     tests = [t for t in tests if t in set(pvalues["Test"])]
+    # constrained layout leaves room for each row's x-axis label above the next row's panel titles
     fig, axes = plt.subplots(len(tests), len(names), figsize=(3.4 * len(names), 2.6 * len(tests)), sharey=True,
-                             squeeze=False)
+                             squeeze=False, layout="constrained")
     for r, test in enumerate(tests):
         for c, name in enumerate(names):
             ax = axes[r][c]

@@ -8,13 +8,13 @@ an answer belongs to one triple; a question to every triple that asks it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ..data.kg import HEAD, SIDE_NAMES, KnowledgeGraph
-from ..data.questions import Questions
+from ..data.questions import Questions, question_key
 from ..data.testsets import TestSet
 from ..pooling import triple_key
 
@@ -26,6 +26,9 @@ class ItemTable:
     units: np.ndarray | list[np.ndarray]  # triple index per item (answers) or triples per item (questions)
     info: pd.DataFrame  # descriptors of each item (qid, side, relation, category, ...)
     n_units: int
+    # metric column -> a key per row naming the item across test sets of one graph (an answer: its triple and
+    # side; a question: its side, known entity and relation), so that a bootstrap can pair shared items
+    keys: dict[str, np.ndarray] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.info)
@@ -59,8 +62,10 @@ def micro_items(per_answer: pd.DataFrame, questions: Questions, testset: TestSet
     ent = info["entity"].to_numpy()
     triples = np.stack([np.where(side == HEAD, ent, known), rel, np.where(side == HEAD, known, ent)], 1)
     index = _triple_index(testset, kg)
-    units = np.array([index[int(k)] for k in triple_key(triples, kg)])
-    return ItemTable(systems, mats, units, info, len(testset.positives))
+    tkeys = triple_key(triples, kg)
+    units = np.array([index[int(k)] for k in tkeys])
+    keys = tkeys * 2 + side.astype(np.int64)
+    return ItemTable(systems, mats, units, info, len(testset.positives), {m: keys for m in mats})
 
 
 def macro_items(per_question: pd.DataFrame, questions: Questions, testset: TestSet, kg: KnowledgeGraph,
@@ -73,10 +78,12 @@ def macro_items(per_question: pd.DataFrame, questions: Questions, testset: TestS
         keyed.setdefault((1, h, r), []).append(i)
     qpos = {q: i for i, q in enumerate(questions.qid)}
     units = []
-    for q in info["qid"]:
-        i = qpos[q]
+    qi = np.array([qpos[q] for q in info["qid"]], dtype=np.int64)
+    for i in qi.tolist():
         units.append(np.array(keyed[(int(questions.side[i]), int(questions.entity[i]), int(questions.relation[i]))]))
-    return ItemTable(systems, mats, units, info, len(pos))
+    keys = question_key(questions.side[qi], questions.entity[qi], questions.relation[qi], kg.num_entities,
+                        kg.num_relations)
+    return ItemTable(systems, mats, units, info, len(pos), {m: keys for m in mats})
 
 
 def side_name(side: int) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kendall import tau_b_many
+from .kendall import bca_interval, tau_b_many, tau_b_rows, tau_jackknife
 
 
 def resample_means(items: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -22,27 +22,54 @@ def resample_means(items: np.ndarray, weights: np.ndarray) -> np.ndarray:
 def bootstrap_weights(n: int, repeats: int, rng: np.random.Generator) -> np.ndarray:
     """Multiplicity of each item in ``repeats`` bootstrap resamples (rows sum to n)."""
     idx = rng.integers(0, n, size=(repeats, n))
-    w = np.zeros((repeats, n), np.float32)
-    np.add.at(w, (np.repeat(np.arange(repeats), n), idx.ravel()), 1.0)
-    return w
+    # one bincount over (resample, item) cells: an order of magnitude faster than np.add.at
+    flat = (np.arange(repeats, dtype=np.int64)[:, None] * n + idx).ravel()
+    return np.bincount(flat, minlength=repeats * n).reshape(repeats, n).astype(np.float32)
+
+
+def bootstrap_taus(items_a: np.ndarray, items_b: np.ndarray, repeats: int = 1000, seed: int = 0,
+                   keys_a: np.ndarray | None = None, keys_b: np.ndarray | None = None) -> np.ndarray:
+    """τ-b between the column means of ``repeats`` bootstrap resamples of two item matrices; NaN where a side
+    has no untied pair (or no item drawn).
+
+    Without keys the two sides are resampled independently (different samples). With ``keys_a``/``keys_b``
+    (the unit of each item, e.g. an answer's triple and side) the units of both sides are resampled together:
+    a unit drawn k times weighs k on each side that has it, so items the two sides share stay paired."""
+    rng = np.random.default_rng(seed)
+    if keys_a is None or keys_b is None:
+        wa = bootstrap_weights(len(items_a), repeats, rng)
+        wb = bootstrap_weights(len(items_b), repeats, rng)
+    else:
+        _, inv = np.unique(np.concatenate([np.asarray(keys_a), np.asarray(keys_b)]), return_inverse=True)
+        w = bootstrap_weights(int(inv.max()) + 1, repeats, rng)
+        wa, wb = w[:, inv[: len(items_a)]], w[:, inv[len(items_a):]]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = resample_means(items_a, wa)
+        b = resample_means(items_b, wb)
+    return tau_b_rows(a, b)
 
 
 def bootstrap_tau(items_a: np.ndarray, items_b: np.ndarray, repeats: int = 1000, seed: int = 0,
-                  level: float = 0.95) -> tuple[float, float, float]:
-    """τ-b between the system rankings of two item matrices, with a percentile bootstrap interval from
-    resampling the items of each side independently (their test sets are different samples).
+                  level: float = 0.95, method: str = "bca", keys_a: np.ndarray | None = None,
+                  keys_b: np.ndarray | None = None) -> tuple[float, float, float]:
+    """τ-b between the system rankings of two item matrices, with a bootstrap interval (``bootstrap_taus``:
+    independent sides, or paired through ``keys_a``/``keys_b``).
 
+    ``method="bca"`` (default): bias-corrected and accelerated (``kendall.bca_interval``, acceleration from the
+    leave-one-out jackknife, ``kendall.tau_jackknife``). Resampling adds noise to every system's mean, which
+    pulls the resampled τ towards 0, so the percentile interval lies low and can exclude the estimate; BCa
+    corrects that median bias. Two test sets that share most of their items (FB-Test-S and FB-Test-S-C(d)) must
+    also be resampled paired: resampled independently, nearly every resample falls below the estimate and no
+    interval built from the resamples holds it. ``method="percentile"``: the plain percentile interval.
     Returns (τ on the full data, lower, upper)."""
-    rng = np.random.default_rng(seed)
     tau = float(tau_b_many(items_a.mean(0)[None, :], items_b.mean(0))[0])
-    a = resample_means(items_a, bootstrap_weights(len(items_a), repeats, rng))
-    b = resample_means(items_b, bootstrap_weights(len(items_b), repeats, rng))
-    i, j = np.triu_indices(a.shape[1], k=1)
-    sa, sb = np.sign(a[:, i] - a[:, j]), np.sign(b[:, i] - b[:, j])
-    num = (sa * sb).sum(1)
-    den = np.sqrt(np.count_nonzero(sa, 1) * np.count_nonzero(sb, 1).astype(float))
-    taus = np.divide(num, den, out=np.full(len(num), np.nan), where=den > 0)
-    lo, hi = np.nanquantile(taus, [(1 - level) / 2, 1 - (1 - level) / 2])
+    taus = bootstrap_taus(items_a, items_b, repeats, seed, keys_a, keys_b)
+    if method == "percentile":
+        lo, hi = np.nanquantile(taus, [(1 - level) / 2, 1 - (1 - level) / 2])
+    elif method == "bca":
+        lo, hi = bca_interval(tau, taus, tau_jackknife(items_a, items_b, keys_a, keys_b), level)
+    else:
+        raise ValueError(f"unknown bootstrap interval method {method!r} (bca or percentile)")
     return tau, float(lo), float(hi)
 
 

@@ -148,7 +148,7 @@ def rankings_step(original: dict, sample: dict, complete: dict, out_dir: str, ta
 
 def _merge(a: ItemTable, b: ItemTable) -> ItemTable:
     """One table holding both micro and macro matrices (the bootstrap only needs the matrices)."""
-    return ItemTable(a.systems, {**a.matrices, **b.matrices}, a.units, a.info, a.n_units)
+    return ItemTable(a.systems, {**a.matrices, **b.matrices}, a.units, a.info, a.n_units, {**a.keys, **b.keys})
 
 
 def _item_tables(test_sets: list[dict], micro: list[str] | None, macro: list[str] | None):
