@@ -156,7 +156,8 @@ def test_training_reports_batches_loss_and_validation(synth_kg, monkeypatch, cap
     per_epoch = tr.steps_per_epoch()
     with caplog.at_level(logging.INFO, logger="kgeval.training.trainer"):
         res = tr.fit()
-    lines = [r.getMessage() for r in caplog.records if " batches (" in r.getMessage()]
+    lines = [r.getMessage() for r in caplog.records
+             if r.name == "kgeval.training.trainer" and " batches (" in r.getMessage()]
     assert len(lines) == res.steps + 1 == 2 * per_epoch + 1  # one per batch, then the closing line
     total = 2 * per_epoch
     assert lines[0].startswith(f"DistMult seed 0: 1/{total} batches ")
@@ -195,7 +196,7 @@ def test_score_dump_reports_questions(synth_kg, tmp_path, monkeypatch, caplog):
     with caplog.at_level(logging.INFO, logger="kgeval.scoring"):
         # a small memory budget: several batches per side
         scoring.dump_scores(*args, tmp_path / "dump", "DistMult", "T", k=10, memory_budget_mb=0.05, device="cpu")
-    lines = [r.getMessage() for r in caplog.records if " questions (" in r.getMessage()]
+    lines = [r.getMessage() for r in caplog.records if r.name == "kgeval.scoring" and " questions (" in r.getMessage()]
     Q = len(questions)
     counts = [int(line.split(": ")[1].split("/")[0].replace(",", "")) for line in lines]
     assert len(lines) > 3 and counts == sorted(counts) and counts[-1] == Q
