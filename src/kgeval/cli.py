@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 
 from .errors import KgevalError
+from .progress import enable_bars
 from .workflow import setup_logging
 
 Runner = Callable[[argparse.Namespace], int]
@@ -57,11 +58,18 @@ def _fetch(p: argparse.ArgumentParser):
 
         from .data.download import fetch, resolve_mirror
         from .data.manifest import read_manifest
+        from .progress import Progress
 
         mirror = resolve_mirror(a.mirror)
-        for path, res in read_manifest(a.manifest).items():
-            source = fetch(res, Path(a.out) / path, mirror=mirror, prefer_mirror=not a.prefer_url)
-            print(f"{path}\t{source}\t{res.sha256}")
+        manifest = read_manifest(a.manifest)
+        sizes = [res.size for res in manifest.values()]
+        # bytes when the manifest pins every size; a failed source's partial bytes count too (rare)
+        total = sum(sizes) if all(size >= 0 for size in sizes) else None
+        with Progress(total, "fetch", unit="B") as progress:
+            for path, res in manifest.items():
+                source = fetch(res, Path(a.out) / path, mirror=mirror, prefer_mirror=not a.prefer_url,
+                               progress=progress.update)
+                progress.write(f"{path}\t{source}\t{res.sha256}")
         return 0
 
     return run
@@ -124,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         runners[name] = add(sub.add_parser(name, help=help_))
     args = parser.parse_args(argv)
     setup_logging()
+    enable_bars()  # on a terminal; redirected to a file, long commands log plain progress lines
     try:
         return int(runners[args.cmd](args) or 0)
     except KgevalError as exc:

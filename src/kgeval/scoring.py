@@ -10,6 +10,7 @@ from .data.questions import AnswerIndex, load_questions
 from .data.testsets import TestSet
 from .dumps import save_ranking
 from .io import sha256_file
+from .progress import Progress
 from .ranking import docno_ranks, judged_entities, rank_questions
 from .training.trainer import load_model, resolve_device
 
@@ -26,9 +27,18 @@ def dump_scores(model_path: str | Path, kg_path: str | Path, testset_path: str |
     questions = load_questions(questions_path, kg)
     judged = judged_entities(ts, questions)
     known = AnswerIndex(kg.known(("train", "valid")), kg.num_entities, kg.num_relations)
-    ranking = rank_questions(model.score_questions, questions, judged, known, docno_ranks(kg.entities), k=k,
+    progress = Progress(len(questions), f"{model_name} on {testset_name}", unit="questions", logger=log)
+
+    def scorer(queries, side):
+        # the engine asks for one batch of questions at a time: counting them here reports its progress
+        scores = model.score_questions(queries, side)
+        progress.update(len(queries))
+        return scores
+
+    ranking = rank_questions(scorer, questions, judged, known, docno_ranks(kg.entities), k=k,
                              keep_scores=keep_scores, memory_budget_mb=memory_budget_mb, device=dev,
                              model_name=model_name)
+    progress.close()
     save_ranking(ranking, out, {"model": model_name, "test_set": testset_name, "dataset": kg.name,
                                 "dataset_fingerprint": kg.fingerprint(), "model_sha256": sha256_file(model_path)})
     log.info("%s on %s: %d questions, %d judged entities", model_name, testset_name, len(questions), len(judged))

@@ -1,3 +1,4 @@
+import os
 import re
 from pathlib import Path
 
@@ -5,8 +6,16 @@ from kgeval.config import check_references, model_settings, run_depth
 from kgeval.data.kg import CATEGORIES
 from kgeval.data.manifest import read_manifest
 from kgeval.data.synth import ROLE_FILES
+from kgeval.training.cost import expected_train_seconds
 
 check_references(config)
+
+# glibc's allocator: keep large freed blocks (torch's batch x entities score tensors) in the heap instead of
+# unmapping them, which made every batch pay page faults (28 % of a default run's CPU time went to the kernel).
+# glibc reads these once, when a process starts: set here, they reach every job Snakemake starts (local or
+# sbatch --export=ALL), not this process; a value set by the user wins.
+for _malloc_var in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"):
+    os.environ.setdefault(_malloc_var, "1000000000000")
 
 MANIFEST = read_manifest(config["manifest"])
 DATASETS = list(config["datasets"])
@@ -140,6 +149,12 @@ def get_table1_kgs():
 
 def get_model_settings(wildcards):
     return model_settings(config, wildcards.dataset, wildcards.model)
+
+
+def get_train_priority(wildcards):
+    """A training job's expected seconds: Snakemake starts the ready jobs of highest priority first."""
+    settings = model_settings(config, wildcards.dataset, wildcards.model)
+    return expected_train_seconds(wildcards.model, settings["train"])
 
 
 def get_seed_models(wildcards):

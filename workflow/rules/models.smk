@@ -14,6 +14,8 @@ rule train_model:
     wildcard_constraints:
         model=alternatives(TRAINED_MODELS),
         seed=r"\d+",
+    # the longest trainings first, so that no core idles at the end of a run (kgeval.training.cost)
+    priority: get_train_priority
     conda:
         "../../envs/models.yaml"
     threads: 1  # fixed: torch's thread count changes float summation order, so results must not depend on --cores

@@ -14,6 +14,7 @@ import os
 import shutil
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import ChecksumError, KgevalError
@@ -31,7 +32,7 @@ def resolve_mirror(configured: str | None) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
-def _copy_hashed(src, dst: Path) -> str:
+def _copy_hashed(src, dst: Path, progress: Callable[[int], None] | None = None) -> str:
     h = hashlib.sha256()
     with open(dst, "wb") as out:
         while True:
@@ -40,26 +41,29 @@ def _copy_hashed(src, dst: Path) -> str:
                 break
             h.update(block)
             out.write(block)
+            if progress is not None:
+                progress(len(block))
     return h.hexdigest()
 
 
-def _from_url(res: Resource, tmp: Path, timeout: float) -> str:
+def _from_url(res: Resource, tmp: Path, timeout: float, progress: Callable[[int], None] | None = None) -> str:
     req = urllib.request.Request(res.url, headers={"User-Agent": "kgeval"})
     with urllib.request.urlopen(req, timeout=timeout) as resp:
-        return _copy_hashed(resp, tmp)
+        return _copy_hashed(resp, tmp, progress)
 
 
-def _from_mirror(res: Resource, tmp: Path, mirror: Path) -> str:
+def _from_mirror(res: Resource, tmp: Path, mirror: Path, progress: Callable[[int], None] | None = None) -> str:
     src = mirror / res.mirror_path
     if not src.is_file():
         raise FileNotFoundError(f"{src} not found in mirror")
     with open(src, "rb") as fh:
-        return _copy_hashed(fh, tmp)
+        return _copy_hashed(fh, tmp, progress)
 
 
 def fetch(res: Resource, dest: str | Path, mirror: str | Path | None = None, prefer_mirror: bool = True,
-          timeout: float = 30.0) -> str:
-    """Fetch ``res`` to ``dest``; return the source used ("url" or "mirror").
+          timeout: float = 30.0, progress: Callable[[int], None] | None = None) -> str:
+    """Fetch ``res`` to ``dest``; return the source used ("url" or "mirror"). ``progress`` is called with the
+    size of every block copied.
 
     Raises ChecksumError (naming the file, expected and actual hash) when the bytes do not match, and
     KgevalError when no source could deliver the file. Nothing is written to ``dest`` in either case.
@@ -74,9 +78,9 @@ def fetch(res: Resource, dest: str | Path, mirror: str | Path | None = None, pre
         try:
             with atomic_path(dest) as tmp:
                 if source == "url":
-                    digest, where = _from_url(res, tmp, timeout), res.url
+                    digest, where = _from_url(res, tmp, timeout, progress), res.url
                 else:
-                    digest, where = _from_mirror(res, tmp, mirror), str(mirror / res.mirror_path)
+                    digest, where = _from_mirror(res, tmp, mirror, progress), str(mirror / res.mirror_path)
                 size = tmp.stat().st_size
                 if digest != res.sha256:
                     raise ChecksumError(f"{res.mirror_path} (from {where})", res.sha256, digest)

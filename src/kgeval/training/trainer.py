@@ -46,6 +46,7 @@ from ..data.testsets import TestSet
 from ..io import pause_point
 from ..models import build_model
 from ..models.base import KGEModel, Targets
+from ..progress import Progress
 from ..ranking import docno_ranks, judged_entities, rank_questions
 from .checkpoint import load_checkpoint, save_checkpoint
 from .config import TrainConfig, config_hash
@@ -281,6 +282,9 @@ class Trainer:
         t_start = time.perf_counter()
         stop = bool(trace and trace[-1].get("stop"))
         epoch = start_epoch
+        epoch_steps = self.steps_per_epoch()
+        progress = Progress(total_steps, f"{self.model_name} seed {self.seed}", unit="batches", logger=log,
+                            initial=min(step, total_steps))
         while not stop and epoch < c.max_epochs and (c.max_steps is None or step < c.max_steps):
             m.train()
             gen = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
@@ -306,6 +310,8 @@ class Trainer:
                 total += float(loss.detach())
                 batches += 1
                 step += 1
+                progress.update(1, epoch=f"{epoch + 1}/{c.max_epochs}", batch=f"{batches}/{epoch_steps}",
+                                loss=total / batches)
             epoch += 1
             entry = {"epoch": epoch, "step": step, "loss": total / max(batches, 1),
                      "seconds": time.perf_counter() - t0, "lr": self.optimizer.param_groups[0]["lr"]}
@@ -314,6 +320,8 @@ class Trainer:
                 t1 = time.perf_counter()
                 mrr = evaluate_mrr(m, self.kg, "valid", c.valid_max_triples, seed=self.seed)
                 entry.update(valid_mrr=mrr, eval_seconds=time.perf_counter() - t1)
+                log.info("%s seed %d epoch %d: validation MRR %.4f in %.1f s (best so far %.4f)", self.model_name,
+                         self.seed, epoch, mrr, entry["eval_seconds"], max(mrr, best["valid_mrr"]))
                 if plateau is not None:
                     plateau.step(mrr)
                 if mrr > best["valid_mrr"]:
@@ -337,6 +345,7 @@ class Trainer:
                 save_checkpoint(self._state(epoch, step, trace, best, bad_evals, snapshots, plateau=plateau),
                                 work_checkpoint, {"valid_mrr": best["valid_mrr"]})
                 pause_point("train_after_checkpoint")
+        progress.close()
         if best["state_dict"] is not None:
             m.load_state_dict(best["state_dict"])
         return TrainResult(m, trace, best["valid_mrr"], best["epoch"], epoch, step,
