@@ -78,22 +78,51 @@ snakemake "${TINY[@]}" --report report-tiny.zip --quiet rules
 test -s report-tiny.zip
 cat results/tables/table3.md results/tables/table4.md
 
-part "fault tolerance (kill in training and in a dump, rerun, compare)"
-timeout 2400 python tests/fault_tolerance_e2e.py --python "$PY" --reference .
-
+# The fault test and the SLURM run both only read the tiny run's results/ (each works in its own copy of the tree),
+# so they run side by side: the fault test's interrupted run uses one core (--cores 1), which leaves the other to
+# the SLURM jobs, and most of the SLURM run's own wall time is job start-up and status polling.
+SLURM_ON=0
 if [ "${KGEVAL_SKIP_SLURM:-0}" = "1" ]; then
   echo "== SLURM: skipped (KGEVAL_SKIP_SLURM=1)"
 else
   part "SLURM: bring up a one-node cluster"
   if bash .ci/slurm-up.sh; then
     SLURM_UP=1
-    part "SLURM: the tiny workflow in grouped jobs, compared with the local run"
-    # the tiny run above is the local run the SLURM run is compared with
-    KGEVAL_PYTHON="$PY" E2E_REFERENCE=. E2E_REFERENCE_LOG=logs/tiny-run.log bash tests/slurm_e2e.sh
+    SLURM_ON=1
   else
     echo "== SLURM: could not bring up a cluster on this machine (see the messages above); skipped"
   fi
 fi
+part "fault tolerance (kill in training and in a dump, rerun, compare)$([ "$SLURM_ON" = 1 ] && echo ' || SLURM: the tiny workflow in grouped jobs, compared with the local run')"
+side_by_side() { # side_by_side NAME LOG COMMAND...: run COMMAND with its output in LOG; write its seconds and status
+  local name=$1 log=$2 t0=$SECONDS rc=0
+  shift 2
+  "$@" >"$log" 2>&1 || rc=$?
+  echo "$((SECONDS - t0)) ${rc}" >"logs/${name}.status"
+}
+rm -f logs/fault.status logs/slurm.status
+side_by_side fault logs/fault-test.log timeout 2400 python tests/fault_tolerance_e2e.py --python "$PY" --reference . &
+FAULT_PID=$!
+if [ "$SLURM_ON" = 1 ]; then
+  # the tiny run above is the local run the SLURM run is compared with
+  KGEVAL_PYTHON="$PY" E2E_REFERENCE=. E2E_REFERENCE_LOG=logs/tiny-run.log \
+    side_by_side slurm logs/slurm-e2e.log bash tests/slurm_e2e.sh &
+  SLURM_PID=$!
+  wait "$SLURM_PID" || true
+fi
+wait "$FAULT_PID" || true
+side_failed=0
+for name in fault slurm; do
+  [ -f "logs/${name}.status" ] || continue
+  read -r secs rc <"logs/${name}.status"
+  log=logs/fault-test.log
+  [ "$name" = slurm ] && log=logs/slurm-e2e.log
+  echo "---- ${log} (${secs} s, exit ${rc})"
+  if [ "$rc" = 0 ]; then tail -n 25 "$log"; else cat "$log"; side_failed=1; fi
+  PARTS+=("${name} alone (of the side-by-side part below)|${secs}")
+done
+[ -f logs/fault.status ] || { echo "the fault test wrote no status"; side_failed=1; }
+[ "$side_failed" = 0 ] || exit 1
 
 # Real data, last, so that results/ held only the tiny run's outputs while the checks above compared them.
 if [ -n "${KGEVAL_MIRROR:-}" ]; then
