@@ -267,7 +267,7 @@ def test_duplicate_seeds_are_refused(where, monkeypatch):
      "datasets); did you mean 'model'?"),
     (lambda c: c.update(evalutaion={}), "config key evalutaion: unknown key"),
     (lambda c: c["models"]["TransE"]["train"].update(lr="fast"), "config key models/TransE/train/lr: 'fast' is "
-                                                                 "not of type number"),
+                                                                 "not of type 'number'"),
 ])
 def test_config_typo_is_one_line_with_the_closest_key(edit, message, monkeypatch):
     monkeypatch.chdir(ROOT)

@@ -68,22 +68,17 @@ def schema_error_message(error: Any) -> str:
         hint = f"; did you mean {close[0]!r}?" if close else ""
         return (f"config key {key + '/' if key else ''}{name}: unknown key (expected one of: "
                 f"{', '.join(allowed)}){hint}")
-    if error.validator == "type":
-        types = expected if isinstance(expected, list) else [expected]
-        return f"{where}: {_short(instance)} is not of type {' or '.join(map(str, types))}"
-    if error.validator == "enum":
-        return f"{where}: {_short(instance)} is not one of {', '.join(map(repr, expected))}"
-    if error.validator == "required":
-        missing = next((k for k in expected if isinstance(instance, dict) and k not in instance), expected[0])
-        return f"{where}: the key {missing!r} is required"
     if error.validator == "uniqueItems":
         dup = next((v for i, v in enumerate(instance) if v in instance[:i]), None)
         return f"{where}: {_short(dup)} is listed twice (the values must be distinct)"
-    if error.validator in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern", "minItems",
-                           "maxItems", "minProperties", "minLength", "multipleOf"):
-        return f"{where}: {_short(instance)} violates {error.validator} {_short(expected)}"
-    message = error.message if len(error.message) <= 200 else error.message[:199] + "…"
-    return f"{where}: {message}"
+    if len(error.message) > 200:  # jsonschema's message quotes the whole instance: name the problem only
+        if error.validator == "type":
+            types = expected if isinstance(expected, list) else [expected]
+            return f"{where}: {_short(instance)} is not of type {' or '.join(map(repr, types))}"
+        if error.validator == "enum":
+            return f"{where}: {_short(instance)} is not one of {', '.join(map(repr, expected))}"
+        return f"{where}: {_short(instance)} fails {error.validator} {_short(expected)}"
+    return f"{where}: {error.message}"
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
