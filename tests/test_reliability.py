@@ -135,6 +135,26 @@ def test_corrupted_work_checkpoint_is_set_aside_and_training_starts_over(synth_k
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
+def test_seed_selection_sets_aside_a_corrupted_seed_checkpoint(synth_kg, tmp_path):
+    from kgeval.errors import CorruptFileError
+    from kgeval.training.run import select_best
+
+    kg_path = tmp_path / "kg.npz"
+    synth_kg.save(kg_path)
+    train = dict(regime="1vsAll", lr=0.01, batch_size=128, max_epochs=1)
+    seeds = [tmp_path / f"seed{s}.pt" for s in (0, 1)]
+    for s, out in enumerate(seeds):
+        train_seed(kg_path, "DistMult", {"dim": 8, "reciprocal": True}, train, s, out, tmp_path / "work",
+                   device="cpu")
+    data = bytearray(seeds[1].read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    seeds[1].write_bytes(bytes(data))
+    with pytest.raises(CorruptFileError, match=r"seed1.pt: SHA-256 .* set aside as seed1.pt.corrupt"):
+        select_best([str(p) for p in seeds], tmp_path / "model.pt", tmp_path / "selection.json")
+    assert not seeds[1].exists() and not sidecar(seeds[1]).exists() and seeds[0].exists()
+    assert not (tmp_path / "model.pt").exists()
+
+
 def test_corrupted_download_is_set_aside_so_a_rerun_refetches(tmp_path, monkeypatch):
     from kgeval.data.prepare import verify_resources
 
