@@ -2,7 +2,9 @@
 # Rules live in workflow/rules/<stage>.smk; all logic lives in the kgeval package (src/kgeval).
 
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
+
+from kgeval.config import validate_workflow_config
 
 min_version("9.0")
 
@@ -10,7 +12,9 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
-validate(config, "config/schema.yaml")
+# kgeval's own validator: one line naming the key, what was expected and the closest valid key (snakemake's
+# validate printed the whole schema), model hyperparameters checked against their declared types and bounds
+validate_workflow_config(config, "config/schema.yaml")
 
 
 report: "workflow/report/workflow.rst"

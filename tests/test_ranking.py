@@ -217,11 +217,15 @@ def test_dump_corruption_is_detected(tmp_path, synth_kg):
     data = bytearray(run.read_bytes())
     data[len(data) // 2] ^= 0xFF
     run.write_bytes(bytes(data))
-    with pytest.raises(CorruptFileError, match=r"run.parquet: SHA-256 .* differs"):
+    with pytest.raises(CorruptFileError, match=r"run.parquet: SHA-256 .* differs.*set aside"):
         load_dump(tmp_path / "d")
+    # the dump is set aside whole (kept for inspection), so that a rerun rebuilds it
+    assert not (tmp_path / "d").exists() and (tmp_path / "d.corrupt/run.parquet").read_bytes() == bytes(data)
+    save_ranking(r, tmp_path / "d", {"model": "x"})
     run.write_bytes(bytes(data[: len(data) // 3]))
     with pytest.raises(CorruptFileError, match="run.parquet"):
         load_dump(tmp_path / "d", verify=False)
+    save_ranking(r, tmp_path / "d", {"model": "x"})
     (tmp_path / "d/meta.json").unlink()
     with pytest.raises(CorruptFileError, match="incomplete score dump: meta.json is missing"):
         load_dump(tmp_path / "d")

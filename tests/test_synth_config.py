@@ -57,7 +57,7 @@ def test_defaults_are_filled(monkeypatch):
 
 
 @pytest.mark.parametrize("edit, message", [
-    (lambda c: c.update(mirorr="/x"), r"config key <top level>: Additional properties are not allowed \('mirorr'"),
+    (lambda c: c.update(mirorr="/x"), r"config key mirorr: unknown key \(expected one of: mirror, .*\); did you mean 'mirror'\?"),
     (lambda c: c.update(prefer_mirror="yes"), r"config key prefer_mirror: 'yes' is not of type 'boolean'"),
     (lambda c: c["datasets"]["Synth"]["synth"].update(num_entities=3), r"config key datasets/Synth/synth/num_entities"),
     (lambda c: c["test_sets"]["Synth-Test-O"].update(kind="ful"), r"config key test_sets/Synth-Test-O/kind"),

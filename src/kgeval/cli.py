@@ -80,12 +80,9 @@ def _validate(p: argparse.ArgumentParser):
     p.add_argument("--schema", default="config/schema.yaml")
 
     def run(a):
-        import yaml
+        from .config import load_config_file, validate_config
 
-        from .config import validate_config
-
-        with open(a.config, encoding="utf-8") as fh:
-            validate_config(yaml.safe_load(fh), a.schema)
+        validate_config(load_config_file(a.config), a.schema)
         print(f"{a.config}: valid")
         return 0
 

@@ -1,36 +1,118 @@
-"""Configuration checks beyond the JSON schema: references between keys.
+"""Configuration checks: the JSON schema, references between keys, and model hyperparameters.
 
-The schema (``config/schema.yaml``) checks types, bounds and unknown keys; this module checks that names used
-as references exist (a test set's dataset, a pooled set's seed set, manifest paths, study roles), and names the
-offending key in its error.
+The schema (``config/schema.yaml``) checks types, bounds and unknown keys; this module reports its first error in
+one line (key, what was expected, the closest valid key), checks that names used as references exist (a test
+set's dataset, a pooled set's seed set, manifest paths, study roles), and checks each model's hyperparameters
+against the types and bounds its class declares (``kgeval.models.hparams``), naming the offending key.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from .data.manifest import read_manifest
-from .errors import ConfigError
+from .errors import ConfigError, KgevalError
 
 
 def validate_config(config: dict[str, Any], schema: str | Path) -> dict[str, Any]:
     """Validate against the JSON schema (filling defaults), then check references. Returns the config."""
-    import jsonschema
-
-    with open(schema, encoding="utf-8") as fh:
-        schema_obj = yaml.safe_load(fh)
-    validator_cls = jsonschema.validators.validator_for(schema_obj)
-    validator = _with_defaults(validator_cls)(schema_obj)
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(e.absolute_path))
-    if errors:
-        e = errors[0]
-        key = "/".join(str(p) for p in e.absolute_path) or "<top level>"
-        raise ConfigError(f"config key {key}: {e.message}")
+    check_schema(config, schema)
     check_references(config)
     return config
+
+
+def check_schema(config: dict[str, Any], schema: str | Path) -> dict[str, Any]:
+    """Validate against the JSON schema, filling defaults; the first error is raised as a one-line
+    :class:`ConfigError` naming the key, what was expected and, for an unknown key, the closest valid one."""
+    import jsonschema
+
+    try:
+        with open(schema, encoding="utf-8") as fh:
+            schema_obj = yaml.safe_load(fh)
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{schema}: cannot read the config schema: {exc}") from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"the config is a {type(config).__name__}, expected a mapping of keys to values")
+    validator_cls = jsonschema.validators.validator_for(schema_obj)
+    validator = _with_defaults(validator_cls)(schema_obj)
+    # an unknown key first: a misspelt key also shows up as a missing required one
+    errors = sorted(validator.iter_errors(config),
+                    key=lambda e: (e.validator != "additionalProperties", [str(p) for p in e.absolute_path]))
+    if errors:
+        raise ConfigError(schema_error_message(errors[0]))
+    return config
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def schema_error_message(error: Any) -> str:
+    """One line for a jsonschema error: never the schema or a whole config block (snakemake's ``validate``
+    printed both, some 2,000 lines for a typo)."""
+    key = "/".join(str(p) for p in error.absolute_path)
+    where = f"config key {key}" if key else "config"
+    instance, expected = error.instance, error.validator_value
+    if error.validator == "additionalProperties" and isinstance(instance, dict) and expected is False:
+        allowed = list(error.schema.get("properties", {}))
+        patterns = list(error.schema.get("patternProperties", {}))
+        unknown = [k for k in instance if k not in allowed and not any(re.search(p, str(k)) for p in patterns)]
+        name = str(unknown[0]) if unknown else "?"
+        close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return (f"config key {key + '/' if key else ''}{name}: unknown key (expected one of: "
+                f"{', '.join(allowed)}){hint}")
+    if error.validator == "uniqueItems":
+        dup = next((v for i, v in enumerate(instance) if v in instance[:i]), None)
+        return f"{where}: {_short(dup)} is listed twice (the values must be distinct)"
+    if len(error.message) > 200:  # jsonschema's message quotes the whole instance: name the problem only
+        if error.validator == "type":
+            types = expected if isinstance(expected, list) else [expected]
+            return f"{where}: {_short(instance)} is not of type {' or '.join(map(repr, types))}"
+        if error.validator == "enum":
+            return f"{where}: {_short(instance)} is not one of {', '.join(map(repr, expected))}"
+        return f"{where}: {_short(instance)} fails {error.validator} {_short(expected)}"
+    return f"{where}: {error.message}"
+
+
+def load_config_file(path: str | Path) -> dict[str, Any]:
+    """Read a YAML config file; a missing or unreadable file, malformed YAML (with line and column) or a
+    file that is not a mapping is a one-line :class:`ConfigError`."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the config file: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{where}: malformed YAML: {problem}") from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path}: expected a mapping of config keys, found {type(config).__name__}")
+    return config
+
+
+def validate_workflow_config(config: dict[str, Any], schema: str | Path) -> dict[str, Any]:
+    """The Snakefile's validation: :func:`validate_config`, and on a bad config a one-line message on stderr
+    and exit status 1 before any job starts (an exception would make Snakemake print a traceback)."""
+    import sys
+
+    try:
+        return validate_config(config, schema)
+    except KgevalError as exc:
+        print(f"kgeval: error: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def _with_defaults(validator_cls):
@@ -170,7 +252,8 @@ LIBKGE_MODELS = ("RESCAL", "TransE", "DistMult", "ComplEx", "ConvE", "RotatE")
 
 def check_models(config: dict[str, Any]) -> None:
     """Every model is known and every model hyperparameter is a constructor argument of that model."""
-    from .models import MODELS
+    from .models import MODELS, model_class
+    from .models.hparams import check_hparams
     from .training.config import TrainConfig
 
     datasets = config["datasets"]
@@ -199,8 +282,13 @@ def check_models(config: dict[str, Any]) -> None:
             key = f"models/{name}" + (f"/datasets/{ds}" if ds else "")
             unknown = sorted(set(settings["model"]) - accepted)
             if unknown:
+                close = difflib.get_close_matches(unknown[0], sorted(accepted), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
                 raise ConfigError(f"config key {key}/model/{unknown[0]}: not a parameter of {name} "
-                                  f"(accepted: {', '.join(sorted(accepted))})")
+                                  f"(accepted: {', '.join(sorted(accepted))}){hint}")
+            bad = check_hparams(model_class(name), settings["model"])
+            if bad:
+                raise ConfigError(f"config key {key}/model/{bad[0]}: {bad[1]}")
             try:
                 TrainConfig.from_dict(settings["train"])
             except ValueError as exc:

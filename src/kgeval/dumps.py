@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from .data.questions import Questions
 from .errors import CorruptFileError
-from .io import atomic_path, pause_point, read_json, sha256_file, write_json
+from .io import atomic_path, pause_point, read_json, set_aside, sha256_file, write_json
 from .ranking import Judged, Ranking
 
 SCHEMA_VERSION = 1
@@ -135,7 +135,22 @@ class Dump:
 
 
 def load_dump(folder: str | Path, verify: bool = True) -> Dump:
+    """Read a score dump, verifying each file against the SHA-256 in ``meta.json`` (unless ``verify`` is false).
+
+    A dump is always derived: an incomplete or corrupted one is set aside as ``<folder>.corrupt`` before the
+    error is raised, so that the next run rebuilds it instead of failing on it again."""
     folder = Path(folder)
+    try:
+        return _load_dump(folder, verify)
+    except CorruptFileError as exc:
+        if not folder.is_dir():
+            raise
+        aside = set_aside(folder, str(exc))
+        raise CorruptFileError(exc.path, f"{exc.problem}; the dump was set aside as {aside} (safe to delete), "
+                                         "a rerun rebuilds it") from exc
+
+
+def _load_dump(folder: Path, verify: bool) -> Dump:
     meta_path = folder / "meta.json"
     if not meta_path.is_file():
         raise CorruptFileError(folder, "incomplete score dump: meta.json is missing")

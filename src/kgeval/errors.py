@@ -38,7 +38,7 @@ class CorruptFileError(KgevalError):
     """A score dump, checkpoint or table that fails its checksum or schema check."""
 
     def __init__(self, path: str | Path, problem: str):
-        self.path = str(path)
+        self.path, self.problem = str(path), problem
         super().__init__(f"{path}: {problem}")
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -18,6 +20,37 @@ from typing import IO, Any
 
 import numpy as np
 import pandas as pd
+
+log = logging.getLogger(__name__)
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where the platform allows (``/proc``): swapping it with
+    ``os.umask`` would briefly affect files that other threads create."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def set_aside(path: str | Path, reason: str) -> Path:
+    """Rename a derived file (or folder) that failed its check to ``<name>.corrupt`` (replacing an older one),
+    log a warning naming both, and return the new path. The workflow rebuilds the original on its next run; the
+    ``.corrupt`` copy is kept only for inspection and is safe to delete."""
+    path = Path(path)
+    aside = path.with_name(path.name + ".corrupt")
+    if aside.is_dir() and not aside.is_symlink():
+        shutil.rmtree(aside)
+    os.replace(path, aside)
+    log.warning("%s: %s; set aside as %s (kept for inspection, safe to delete); it will be rebuilt", path, reason,
+                aside)
+    return aside
 
 
 @contextlib.contextmanager
@@ -30,6 +63,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        # mkstemp creates the file 0600; give it the mode an ordinary open() would, so that on a shared
+        # cluster the group can read results when the umask allows it
+        if tmp_path.is_file():
+            os.chmod(tmp_path, 0o666 & ~current_umask())
         os.replace(tmp_path, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -1,7 +1,8 @@
 """Safe extraction of ``.tar.gz`` archives.
 
-A member is refused when its name is absolute, contains ``..``, or is anything but a regular file or folder
-(links and device files could write outside the destination). Members are extracted into a temporary folder
+A member is refused when its name is absolute, contains ``..``, is anything but a regular file or folder
+(links and device files could write outside the destination), or repeats another member's name (the content
+would depend on which copy is extracted last). Members are extracted into a temporary folder
 that is renamed into place only when the whole archive extracted cleanly.
 """
 
@@ -38,8 +39,15 @@ def safe_extract(archive: str | Path, dest: str | Path, members: list[str] | Non
         raise InputError(archive, None, f"not a readable tar archive: {exc}") from exc
     with tar:
         infos = tar.getmembers()
+        seen: dict[str, tarfile.TarInfo] = {}
         for info in infos:
             check_member(archive, info)
+            # "a/b", "./a/b" and "a//b" land on the same file: which copy wins would depend on the order
+            key = str(PurePosixPath(info.name))
+            first = seen.setdefault(key, info)
+            if first is not info and not (first.isdir() and info.isdir()):
+                raise InputError(archive, None, f"unsafe member {info.name!r}: a second member of that name "
+                                                f"(first {first.name!r})")
         if members is not None:
             wanted = set(members)
             infos = [i for i in infos if i.name in wanted]

@@ -28,8 +28,11 @@ def parse_label(path: str | Path, lineno: int, value: str) -> int:
     raise InputError(path, lineno, f"label {value!r} is not Y or N")
 
 
-def read_labels(path: str | Path, kg: KnowledgeGraph) -> dict[Triple, tuple[int, int]]:
-    """Return ``{triple ids: (label, line)}``; label 1 = Y (relevant), 0 = N."""
+def read_labels(path: str | Path, kg: KnowledgeGraph, allow_empty: bool = False) -> dict[Triple, tuple[int, int]]:
+    """Return ``{triple ids: (label, line)}``; label 1 = Y (relevant), 0 = N.
+
+    A file without a single label (empty or blank) is an error, since it usually means a failed export; with
+    ``allow_empty`` (an empty pool needs no judgments) it is a warning."""
     out: dict[Triple, tuple[int, int]] = {}
     dups = 0
     for lineno, fields in iter_rows(path, 4, required=3):
@@ -47,6 +50,11 @@ def read_labels(path: str | Path, kg: KnowledgeGraph) -> dict[Triple, tuple[int,
         out[triple] = (label, lineno)
     if dups:
         log.warning("%s: %d duplicate judgments dropped", path, dups)
+    if not out:
+        if not allow_empty:
+            raise InputError(path, None, "no labels: the file is empty or blank (expected head, relation, tail, "
+                                         "Y|N lines)")
+        log.warning("%s: no labels (the file is empty or blank)", path)
     return out
 
 

@@ -113,7 +113,8 @@ def table1(testsets: dict[str, str], kgs: dict[str, str], csv: str, md: str, tex
 
 def verify_resources(manifest: str | Path, files: list[str], out: str | Path) -> pd.DataFrame:
     """Re-hash every fetched manifest file and write the table of verified files."""
-    from ..io import sha256_file, write_csv
+    from ..errors import ChecksumError
+    from ..io import set_aside, sha256_file, write_csv
     from .download import verify
 
     resources = read_manifest(manifest)
@@ -121,7 +122,12 @@ def verify_resources(manifest: str | Path, files: list[str], out: str | Path) ->
     for path in files:
         rel = str(Path(path).relative_to("resources/downloads")) if not Path(path).is_absolute() else path
         res = resources[rel]
-        verify(path, res)
+        try:
+            verify(path, res)
+        except ChecksumError as exc:  # a damaged download: set aside, so that the next run fetches it again
+            aside = set_aside(path, str(exc))
+            raise ChecksumError(f"{path} (set aside as {aside.name}, safe to delete; a rerun fetches it again)",
+                                exc.expected, exc.actual) from exc
         rows.append({"file": rel, "bytes": res.size, "sha256": sha256_file(path), "verified": True})
     df = pd.DataFrame(rows)
     write_csv(df, out)

@@ -19,14 +19,15 @@ def iter_rows(path: str | Path, ncols: int | tuple[int, ...],
               required: int | None = None) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(line number, fields)`` for each non-blank line.
 
-    CRLF and CR line endings are accepted; each field is stripped of surrounding whitespace. A line with a
+    A leading byte-order mark and CRLF and CR line endings are accepted; each field is stripped of surrounding whitespace. A line with a
     different number of fields, or an empty field among the first ``required`` (default: all), is an error.
     """
     path = Path(path)
     allowed = (ncols,) if isinstance(ncols, int) else ncols
     required = min(allowed) if required is None else required
     try:
-        text = path.read_bytes().decode("utf-8")
+        # utf-8-sig: a byte-order mark (spreadsheets write one) is dropped, not read into the first field
+        text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
         raise InputError(path, line, f"not valid UTF-8: {exc.reason}") from exc

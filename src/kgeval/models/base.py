@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from ..data.kg import HEAD, TAIL
+from .hparams import BASE, HParam
 
 # answers handed to a ``uses_targets`` model in training: one per question as a (B,) tensor, or every answer of
 # each question as ``(rows, answers)`` pairs (grouped 1vsAll: question rows[i] has answer answers[i])
@@ -41,6 +42,7 @@ class KGEModel(nn.Module):
     needs_graph: ClassVar[bool] = False  # True: the constructor takes ``graph`` (training triples)
     uses_targets: ClassVar[bool] = False  # True: training passes each question's answer (HittER masks that edge)
     supports_po: ClassVar[bool] = True  # False: the scoring function only exists with reciprocal relations
+    HPARAMS: ClassVar[dict[str, HParam]] = BASE  # type and bounds of each constructor argument (see hparams)
 
     def __init__(self, num_entities: int, num_relations: int, dim: int, reciprocal: bool = False,
                  chunk_budget_mb: float = 256.0, **kwargs: Any):

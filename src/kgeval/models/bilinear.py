@@ -12,10 +12,14 @@ import torch.nn.functional as F
 from torch import nn
 
 from .base import KGEModel, init_embedding
+from .hparams import DROPOUT, INIT, POSITIVE_OR_NULL, Bool, Int
 
 
 class _Embeddings(KGEModel):
     """Entity and relation embedding tables with LibKGE-style dropout on looked-up embeddings."""
+
+    HPARAMS = {"relation_dim": Int(1, 100_000, nullable=True), "entity_dropout": DROPOUT,
+               "relation_dropout": DROPOUT, "init_std": POSITIVE_OR_NULL, "init": INIT}
 
     def __init__(self, num_entities, num_relations, dim, reciprocal=False, relation_dim=None,
                  entity_dropout=0.0, relation_dropout=0.0, init_std=None, init="normal", **kw):
@@ -129,6 +133,7 @@ class ComplEx(_Embeddings):
     """
 
     name = "ComplEx"
+    HPARAMS = {"dim": Int(2, 100_000, multiple_of=2)}  # 2k real columns
 
     def __init__(self, num_entities, num_relations, dim=2000, reciprocal=True, entity_dropout=0.0,
                  relation_dropout=0.0, init_std=1e-3, init="normal", **kw):
@@ -215,6 +220,9 @@ class TuckER(KGEModel):
     """
 
     name = "TuckER"
+    HPARAMS = {"relation_dim": Int(1, 100_000, nullable=True), "input_dropout": DROPOUT,
+               "hidden_dropout1": DROPOUT, "hidden_dropout2": DROPOUT, "batch_norm": Bool(), "init": INIT,
+               "init_std": POSITIVE_OR_NULL}
     supports_po = False
 
     def __init__(self, num_entities, num_relations, dim=200, reciprocal=True, relation_dim=None,

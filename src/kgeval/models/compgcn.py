@@ -9,6 +9,7 @@ from torch import nn
 
 from .base import KGEModel
 from .conv import batch_norm, conv_output_size, pair, split_dim
+from .hparams import DROPOUT, Bool, Choice, Int
 
 OPERATIONS = ("corr", "sub", "mult")
 
@@ -149,6 +150,10 @@ class CompGCN(KGEModel):
     name = "CompGCN"
     needs_graph = True
     supports_po = False
+    HPARAMS = {"init_dim": Int(1, 100_000), "gcn_layers": Choice(1, 2), "gcn_dim": Int(1, 100_000),
+               "opn": Choice(*OPERATIONS), "gcn_dropout": DROPOUT, "encoder_dropout": DROPOUT, "k_h": Int(1),
+               "filters": Int(1), "kernel_size": Int(1, pair=True), "feature_map_dropout": DROPOUT,
+               "hidden_dropout": DROPOUT, "bias": Bool()}
 
     def __init__(self, num_entities, num_relations, graph, dim=200, reciprocal=True, init_dim=100, gcn_layers=1,
                  gcn_dim=200, opn="corr", gcn_dropout=0.1, encoder_dropout=0.3, k_h=20, filters=200, kernel_size=7,

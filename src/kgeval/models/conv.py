@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .base import KGEModel, init_embedding
+from .hparams import DROPOUT, INIT, POSITIVE_OR_NULL, Bool, Int
 
 
 def pair(k: int | Sequence[int]) -> tuple[int, int]:
@@ -58,6 +59,7 @@ class _ConvKGE(KGEModel):
     """
 
     supports_po = False
+    HPARAMS = {"init": INIT, "init_std": POSITIVE_OR_NULL}
 
     def __init__(self, num_entities, num_relations, dim, reciprocal=True, init="xavier", init_std=None, **kw):
         super().__init__(num_entities, num_relations, dim, reciprocal, init=init, init_std=init_std, **kw)
@@ -115,6 +117,9 @@ class ConvE(_ConvKGE):
     """
 
     name = "ConvE"
+    HPARAMS = {"k_h": Int(1), "filters": Int(1), "kernel_size": Int(1, pair=True), "padding": Int(0),
+               "conv_bias": Bool(), "input_batch_norm": Bool(), "input_dropout": DROPOUT,
+               "feature_map_dropout": DROPOUT, "hidden_dropout": DROPOUT}
 
     def __init__(self, num_entities, num_relations, dim=200, reciprocal=True, k_h=20, filters=32, kernel_size=3,
                  padding=0, conv_bias=True, input_batch_norm=True, input_dropout=0.2, feature_map_dropout=0.2,
@@ -201,6 +206,9 @@ class InteractE(_ConvKGE):
     """
 
     name = "InteractE"
+    HPARAMS = {"k_h": Int(1), "num_permutations": Int(1, 1000), "filters": Int(1), "kernel_size": Int(1, pair=True),
+               "input_dropout": DROPOUT, "feature_map_dropout": DROPOUT, "hidden_dropout": DROPOUT,
+               "permutation_seed": Int(0)}
 
     def __init__(self, num_entities, num_relations, dim=200, reciprocal=True, k_h=20, num_permutations=1,
                  filters=96, kernel_size=9, input_dropout=0.2, feature_map_dropout=0.5, hidden_dropout=0.5,

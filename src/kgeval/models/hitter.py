@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .base import KGEModel, Targets
+from .hparams import DROPOUT, Choice, Float, Int
 
 
 def _encoder_layers(n: int, dim: int, heads: int, ffn: int, dropout: float, attention_dropout: float,
@@ -97,6 +98,11 @@ class HittER(KGEModel):
     needs_graph = True
     uses_targets = True
     supports_po = False
+    HPARAMS = {"entity_layers": Int(1, 100), "context_layers": Int(1, 100), "num_heads": Int(1, 1000),
+               "ffn_dim": Int(1, 1_000_000), "max_context": Int(1, 100_000), "hidden_dropout": DROPOUT,
+               "attention_dropout": DROPOUT, "embedding_dropout": DROPOUT, "context_dropout": DROPOUT,
+               "source_mask": Float(0, 1), "init_std": Float(0, lo_open=True), "activation": Choice("gelu", "relu"),
+               "context_seed": Int(0)}
 
     def __init__(self, num_entities: int, num_relations: int, dim: int = 320, reciprocal: bool = True,
                  graph: np.ndarray | None = None, entity_layers: int = 3, context_layers: int = 6,

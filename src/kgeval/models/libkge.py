@@ -103,6 +103,7 @@ from ..data.download import fetch, resolve_mirror
 from ..data.kg import SPLITS, KnowledgeGraph
 from ..data.manifest import Resource
 from ..errors import ChecksumError, ConfigError, CorruptFileError, InputError, KgevalError
+from ..io import set_aside
 from . import build_model
 from .base import KGEModel
 
@@ -633,7 +634,12 @@ def convert_libkge(path: str | Path, kg_path: str | Path, sha256: str, out: str 
 
     path = Path(path)
     kg = KnowledgeGraph.load(kg_path)
-    ckpt = read_libkge_checkpoint(path, sha256)
+    try:
+        ckpt = read_libkge_checkpoint(path, sha256)
+    except ChecksumError as exc:  # a damaged download: set aside, so that the next run fetches it again
+        aside = set_aside(path, str(exc))
+        raise ChecksumError(f"{path} (set aside as {aside.name}, safe to delete; a rerun fetches it again)",
+                            exc.expected, exc.actual) from exc
     name, hparams, state, lib_model = _convert(ckpt, path, kg, entity_ids, relation_ids)
     trace = _plain(ckpt.get("valid_trace") or [])
     epoch = _plain(ckpt.get("epoch"))

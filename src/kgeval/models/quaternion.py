@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from .base import KGEModel, init_embedding
+from .hparams import INIT, POSITIVE_OR_NULL, Int
 
 
 def complex_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -90,6 +91,7 @@ class BiQUE(KGEModel):
     """
 
     name = "BiQUE"
+    HPARAMS = {"dim": Int(8, 100_000, multiple_of=8), "init_std": POSITIVE_OR_NULL, "init": INIT}  # 8k real columns
     #: weights of the official weighted N3 on the head, relation and tail moduli
     N3_WEIGHTS = (2.0, 0.5, 2.0)
 

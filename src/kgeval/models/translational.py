@@ -21,6 +21,7 @@ import torch
 from torch import nn
 
 from .base import KGEModel, init_embedding
+from .hparams import DROPOUT, INIT, POSITIVE_OR_NULL, Choice, Float, Int
 
 EPSILON = 2.0  # the RotatE/HAKE repositories' ε in the embedding range (γ + ε) / d
 
@@ -90,6 +91,8 @@ class TransE(KGEModel):
     """
 
     name = "TransE"
+    HPARAMS = {"norm": Choice(1, 2), "gamma": Float(0, lo_open=True), "entity_dropout": DROPOUT,
+               "relation_dropout": DROPOUT, "init_std": POSITIVE_OR_NULL, "init": INIT}
 
     def __init__(self, num_entities, num_relations, dim=1000, reciprocal=False, norm=1, gamma=9.0,
                  entity_dropout=0.0, relation_dropout=0.0, init_std=None, init="uniform", chunk_budget_mb=256.0):
@@ -162,6 +165,8 @@ class RotatE(KGEModel):
     """
 
     name = "RotatE"
+    HPARAMS = {"gamma": Float(0, lo_open=True), "norm": Choice(1, 2), "init_range": POSITIVE_OR_NULL,
+               "phase_scale": POSITIVE_OR_NULL}
 
     def __init__(self, num_entities, num_relations, dim=1000, reciprocal=False, gamma=9.0, norm=1, init_range=None,
                  phase_scale=None, chunk_budget_mb=256.0):
@@ -254,6 +259,8 @@ class HAKE(KGEModel):
     """
 
     name = "HAKE"
+    HPARAMS = {"gamma": Float(0, lo_open=True), "modulus_weight": Float(0), "phase_weight": Float(0),
+               "init_range": POSITIVE_OR_NULL}
 
     def __init__(self, num_entities, num_relations, dim=1000, reciprocal=False, gamma=9.0, modulus_weight=3.5,
                  phase_weight=1.0, init_range=None, chunk_budget_mb=256.0):
@@ -421,6 +428,7 @@ class AttE(KGEModel):
     """
 
     name = "AttE"
+    HPARAMS = {"dim": Int(2, 100_000, multiple_of=2), "init_size": Float(0, lo_open=True)}
 
     def __init__(self, num_entities, num_relations, dim=500, reciprocal=True, init_size=1e-3, chunk_budget_mb=256.0):
         if dim % 2:

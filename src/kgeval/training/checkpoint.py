@@ -4,7 +4,8 @@ A checkpoint is a ``torch.save`` of plain tensors, lists, dicts and strings, loa
 ``weights_only=True`` (no code can run on load). It records the model's name and hyperparameters, the training
 settings and their hash, the dataset fingerprint, the seed, the epoch and step reached, optimiser, scheduler and
 RNG states, the training trace and the best weights so far. A JSON sidecar (``<file>.json``) holds the
-checkpoint's SHA-256 and a human-readable summary; loading verifies it, so a truncated or corrupted file is
+checkpoint's SHA-256 and a human-readable summary (with the wall-clock timings, which a finished checkpoint
+leaves out so that retraining gives the same bytes); loading verifies it, so a truncated or corrupted file is
 reported by name. Loading for another dataset or other settings is refused with a message naming both.
 """
 
@@ -17,10 +18,20 @@ from typing import Any
 import torch
 
 from ..errors import CorruptFileError, KgevalError
-from ..io import atomic_path, read_json, sha256_file, write_json
+from ..io import atomic_path, read_json, set_aside, sha256_file, write_json
 
 FORMAT = "kgeval-checkpoint"
 VERSION = 1
+
+
+#: wall-clock fields of a training-trace entry: kept in the JSON sidecar, never in a finished checkpoint, so that
+#: the same config and seed give the same checkpoint bytes (and SHA-256) on every run
+TIMING_KEYS = ("seconds", "eval_seconds")
+
+
+def without_timings(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The training trace without its wall-clock fields (what a finished checkpoint or snapshot stores)."""
+    return [{k: v for k, v in entry.items() if k not in TIMING_KEYS} for entry in trace]
 
 
 class CheckpointMismatch(KgevalError):
@@ -48,16 +59,41 @@ def save_checkpoint(state: dict[str, Any], path: str | Path, summary: dict[str, 
 
 def load_checkpoint(path: str | Path, config_hash: str | None = None, dataset_fingerprint: str | None = None,
                     map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """Load and verify a checkpoint; refuse one written for another dataset or other settings."""
+    """Load and verify a checkpoint; refuse one written for another dataset or other settings.
+
+    A checkpoint is always derived (training writes it): one that is truncated, corrupted or lacks its sidecar
+    is set aside as ``<file>.corrupt`` (with its sidecar) before the error is raised, so that the next run
+    rebuilds it instead of failing on it again."""
     path = Path(path)
-    side = sidecar(path)
     if not path.is_file():
         raise CorruptFileError(path, "checkpoint not found")
+    try:
+        state = _read_verified(path, map_location)
+    except CorruptFileError as exc:
+        aside = set_aside(path, str(exc))
+        if sidecar(path).is_file():
+            set_aside(sidecar(path), "sidecar of a corrupted checkpoint")
+        raise CorruptFileError(exc.path, f"{exc.problem}; set aside as {aside.name} (safe to delete), "
+                                         "a rerun rebuilds it") from exc
+    if dataset_fingerprint is not None and state.get("dataset_fingerprint") != dataset_fingerprint:
+        raise CheckpointMismatch(
+            f"{path}: written for dataset {state.get('dataset')} (fingerprint "
+            f"{str(state.get('dataset_fingerprint'))[:12]}…), this run uses fingerprint {dataset_fingerprint[:12]}…; "
+            "it cannot be used here")
+    if config_hash is not None and state.get("config_hash") != config_hash:
+        raise CheckpointMismatch(
+            f"{path}: written with settings hash {str(state.get('config_hash'))[:12]}…, this run's settings hash "
+            f"is {config_hash[:12]}…; delete the checkpoint to retrain with the new settings")
+    return state
+
+
+def _read_verified(path: Path, map_location: str | torch.device) -> dict[str, Any]:
+    side = sidecar(path)
     if not side.is_file():
         raise CorruptFileError(side, "checkpoint sidecar (with its SHA-256) is missing")
     try:
         expected = read_json(side)["sha256"]
-    except (ValueError, KeyError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         raise CorruptFileError(side, f"unreadable checkpoint sidecar: {exc}") from exc
     actual = sha256_file(path)
     if actual != expected:
@@ -69,13 +105,4 @@ def load_checkpoint(path: str | Path, config_hash: str | None = None, dataset_fi
         raise CorruptFileError(path, f"unreadable checkpoint: {exc}") from exc
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise CorruptFileError(path, "not a kgeval checkpoint")
-    if dataset_fingerprint is not None and state.get("dataset_fingerprint") != dataset_fingerprint:
-        raise CheckpointMismatch(
-            f"{path}: written for dataset {state.get('dataset')} (fingerprint "
-            f"{str(state.get('dataset_fingerprint'))[:12]}…), this run uses fingerprint {dataset_fingerprint[:12]}…; "
-            "it cannot be used here")
-    if config_hash is not None and state.get("config_hash") != config_hash:
-        raise CheckpointMismatch(
-            f"{path}: written with settings hash {str(state.get('config_hash'))[:12]}…, this run's settings hash "
-            f"is {config_hash[:12]}…; delete the checkpoint to retrain with the new settings")
     return state

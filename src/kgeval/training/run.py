@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from ..data.kg import KnowledgeGraph
-from ..io import atomic_path, read_json, write_json
+from ..errors import CorruptFileError
+from ..io import atomic_path, read_json, set_aside, sha256_file, write_json
 from .checkpoint import save_checkpoint, sidecar
 from .config import TrainConfig
 from .trainer import Trainer, model_state
@@ -44,6 +45,16 @@ def train_seed(kg_path: str | Path, model_name: str, model_hparams: dict[str, An
 def select_best(candidates: list[str], out: str | Path, summary_out: str | Path) -> dict[str, Any]:
     """Keep the seed with the best validation MRR (ties: the first listed); record every seed's result."""
     infos = [read_json(sidecar(c)) for c in candidates]
+    for c, info in zip(candidates, infos):
+        # verified before the copy: a corrupted seed checkpoint copied into the selection would be set aside
+        # there on load, and copied again from here on every rerun
+        actual = sha256_file(c)
+        if actual != info.get("sha256"):
+            problem = f"SHA-256 {actual} differs from {info.get('sha256')} recorded in {sidecar(c).name}"
+            aside = set_aside(c, problem)
+            set_aside(sidecar(c), "sidecar of a corrupted checkpoint")
+            raise CorruptFileError(c, f"{problem}; set aside as {aside.name} (safe to delete), a rerun retrains "
+                                      "this seed")
     best = max(range(len(candidates)), key=lambda i: (infos[i]["valid_mrr"], -i))
     with atomic_path(out) as tmp:
         shutil.copyfile(candidates[best], tmp)

@@ -43,12 +43,13 @@ import torch
 from ..data.kg import HEAD, TAIL, KnowledgeGraph
 from ..data.questions import AnswerIndex, triple_questions
 from ..data.testsets import TestSet
+from ..errors import CorruptFileError
 from ..io import pause_point
 from ..models import build_model
 from ..models.base import KGEModel, Targets
 from ..progress import Progress
 from ..ranking import docno_ranks, judged_entities, rank_questions
-from .checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import load_checkpoint, save_checkpoint, without_timings
 from .config import TrainConfig, config_hash
 from .losses import k_vs_all, negative_sampling, one_vs_all, one_vs_all_grouped, regularization
 
@@ -265,8 +266,13 @@ class Trainer:
                                                               patience=c.lr_patience)
                    if c.lr_schedule == "plateau" else None)
         snapshots: list[dict[str, Any]] = []
+        st = None
         if work_checkpoint is not None and Path(work_checkpoint).is_file():
-            st = load_checkpoint(work_checkpoint, self.hash, self.kg.fingerprint(), map_location=self.device)
+            try:
+                st = load_checkpoint(work_checkpoint, self.hash, self.kg.fingerprint(), map_location=self.device)
+            except CorruptFileError as exc:  # a half-written work checkpoint: set aside, train from the start
+                log.warning("%s; training %s seed %d from the start", exc, self.model_name, self.seed)
+        if st is not None:
             m.load_state_dict(st["state_dict"])
             self.optimizer.load_state_dict(st["optimizer"])
             if plateau is not None and st.get("scheduler"):
@@ -358,7 +364,8 @@ class Trainer:
             "seed": self.seed, "epoch": epoch, "step": step, "trace": trace,
             "state_dict": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
         }
-        if light:
+        if light:  # a snapshot, an output: no wall-clock times (the work checkpoint keeps them for a resume)
+            state["trace"] = without_timings(trace)
             return state
         state.update(optimizer=self.optimizer.state_dict(), scheduler=plateau.state_dict() if plateau else None,
                      rng_torch=torch.get_rng_state(), best=best, bad_evals=bad_evals, snapshots=snapshots)
@@ -370,7 +377,7 @@ def model_state(model_name: str, hparams: dict[str, Any], kg: KnowledgeGraph, re
     """The checkpoint of a finished model (best weights)."""
     return {"model_name": model_name, "model_hparams": hparams, "config_hash": cfg_hash, "dataset": kg.name,
             "dataset_fingerprint": kg.fingerprint(), "epoch": result.best_epoch, "step": result.steps,
-            "trace": result.trace, "valid_mrr": result.best_valid_mrr,
+            "trace": without_timings(result.trace), "valid_mrr": result.best_valid_mrr,
             "state_dict": {k: v.detach().cpu() for k, v in result.model.state_dict().items()}, **(extra or {})}
 
 
