@@ -21,7 +21,7 @@ import yaml
 
 TABLE1 = {"FB-Test-O": (20466, 20466, 0), "FB-Test-S": (1023, 1023, 0), "FB-Test-S-C": (22492, 2738, 19754)}
 QUESTIONS = {"FB-Test-O": 22850, "FB-Test-S": 1745, "FB-Test-S-C": 2883, "WN18RR": 5716}
-QRELS_LINES = {"FB-Test-S": 1023, "FB-Test-S-C": 22492}  # one judged (question, entity) pair per judged triple side
+QRELS_LINES = {"FB-Test-S": 2046, "FB-Test-S-C": 27568}  # judged (question, entity) pairs: both sides of each judged triple, aggregated
 UNSEEN_TEST_ENTITIES = 29
 
 
@@ -67,7 +67,7 @@ def main() -> int:
 
     for testset, n in QRELS_LINES.items():
         lines = (root / f"results/trec/{testset}/qrels.txt").read_text().splitlines()
-        check(len(lines) >= n, f"{testset}: {len(lines)} qrels lines (at least {n} judged triples)")
+        check(len(lines) == n, f"{testset}: {len(lines)} qrels lines (expected {n})")
         for model in models:
             check((root / f"results/trec/{testset}/{model}.run").stat().st_size > 0, f"{testset}: TREC run of {model}")
 
