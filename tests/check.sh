@@ -33,7 +33,7 @@ timeout 2400 snakemake --profile profiles/workstation --cores 2 "${TINY[@]}" >lo
 grep -E '[0-9]+ of [0-9]+ steps' logs/tiny-run.log | tail -n 1
 snakemake "${TINY[@]}" --report report-tiny.zip --quiet rules
 test -s report-tiny.zip
-cat results/tables/table3.md results/tables/table4.md
+cat results/tables/table3.md results/tables/table4.md results/tables/model_quality.md results/tables/findings.md
 
 echo "== fault tolerance (kill during training and during a score dump, rerun, compare)"
 timeout 2400 python tests/fault_tolerance_e2e.py --python "$PY" --reference .
