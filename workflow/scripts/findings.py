@@ -6,7 +6,7 @@ run_step(
     findings_step,
     names=snakemake.params.names,
     evaluations=snakemake.params.evaluations,
-    tables={k: snakemake.input[k] for k in FINDINGS_TABLES if k in snakemake.input.keys()},
+    tables={k: v for k, v in snakemake.input.items() if k in FINDINGS_TABLES},
     out_csv=snakemake.output.table,
     out_md=snakemake.output.markdown,
 )
