@@ -269,7 +269,10 @@ def test_claim9_discrimination_gap():
     f8 = pd.DataFrame(summ("O", 0.3, 0.1) + summ("SC", 0.2, 0.15))
     r = row(F.Outputs(NAMES, figure8=f8), "9")
     assert r["ours"] == "gap O 0.2000, S-C 0.0500" and r["holds"] == "yes"
-    f8 = pd.DataFrame(summ("O", 0.1, 0.3) + summ("SC", 0.2, 0.1))
+    f8 = pd.DataFrame(summ("O", 0.3, 0.1) + summ("SC", 0.1, 0.4))   # the gap reverses beyond its size
+    assert row(F.Outputs(NAMES, figure8=f8), "9")["holds"] == "partly"
+    # the tiny run: macro never more discriminative, so no gap shrinks
+    f8 = pd.DataFrame(summ("O", 0.1, 0.115) + summ("SC", 0.1, 0.142))
     assert row(F.Outputs(NAMES, figure8=f8), "9")["holds"] == "no"
 
 
