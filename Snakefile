@@ -28,6 +28,7 @@ include: "workflow/rules/pools.smk"
 include: "workflow/rules/metrics.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/kp.smk"
+include: "workflow/rules/tables.smk"
 
 
 rule all:

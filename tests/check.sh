@@ -76,7 +76,7 @@ grep -E '[0-9]+ of [0-9]+ steps' logs/tiny-run.log | tail -n 1
 part "tiny report"
 snakemake "${TINY[@]}" --report report-tiny.zip --quiet rules
 test -s report-tiny.zip
-cat results/tables/table3.md results/tables/table4.md
+cat results/tables/table3.md results/tables/table4.md results/tables/model_quality.md results/tables/findings.md
 
 # The fault test and the SLURM run both only read the tiny run's results/ (each works in its own copy of the tree),
 # so they run side by side: the fault test's interrupted run uses one core (--cores 1), which leaves the other to

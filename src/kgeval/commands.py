@@ -93,3 +93,25 @@ def _reanalyze(p: argparse.ArgumentParser):
         return 0
 
     return run
+
+
+# ---- summary tables (kgeval.steps.tables) ----------------------------------------------------------------
+@command("model-table", "print the README's model table (Markdown) from results/tables/model_quality.csv")
+def _model_table(p: argparse.ArgumentParser):
+    p.add_argument("table", nargs="?", default="results/tables/model_quality.csv", help="model_quality.csv")
+
+    def run(a):
+        import pandas as pd
+
+        from .errors import InputError
+        from .steps.tables import QUALITY_COLUMNS, model_table_markdown
+
+        df = pd.read_csv(a.table)
+        missing = [c for c in QUALITY_COLUMNS if c not in df.columns]
+        if missing:
+            raise InputError(a.table, 1, f"missing column(s) {', '.join(missing)}")
+        df["epochs"] = df["epochs"].astype("Int64")
+        print(model_table_markdown(df), end="")
+        return 0
+
+    return run

@@ -230,6 +230,8 @@ rule reanalyze_own_tables:
         notes="results/reanalysis/own/notes.txt",
     log:
         "logs/reanalyze_own_tables.log",
+    benchmark:
+        "logs/benchmarks/reanalyze_own_tables.tsv"
     conda:
         "../../envs/analysis.yaml"
     params:
@@ -246,6 +248,8 @@ rule reanalyze_release:
         notes="results/reanalysis/release/notes.txt",
     log:
         "logs/reanalyze_release.log",
+    benchmark:
+        "logs/benchmarks/reanalyze_release.tsv"
     conda:
         "../../envs/analysis.yaml"
     params:

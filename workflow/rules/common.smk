@@ -280,4 +280,76 @@ def get_final_outputs():
     ]
     if config["analysis"]["reanalyze"]:
         out.append("results/reanalysis/release/notes.txt")
+    out += [
+        "results/tables/model_quality.csv",
+        "results/tables/findings.csv",
+        "results/tables/run_times.csv",
+    ]
+    return out
+
+
+def full_testset(dataset):
+    """The first test set of kind full on ``dataset`` (None if it has none)."""
+    for name, spec in config["test_sets"].items():
+        if spec["dataset"] == dataset and spec["kind"] == "full":
+            return name
+    return None
+
+
+def get_full_evaluations():
+    """dataset -> evaluation.csv of its full test set (None: the dataset has none)."""
+    out = {}
+    for d in DATASETS:
+        name = full_testset(d)
+        out[d] = f"results/metrics/{name}/evaluation.csv" if name else None
+    return out
+
+
+def get_all_seed_models():
+    return [
+        f"resources/models/{d}/{m}/seed{seed}.pt"
+        for d in DATASETS
+        for m in TRAINED_MODELS
+        for seed in model_settings(config, d, m)["seeds"]
+    ]
+
+
+def get_model_quality_files():
+    """dataset -> model -> the selected model's info and the benchmark files of its training jobs."""
+    out = {}
+    for d in DATASETS:
+        out[d] = {}
+        for m in SYSTEMS:
+            seeds = model_settings(config, d, m)["seeds"] if m in TRAINED_MODELS else []
+            out[d][m] = {
+                "info": f"results/models/{d}/{m}/model.pt.json",
+                "benchmarks": [
+                    f"logs/benchmarks/train_model/{d}/{m}/seed{s}.tsv" for s in seeds
+                ],
+            }
+    return out
+
+
+def get_study_evaluations():
+    """test set -> evaluation.csv, for every test set with a study role."""
+    names = [STUDY.get(r) for r in ("original", "sample", "complete", "second")]
+    return {n: f"results/metrics/{n}/evaluation.csv" for n in names if n}
+
+
+def get_findings_inputs(wildcards):
+    """The analysis outputs the findings table reads (KP's only where the study's dataset is in the KP stage)."""
+    out = {
+        "evaluations": list(get_study_evaluations().values()),
+        "figure2_kl": "results/analysis/figure2_kl.csv",
+        "figure4": "results/analysis/figure4.csv",
+        "figure5": "results/analysis/figure5.csv",
+        "table4": "results/tables/table4.csv",
+        "figure6": "results/analysis/figure6.csv",
+        "figure7": "results/analysis/figure7_summary.csv",
+        "figure8": "results/analysis/figure8_summary.csv",
+    }
+    dataset = testset_dataset(STUDY["original"])
+    if dataset in KP_DATASETS:
+        out["kp_correlations"] = f"results/kp/{dataset}/correlations.csv"
+        out["kp_timing"] = f"results/kp/{dataset}/timing.csv"
     return out

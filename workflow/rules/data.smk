@@ -7,6 +7,8 @@ rule download:
         "resources/downloads/{path}",
     log:
         "logs/download/{path}.log",
+    benchmark:
+        "logs/benchmarks/download/{path}.tsv"
     wildcard_constraints:
         path=alternatives(MANIFEST),
     conda:
@@ -32,6 +34,8 @@ rule verify_resources:
         ),
     log:
         "logs/verify_resources.log",
+    benchmark:
+        "logs/benchmarks/verify_resources.tsv"
     conda:
         "../../envs/data.yaml"
     script:
@@ -47,6 +51,8 @@ rule extract_splits:
         test="resources/datasets/{dataset}/splits/test.txt",
     log:
         "logs/extract_splits/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/extract_splits/{dataset}.tsv"
     conda:
         "../../envs/data.yaml"
     script:
@@ -58,6 +64,8 @@ rule synthesize:
         **synth_outputs(),
     log:
         "logs/synthesize/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/synthesize/{dataset}.tsv"
     conda:
         "../../envs/data.yaml"
     params:
@@ -74,6 +82,8 @@ rule prepare_kg:
         summary="resources/datasets/{dataset}/summary.json",
     log:
         "logs/prepare_kg/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/prepare_kg/{dataset}.tsv"
     conda:
         "../../envs/data.yaml"
     script:
@@ -89,6 +99,8 @@ rule build_testset:
         summary="resources/testsets/{testset}.json",
     log:
         "logs/build_testset/{testset}.log",
+    benchmark:
+        "logs/benchmarks/build_testset/{testset}.tsv"
     conda:
         "../../envs/data.yaml"
     params:
@@ -110,6 +122,8 @@ rule table1:
         tex="results/tables/table1.tex",
     log:
         "logs/table1.log",
+    benchmark:
+        "logs/benchmarks/table1.tsv"
     conda:
         "../../envs/data.yaml"
     params:

@@ -67,6 +67,8 @@ rule kp_correlations:
         values="results/kp/{dataset}/values.csv",
     log:
         "logs/kp_correlations/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/kp_correlations/{dataset}.tsv"
     conda:
         "../../envs/analysis.yaml"
     script:
@@ -85,7 +87,7 @@ rule kp_early_stopping_model:
     log:
         "logs/kp_early_stopping/{dataset}/{model}.log",
     benchmark:
-        "logs/benchmarks/kp_early_stopping/{dataset}/{model}.tsv"
+        "logs/benchmarks/kp_early_stopping_model/{dataset}/{model}.tsv"
     wildcard_constraints:
         model=alternatives(KP_ES_MODELS) if KP_ES_MODELS else "(?!)",
     conda:
@@ -123,6 +125,8 @@ rule kp_early_stopping:
         checkpoints="results/kp/{dataset}/early_stopping_checkpoints.csv",
     log:
         "logs/kp_early_stopping/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/kp_early_stopping/{dataset}.tsv"
     conda:
         "../../envs/analysis.yaml"
     script:
@@ -178,6 +182,8 @@ rule kp_timing_table:
         markdown="results/kp/{dataset}/timing.md",
     log:
         "logs/kp_timing_table/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/kp_timing_table/{dataset}.tsv"
     conda:
         "../../envs/analysis.yaml"
     script:
@@ -209,6 +215,8 @@ rule kp_carbon:
         pdf="results/kp/{dataset}/carbon.pdf",
     log:
         "logs/kp_carbon/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/kp_carbon/{dataset}.tsv"
     conda:
         "../../envs/analysis.yaml"
     params:

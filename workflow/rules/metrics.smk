@@ -41,6 +41,8 @@ rule reweighted_metrics:
         ),
     log:
         "logs/reweighted_metrics/{testset}.log",
+    benchmark:
+        "logs/benchmarks/reweighted_metrics/{testset}.tsv"
     wildcard_constraints:
         testset=alternatives(POOLED_SETS),
     conda:

@@ -39,6 +39,8 @@ rule select_model:
         summary="results/models/{dataset}/{model}/selection.json",
     log:
         "logs/select_model/{dataset}/{model}.log",
+    benchmark:
+        "logs/benchmarks/select_model/{dataset}/{model}.tsv"
     wildcard_constraints:
         model=alternatives(TRAINED_MODELS),
     conda:
@@ -52,6 +54,8 @@ rule fetch_libkge:
         checkpoint="resources/downloads/libkge/{dataset}/{model}.pt",
     log:
         "logs/fetch_libkge/{dataset}/{model}.log",
+    benchmark:
+        "logs/benchmarks/fetch_libkge/{dataset}/{model}.tsv"
     wildcard_constraints:
         model=alternatives(LIBKGE_MODELS),
     conda:
@@ -75,6 +79,8 @@ rule convert_libkge:
         info="results/models/{dataset}/{model}/model.pt.json",
     log:
         "logs/convert_libkge/{dataset}/{model}.log",
+    benchmark:
+        "logs/benchmarks/convert_libkge/{dataset}/{model}.tsv"
     wildcard_constraints:
         model=alternatives(LIBKGE_MODELS),
     conda:

@@ -18,6 +18,8 @@ rule build_pool:
         prefilter="results/pools/{testset}/prefilter.json",
     log:
         "logs/build_pool/{testset}.log",
+    benchmark:
+        "logs/benchmarks/build_pool/{testset}.tsv"
     wildcard_constraints:
         testset=alternatives(POOLED_SETS),
     conda:
@@ -75,6 +77,8 @@ rule export_trec_run:
         run="results/trec/{testset}/{model}.run",
     log:
         "logs/export_trec_run/{testset}/{model}.log",
+    benchmark:
+        "logs/benchmarks/export_trec_run/{testset}/{model}.tsv"
     wildcard_constraints:
         model=alternatives(SYSTEMS),
     conda:
@@ -94,6 +98,8 @@ rule export_trec_qrels:
         qrels="results/trec/{testset}/qrels.txt",
     log:
         "logs/export_trec_qrels/{testset}.log",
+    benchmark:
+        "logs/benchmarks/export_trec_qrels/{testset}.tsv"
     conda:
         "../../envs/analysis.yaml"
     script:
@@ -110,6 +116,8 @@ rule annotation_batch:
         sheet="results/annotations/{testset}/batch.tsv",
     log:
         "logs/annotation_batch/{testset}.log",
+    benchmark:
+        "logs/benchmarks/annotation_batch/{testset}.tsv"
     wildcard_constraints:
         testset=alternatives(POOLED_SETS),
     conda:

@@ -1,0 +1,344 @@
+"""The paper's findings, claim by claim: the paper's value, ours, and whether it holds.
+
+Each claim is data — its wording, the paper's numbers — plus two functions: ``measure`` takes our numbers from
+the analysis outputs (:class:`Outputs`), ``holds`` decides yes / no / partly from them, by the rule written in
+the claim's ``rule`` text (the thresholds are the module constants below). A claim whose inputs this run did
+not produce (no second dataset, no KP stage) reads "not measured".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .study import tau_between
+
+YES, NO, PARTLY, NA = "yes", "no", "partly", "not measured"
+
+# thresholds of the predicates (documented in each claim's rule)
+STRONG_TAU = 0.6          # "keeps the ranking": τ at least this
+KLD_FACTOR = 1.5          # a KLD "matches" within this factor of the paper's
+TABLE4_LIMIT = 0.4        # Table 4: every micro τ below this
+MEDIAN_SIMILAR = 0.10     # Figure 6: medians "similar" within 10 % of the larger
+STABLE_TAU = 0.95         # Figure 7(a): macro τ at 80 % at least this
+ABOUT_08 = (0.7, 0.9)     # Figure 7(a): micro τ "about 0.8"
+ALMOST_AS_STABLE = 0.05   # Figure 7(c): micro mean τ within this of macro's
+MR_FACTOR = 2.0           # claim 10: mean rank "≈" within this factor
+KP_STRONG = 0.7           # claim 11: "correlates": Pearson at least this
+KP_SMALL_SHARE = 0.1      # claim 11b: "a small fraction": KP at most this share of the ranking's time
+
+MICRO = ["micro_mrr", "micro_hits@10"]
+MACRO = ["macro_mrr", "macro_hits@10", "map_cut_20", "ndcg_cut_20"]
+TABLE4 = ["micro_mr", "micro_mrr", "micro_hits@1", "micro_hits@3", "micro_hits@10"]
+
+
+class Missing(Exception):
+    """An input a claim needs is not in this run."""
+
+
+@dataclass
+class Outputs:
+    """The analysis outputs the claims read (None: not produced by this run). ``names``: study role → test
+    set name (original, sample, complete, second)."""
+
+    names: dict[str, str]
+    evaluation: dict[str, pd.DataFrame] = field(default_factory=dict)
+    figure2_kl: pd.DataFrame | None = None
+    figure4: pd.DataFrame | None = None
+    figure5: pd.DataFrame | None = None
+    table4: pd.DataFrame | None = None
+    figure6: pd.DataFrame | None = None
+    figure7: pd.DataFrame | None = None
+    figure8: pd.DataFrame | None = None
+    kp_correlations: pd.DataFrame | None = None
+    kp_timing: pd.DataFrame | None = None
+
+    def need(self, name: str) -> Any:
+        value = getattr(self, name)
+        if value is None or (isinstance(value, pd.DataFrame) and value.empty):
+            raise Missing(name)
+        return value
+
+    def ev(self, role: str) -> pd.DataFrame:
+        name = self.names.get(role)
+        if not name or name not in self.evaluation:
+            raise Missing(f"evaluation of {role}")
+        return self.evaluation[name]
+
+
+@dataclass(frozen=True)
+class Claim:
+    claim: str
+    paper: str
+    rule: str
+    measure: Callable[[Outputs], dict[str, float]]
+    ours: Callable[[dict[str, float]], str]
+    holds: Callable[[dict[str, float]], str]
+    measured_time: bool = False  # its numbers are wall-clock measurements (differ between runs)
+
+
+def _grade(checks: list[bool]) -> str:
+    """yes when every check passes, no when none does, partly otherwise."""
+    if all(checks):
+        return YES
+    return PARTLY if any(checks) else NO
+
+
+# ---- 1. τ(O, S) ---------------------------------------------------------------------------------------------
+def _m1(o: Outputs) -> dict[str, float]:
+    return {"tau": tau_between(o.ev("original"), o.ev("sample"), "micro_mrr")}
+
+
+# ---- 2. relation KLDs (read from Figure 2's table as it is computed today) ----------------------------------
+PAPER_KLD = {"s_o": 0.0889, "o_full": 0.2789, "sc_o": 0.2386}
+
+
+def _m2(o: Outputs) -> dict[str, float]:
+    kl = o.need("figure2_kl")
+
+    def get(p: str, q: str) -> float:
+        row = kl[(kl["P"] == p) & (kl["Q"] == q)]
+        if row.empty:
+            raise Missing(f"figure2_kl row {p}‖{q}")
+        return float(row["KL"].iloc[0])
+
+    n = o.names
+    return {"s_o": get(n["sample"], n["original"]), "o_full": get(n["original"], "full"),
+            "sc_o": get(n["complete"], n["original"])}
+
+
+def _h2(v: dict[str, float]) -> str:
+    if all(1 / KLD_FACTOR <= v[k] / PAPER_KLD[k] <= KLD_FACTOR for k in PAPER_KLD):
+        return YES
+    order = sorted(PAPER_KLD, key=PAPER_KLD.get)
+    return PARTLY if sorted(PAPER_KLD, key=v.get) == order else NO
+
+
+# ---- 3./4. τ(S, S-C(d)) by depth, micro and macro -----------------------------------------------------------
+def _depth_tau(df: pd.DataFrame, metric: str, depth: int | None = None) -> tuple[int, float]:
+    sub = df[(df["Flavour"] == "published") & (df["Metric"] == metric)]
+    if sub.empty:
+        raise Missing(f"depth τ of {metric}")
+    d = int(sub["Depth"].max()) if depth is None else depth
+    row = sub[sub["Depth"] == d]
+    if row.empty:
+        raise Missing(f"depth {d} τ of {metric}")
+    return d, float(row["tau"].iloc[0])
+
+
+def _m3(o: Outputs) -> dict[str, float]:
+    f4 = o.need("figure4")
+    _, t2 = _depth_tau(f4, "micro_mrr", 2)
+    d, tmax = _depth_tau(f4, "micro_mrr")
+    return {"tau2": t2, "depth": d, "taumax": tmax}
+
+
+def _m4(o: Outputs) -> dict[str, float]:
+    f5 = o.need("figure5")
+    d, mi = _depth_tau(f5, "micro_mrr")
+    _, ma = _depth_tau(f5, "macro_mrr")
+    _, mi10 = _depth_tau(f5, "micro_hits@10")
+    _, ma10 = _depth_tau(f5, "macro_hits@10")
+    return {"depth": d, "micro": mi, "macro": ma, "micro10": mi10, "macro10": ma10}
+
+
+# ---- 5. Table 4 ---------------------------------------------------------------------------------------------
+def _m5(o: Outputs) -> dict[str, float]:
+    t4 = o.need("table4")
+    row = t4[t4["Distribution"] == "Sparse"]
+    if row.empty:
+        raise Missing("table4 row Sparse")
+    return {m: float(row[m].iloc[0]) for m in TABLE4 if m in row}
+
+
+# ---- 6. Figure 6 medians ------------------------------------------------------------------------------------
+def _m6(o: Outputs) -> dict[str, float]:
+    f6 = o.need("figure6")
+    med = f6.groupby("TestSet")["micro_mrr"].median()
+    n = o.names
+    if not all(n[r] in med.index for r in ("original", "sample", "complete")):
+        raise Missing("figure6 test sets")
+    return {"o": float(med[n["original"]]), "s": float(med[n["sample"]]), "sc": float(med[n["complete"]])}
+
+
+def _h6(v: dict[str, float]) -> str:
+    similar = abs(v["o"] - v["sc"]) <= MEDIAN_SIMILAR * max(v["o"], v["sc"])
+    return _grade([similar, v["s"] < min(v["o"], v["sc"])])
+
+
+# ---- 7./8. Figure 7 -----------------------------------------------------------------------------------------
+def _stability(o: Outputs, role: str) -> pd.DataFrame:
+    f7 = o.need("figure7")
+    sub = f7[f7["TestSet"] == o.names.get(role)]
+    if sub.empty:
+        raise Missing(f"figure7 of {role}")
+    return sub
+
+
+def _m7(o: Outputs) -> dict[str, float]:
+    sub = _stability(o, "original")
+    size = float(sub["Size"].iloc[(sub["Size"] - 0.8).abs().argmin()])
+    at = sub[sub["Size"] == size].set_index("Metric")["mean"]
+    macro = [m for m in MACRO if m in at.index]
+    if not macro or not all(m in at.index for m in MICRO):
+        raise Missing("figure7 metrics")
+    return {"size": size, "macro_min": float(at[macro].min()), "micro_mrr": float(at["micro_mrr"]),
+            "micro_hits10": float(at["micro_hits@10"])}
+
+
+def _h7(v: dict[str, float]) -> str:
+    lo, hi = ABOUT_08
+    return _grade([v["macro_min"] >= STABLE_TAU,
+                   lo <= v["micro_mrr"] <= hi and lo <= v["micro_hits10"] <= hi])
+
+
+def _m8(o: Outputs) -> dict[str, float]:
+    sub = _stability(o, "complete")
+    mean = sub.groupby("Metric")["mean"].mean()
+    study = [m for m in MICRO + MACRO if m in mean.index]
+    macro = [m for m in MACRO if m in mean.index]
+    if not macro or not all(m in mean.index for m in MICRO):
+        raise Missing("figure7 metrics")
+    best = mean[study].idxmax()
+    return {"micro": float(mean[MICRO].mean()), "macro": float(mean[macro].mean()),
+            "hits10_best": float(best == "micro_hits@10"), "best_tau": float(mean[best]),
+            "hits10": float(mean["micro_hits@10"])}
+
+
+def _h8(v: dict[str, float]) -> str:
+    return _grade([v["micro"] >= v["macro"] - ALMOST_AS_STABLE, bool(v["hits10_best"])])
+
+
+# ---- 9. Figure 8 --------------------------------------------------------------------------------------------
+def _gap(f8: pd.DataFrame, name: str) -> float:
+    sub = f8[(f8["TestSet"] == name) & (f8["Test"] == "t-test")].set_index("Metric")["area_under_sorted_p"]
+    macro = [m for m in MACRO if m in sub.index]
+    if not macro or not all(m in sub.index for m in MICRO):
+        raise Missing(f"figure8 metrics of {name}")
+    return float(sub[MICRO].mean() - sub[macro].mean())
+
+
+def _m9(o: Outputs) -> dict[str, float]:
+    f8 = o.need("figure8")
+    return {"gap_o": _gap(f8, o.names["original"]), "gap_sc": _gap(f8, o.names["complete"])}
+
+
+# ---- 10. mean rank ------------------------------------------------------------------------------------------
+PAPER_MR = {"second": 3000.0, "original": 200.0, "complete": 200.0}
+
+
+def _m10(o: Outputs) -> dict[str, float]:
+    return {role: float(o.ev(role)["micro_mr"].mean()) for role in PAPER_MR}
+
+
+def _h10(v: dict[str, float]) -> str:
+    return _grade([1 / MR_FACTOR <= v[r] / PAPER_MR[r] <= MR_FACTOR for r in PAPER_MR])
+
+
+# ---- 11. Knowledge Persistence ------------------------------------------------------------------------------
+def _m11(o: Outputs) -> dict[str, float]:
+    c = o.need("kp_correlations")
+    row = c[(c["correlation"] == "pearson") & (c["measure"] == "KP(test)")]
+    if row.empty:
+        raise Missing("kp correlations row pearson/KP(test)")
+    return {"mrr": float(row["micro_mrr"].iloc[0]), "hits10": float(row["micro_hits@10"].iloc[0]),
+            "n": float(row["n_models"].iloc[0])}
+
+
+def _h11(v: dict[str, float]) -> str:
+    if v["mrr"] >= KP_STRONG and v["hits10"] >= KP_STRONG:
+        return YES
+    return PARTLY if max(v["mrr"], v["hits10"]) > 0.3 else NO
+
+
+def _m11b(o: Outputs) -> dict[str, float]:
+    t = o.need("kp_timing")
+    share = t["kp_seconds"].to_numpy(float) / t["ranking_seconds"].to_numpy(float)
+    return {"share": float(np.median(share)), "lo": float(share.min()), "hi": float(share.max()),
+            "n": float(len(share))}
+
+
+def _h11b(v: dict[str, float]) -> str:
+    if v["share"] <= KP_SMALL_SHARE:
+        return YES
+    return PARTLY if v["share"] < 1 else NO
+
+
+CLAIMS: list[Claim] = [
+    Claim("1. FB-Test-S keeps FB-Test-O's system ranking: τ(O, S), micro MRR", "0.7949",
+          f"yes: τ ≥ {STRONG_TAU}; partly: 0.3 ≤ τ < {STRONG_TAU}; no: below", _m1,
+          lambda v: f"{v['tau']:.4f}",
+          lambda v: YES if v["tau"] >= STRONG_TAU else PARTLY if v["tau"] >= 0.3 else NO),
+    Claim("2. Relation distributions (Figure 2): KLD(S‖O), KLD(O‖full), KLD(S-C‖O)", "0.0889 / 0.2789 / 0.2386",
+          f"yes: all three within a factor {KLD_FACTOR} of the paper's; partly: the same order; no: otherwise", _m2,
+          lambda v: f"{v['s_o']:.4f} / {v['o_full']:.4f} / {v['sc_o']:.4f}", _h2),
+    Claim("3. Micro τ(S, S-C(d)) falls with pooling depth (micro MRR, depth 2 and 10)", "0.359 → −0.2308",
+          "yes: τ(deepest) < τ(2) and ≤ 0; partly: it falls but stays positive; no: it does not fall", _m3,
+          lambda v: f"{v['tau2']:.4f} → {v['taumax']:.4f} (depth {int(v['depth'])})",
+          lambda v: (YES if v["taumax"] <= 0 else PARTLY) if v["taumax"] < v["tau2"] else NO),
+    Claim("4. Macro τ falls less than micro (deepest pool, MRR and Hits@10)",
+          "MRR 0.1795 vs −0.2308; Hits@10 gap 0.14",
+          "yes: macro τ > micro τ for MRR and Hits@10; partly: for one; no: for neither", _m4,
+          lambda v: (f"MRR {v['macro']:.4f} vs {v['micro']:.4f}; Hits@10 {v['macro10']:.4f} vs "
+                     f"{v['micro10']:.4f} (depth {int(v['depth'])})"),
+          lambda v: _grade([v["macro"] > v["micro"], v["macro10"] > v["micro10"]])),
+    Claim("5. Table 4: with the sparse relation distribution every micro τ stays below 0.4",
+          "MR 0.2308, MRR −0.2051, H@1 0.0256, H@3 −0.2051, H@10 0.3377",
+          f"yes: all five τ < {TABLE4_LIMIT}; partly: some; no: none", _m5,
+          lambda v: ", ".join(f"{k.replace('micro_', '').replace('hits', 'H')} {x:.4f}" for k, x in v.items()),
+          lambda v: _grade([x < TABLE4_LIMIT for x in v.values()])),
+    Claim("6. Figure 6: HittER's per-relation median micro MRR similar on O and S-C, slightly lower on S",
+          "O ≈ S-C, S lower",
+          f"yes: |O − S-C| ≤ {MEDIAN_SIMILAR:.0%} of the larger and S below both; partly: one of the two; no: neither",
+          _m6, lambda v: f"O {v['o']:.4f}, S {v['s']:.4f}, S-C {v['sc']:.4f}", _h6),
+    Claim("7. Figure 7(a): at 80 % of FB-Test-O macro metrics keep τ ≥ 0.95, micro MRR and Hits@10 about 0.8",
+          "macro ≥ 0.95; micro ≈ 0.8",
+          f"yes: every macro τ ≥ {STABLE_TAU} and both micro τ in [{ABOUT_08[0]}, {ABOUT_08[1]}]; partly: one of the "
+          "two; no: neither", _m7,
+          lambda v: (f"macro min {v['macro_min']:.4f}; micro MRR {v['micro_mrr']:.4f}, Hits@10 "
+                     f"{v['micro_hits10']:.4f} (at {v['size']:.0%})"), _h7),
+    Claim("8. Figure 7(c): on FB-Test-S-C micro metrics almost as stable as macro; micro Hits@10 the most stable",
+          "micro ≈ macro; micro Hits@10 highest",
+          f"mean τ over all sizes; yes: micro mean ≥ macro mean − {ALMOST_AS_STABLE} and micro Hits@10 the highest; "
+          "partly: one of the two; no: neither", _m8,
+          lambda v: (f"micro {v['micro']:.4f} vs macro {v['macro']:.4f}; micro Hits@10 {v['hits10']:.4f} "
+                     + ("(the highest)" if v["hits10_best"] else f"(highest {v['best_tau']:.4f})")), _h8),
+    Claim("9. Figure 8: on FB15k-237 macro metrics more discriminative than micro; the gap shrinks on FB-Test-S-C",
+          "macro area smaller on O; gap smaller on S-C",
+          "gap = mean area under the sorted t-test p-values of micro minus macro metrics; yes: gap(O) > 0 and "
+          "|gap(S-C)| < gap(O); partly: gap(O) > 0 only; no: gap(O) ≤ 0 (no gap that could shrink)", _m9,
+          lambda v: f"gap O {v['gap_o']:.4f}, S-C {v['gap_sc']:.4f}",
+          lambda v: (YES if abs(v["gap_sc"]) < v["gap_o"] else PARTLY) if v["gap_o"] > 0 else NO),
+    Claim("10. Mean rank over the 13 models: ≈ 3,000 on WN18RR, ≈ 200 on FB15k-237 and FB-Test-S-C",
+          "3,000 / 200 / 200",
+          f"micro MR averaged over systems; yes: all three within a factor {MR_FACTOR:g}; partly: some; no: none",
+          _m10, lambda v: f"{v['second']:,.0f} / {v['original']:,.0f} / {v['complete']:,.0f}", _h10),
+    Claim("11. Knowledge Persistence correlates with MRR and Hits@10 across models (Pearson, KP(test))",
+          "0.871 / 0.864 (Bastos et al., FB15k-237)",
+          f"yes: both ≥ {KP_STRONG}; partly: either > 0.3; no: otherwise", _m11,
+          lambda v: f"{v['mrr']:.3f} / {v['hits10']:.3f} ({int(v['n'])} models)", _h11),
+    Claim("11b. Knowledge Persistence takes a small fraction of a full ranking evaluation's time (valid + test)",
+          "speed-up 117×–2,577× (FB15k-237)",
+          f"median KP / ranking time over models; yes: ≤ {KP_SMALL_SHARE:.0%}; partly: < 100 %; no: otherwise", _m11b,
+          lambda v: f"median {v['share']:.1%} ({v['lo']:.1%}–{v['hi']:.1%}, {int(v['n'])} models)", _h11b,
+          measured_time=True),
+]
+
+
+def findings(outputs: Outputs, claims: list[Claim] | None = None) -> pd.DataFrame:
+    """The findings table: ``claim, paper, ours, holds`` (and the rule that decided, for the Markdown)."""
+    rows = []
+    for c in claims if claims is not None else CLAIMS:
+        try:
+            values = c.measure(outputs)
+        except Missing as exc:
+            rows.append({"claim": c.claim, "paper": c.paper, "ours": f"n/a (no {exc} in this run)", "holds": NA,
+                         "rule": c.rule})
+            continue
+        rows.append({"claim": c.claim, "paper": c.paper, "ours": c.ours(values), "holds": c.holds(values),
+                     "rule": c.rule})
+    return pd.DataFrame(rows, columns=["claim", "paper", "ours", "holds", "rule"])

@@ -1,0 +1,184 @@
+"""Summary tables of a run: model quality against the published MRRs, where the run's time went, and the
+findings table (claim by claim, paper against ours)."""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from ..io import atomic_open, read_json, to_markdown, write_csv
+from ..published import SOURCES, published_mrr
+
+log = logging.getLogger(__name__)
+
+QUALITY_COLUMNS = ["dataset", "model", "epochs", "train_seconds", "valid_mrr", "test_mrr", "published_mrr", "ratio"]
+RUN_TIME_COLUMNS = ["stage", "rule", "jobs", "seconds"]
+
+
+# ---- benchmark files ----------------------------------------------------------------------------------------
+def read_benchmark(path: str | Path) -> float:
+    """Wall seconds of one Snakemake benchmark file (column ``s``; summed over repeats)."""
+    try:
+        df = pd.read_csv(path, sep="\t")
+    except (pd.errors.EmptyDataError, pd.errors.ParserError) as exc:
+        raise InputError(path, None, f"not a Snakemake benchmark file ({exc})") from None
+    if "s" not in df.columns or df.empty:
+        raise InputError(path, 1, "not a Snakemake benchmark file: no column 's' or no row")
+    return float(pd.to_numeric(df["s"], errors="raise").sum())
+
+
+# ---- model quality ------------------------------------------------------------------------------------------
+def model_quality_table(models: dict[str, dict[str, dict[str, Any]]],
+                        evaluations: dict[str, str | None]) -> pd.DataFrame:
+    """One row per (dataset, model).
+
+    ``models[dataset][model]``: ``info`` (the selected model's JSON sidecar: ``epochs``, ``valid_mrr``) and
+    ``benchmarks`` (the train_model benchmark files of all its seeds; their summed wall time is the cost of
+    the model, validation included; none for downloaded models). ``evaluations[dataset]``: the evaluation.csv
+    of the dataset's full test set, whose ``micro_mrr`` is the test MRR (None: no full test set).
+    """
+    rows = []
+    for dataset, per_model in models.items():
+        ev = None
+        if evaluations.get(dataset):
+            ev = pd.read_csv(evaluations[dataset])
+            if "System" not in ev.columns or "micro_mrr" not in ev.columns:
+                raise InputError(evaluations[dataset], 1, "needs the columns System and micro_mrr")
+            ev = ev.set_index("System")["micro_mrr"]
+        for model, files in per_model.items():
+            info = read_json(files["info"])
+            bench = files.get("benchmarks") or []
+            train_s = sum(read_benchmark(b) for b in bench) if bench else math.nan
+            if ev is not None and model not in ev.index:
+                raise InputError(evaluations[dataset], None, f"no row for system {model!r}")
+            test = float(ev[model]) if ev is not None else math.nan
+            pub = published_mrr(dataset, model)
+            rows.append({"dataset": dataset, "model": model,
+                         "epochs": info.get("epochs"), "train_seconds": train_s,
+                         "valid_mrr": info.get("valid_mrr", math.nan), "test_mrr": test,
+                         "published_mrr": pub if pub is not None else math.nan,
+                         "ratio": test / pub if pub else math.nan})
+    df = pd.DataFrame(rows, columns=QUALITY_COLUMNS)
+    df["epochs"] = df["epochs"].astype("Int64")
+    return df
+
+
+def model_quality_step(models: dict[str, dict[str, dict[str, Any]]], evaluations: dict[str, str | None],
+                       out_csv: str, out_md: str) -> pd.DataFrame:
+    df = model_quality_table(models, evaluations)
+    write_csv(df, out_csv)
+    with atomic_open(out_md) as fh:
+        fh.write(model_table_markdown(df))
+    log.info("model quality:\n%s", df.to_string())
+    return df
+
+
+def model_table_markdown(df: pd.DataFrame) -> str:
+    """The README's model table from model_quality.csv: one row per model; the first dataset with epochs,
+    validation and test MRR, published MRR, share and training seconds, every further dataset with its
+    epochs, test MRR, published MRR, share and training seconds. Sources of the published values follow."""
+    datasets = list(dict.fromkeys(df["dataset"]))
+    models = list(dict.fromkeys(df["model"]))
+    wide = pd.DataFrame({"model": models})
+    for i, d in enumerate(datasets):
+        sub = df[df["dataset"] == d].set_index("model").reindex(models)
+        p = "" if i == 0 else f"{d} "
+        wide[f"{p}epochs"] = [str(v) if pd.notna(v) else "–" for v in sub["epochs"]]
+        if i == 0:
+            wide["valid MRR"] = sub["valid_mrr"].to_numpy(float)
+        wide[f"{p}test MRR"] = sub["test_mrr"].to_numpy(float)
+        wide[f"{p}published test MRR"] = sub["published_mrr"].to_numpy(float)
+        wide[f"{p}share of published"] = [f"{r:.0%}" if pd.notna(r) else "–" for r in sub["ratio"]]
+        wide[f"{p}training s"] = [f"{s:.0f}" if pd.notna(s) else "–" for s in sub["train_seconds"]]
+    if datasets:
+        wide = wide.rename(columns={"epochs": f"{datasets[0]} epochs", "test MRR": f"{datasets[0]} test MRR"})
+    notes = [f"Published MRRs, {d}: {SOURCES[d]}." for d in datasets if d in SOURCES]
+    return to_markdown(wide, 3) + ("\n" + "\n".join(notes) + "\n" if notes else "")
+
+
+# ---- run times ----------------------------------------------------------------------------------------------
+def benchmark_rule(path: Path, root: Path) -> str:
+    """The rule a benchmark file belongs to: the first component of its path under the benchmark folder
+    (``logs/benchmarks/<rule>/...`` or ``logs/benchmarks/<rule>.tsv``; a workflow test checks every rule's
+    benchmark follows this)."""
+    parts = path.relative_to(root).parts
+    return parts[0] if len(parts) > 1 else Path(parts[0]).stem
+
+
+def run_times_table(benchmark_dir: str | Path, stages: dict[str, str]) -> pd.DataFrame:
+    """Summed wall time per rule of every benchmark file under ``benchmark_dir``, then two ``total`` rows.
+
+    ``stages``: rule → the .smk file it lives in. A file of a rule that is not in the workflow (left by a
+    renamed rule) is skipped with a warning. Rule ``jobs``: all jobs' summed time. Rule ``wall``: the run's
+    wall-clock time, from the first job's start to the last job's end: Snakemake writes a benchmark file when
+    its job ends, so a job ends at the file's mtime and starts ``s`` seconds earlier. The span covers every
+    invocation that wrote the files (idle gaps between them included) and ignores jobs without a benchmark.
+    """
+    root = Path(benchmark_dir)
+    rows, starts, ends = [], [], []
+    for path in sorted(root.rglob("*.tsv")):
+        rule = benchmark_rule(path, root)
+        if rule not in stages:
+            log.warning("%s: rule %r is not in the workflow; skipped", path, rule)
+            continue
+        seconds = read_benchmark(path)
+        end = path.stat().st_mtime
+        rows.append({"stage": stages[rule], "rule": rule, "seconds": seconds})
+        starts.append(end - seconds)
+        ends.append(end)
+    if not rows:
+        raise InputError(root, None, "no benchmark file found")
+    jobs = pd.DataFrame(rows)
+    table = (jobs.groupby(["stage", "rule"], sort=True)["seconds"].agg(["count", "sum"]).reset_index()
+             .rename(columns={"count": "jobs", "sum": "seconds"}))
+    totals = pd.DataFrame([{"stage": "total", "rule": "jobs", "jobs": len(jobs), "seconds": jobs["seconds"].sum()},
+                           {"stage": "total", "rule": "wall", "jobs": len(jobs),
+                            "seconds": float(np.max(ends) - np.min(starts))}])
+    return pd.concat([table, totals], ignore_index=True)[RUN_TIME_COLUMNS]
+
+
+def run_times_step(benchmark_dir: str, stages: dict[str, str], out_csv: str, out_md: str) -> pd.DataFrame:
+    df = run_times_table(benchmark_dir, stages)
+    write_csv(df, out_csv, float_format="%.1f")
+    with atomic_open(out_md) as fh:
+        fh.write("Where the run's time went: summed wall time of each rule's jobs (from their benchmark files), "
+                 "all jobs together, and the run's wall-clock span.\n\n")
+        fh.write(to_markdown(df, 1))
+    log.info("run times:\n%s", df.to_string())
+    return df
+
+
+# ---- findings -----------------------------------------------------------------------------------------------
+FINDINGS_TABLES = ("figure2_kl", "figure4", "figure5", "table4", "figure6", "figure7", "figure8", "kp_correlations",
+                   "kp_timing")
+
+
+def findings_step(names: dict[str, str], evaluations: dict[str, str], tables: dict[str, str | None], out_csv: str,
+                  out_md: str) -> pd.DataFrame:
+    """The findings table from the analysis outputs. ``names``: study role → test set; ``evaluations``: test
+    set → evaluation.csv; ``tables``: the outputs named in FINDINGS_TABLES (None or absent: not in this run)."""
+    from ..analysis.findings import Outputs, findings
+
+    unknown = sorted(set(tables) - set(FINDINGS_TABLES))
+    if unknown:
+        raise ValueError(f"findings_step: unknown table(s) {unknown}")
+    outputs = Outputs(names={k: v for k, v in names.items() if v},
+                      evaluation={name: pd.read_csv(path) for name, path in evaluations.items()},
+                      **{k: pd.read_csv(v) for k, v in tables.items() if v})
+    df = findings(outputs)
+    write_csv(df[["claim", "paper", "ours", "holds"]], out_csv)
+    with atomic_open(out_md) as fh:
+        fh.write("The paper's findings against this run: each claim with the paper's value, ours, and whether it "
+                 "holds, decided by the rule listed below the table (kgeval.analysis.findings).\n\n")
+        fh.write(to_markdown(df[["claim", "paper", "ours", "holds"]], 4))
+        fh.write("\nRules:\n\n")
+        for claim, rule in zip(df["claim"], df["rule"]):
+            fh.write(f"- {claim.split(' ', 1)[0]} {rule}\n")
+    log.info("findings:\n%s", df[["claim", "ours", "holds"]].to_string())
+    return df

@@ -1,0 +1,85 @@
+# Summary stage: the models' quality against their published MRRs, the paper's findings claim by claim, and
+# where the run's time went (read from every rule's benchmark file). Logic: kgeval.steps.tables,
+# kgeval.analysis.findings, kgeval.published.
+
+
+rule model_quality:
+    input:
+        infos=expand(
+            "results/models/{dataset}/{model}/model.pt.json",
+            dataset=DATASETS,
+            model=SYSTEMS,
+        ),
+        # every seed's checkpoint: its training job, and so its benchmark file, is complete
+        seed_models=get_all_seed_models(),
+        evaluations=list(get_full_evaluations().values()),
+    output:
+        table=report(
+            "results/tables/model_quality.csv",
+            caption="../report/model_quality.rst",
+            category="8. Summary of the run",
+        ),
+        markdown="results/tables/model_quality.md",
+    log:
+        "logs/model_quality.log",
+    benchmark:
+        "logs/benchmarks/model_quality.tsv"
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        models=get_model_quality_files(),
+        evaluations=get_full_evaluations(),
+    script:
+        "../scripts/model_quality.py"
+
+
+rule findings:
+    input:
+        unpack(get_findings_inputs),
+    output:
+        table=report(
+            "results/tables/findings.csv",
+            caption="../report/findings.rst",
+            category="8. Summary of the run",
+        ),
+        markdown="results/tables/findings.md",
+    log:
+        "logs/findings.log",
+    benchmark:
+        "logs/benchmarks/findings.tsv"
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        names={
+            role: STUDY.get(role)
+            for role in ("original", "sample", "complete", "second")
+        },
+        evaluations=get_study_evaluations(),
+    script:
+        "../scripts/findings.py"
+
+
+rule run_times:
+    input:
+        # every other target: this rule runs last, when every benchmark file is written
+        [f for f in get_final_outputs() if f != "results/tables/run_times.csv"],
+        KP_OUTPUTS,
+    output:
+        table=report(
+            "results/tables/run_times.csv",
+            caption="../report/run_times.rst",
+            category="8. Summary of the run",
+        ),
+        markdown="results/tables/run_times.md",
+    log:
+        "logs/run_times.log",
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        benchmark_dir="logs/benchmarks",
+        # rule -> the .smk file it lives in (its stage)
+        stages=lambda wildcards: {
+            r.name: Path(r.snakefile).stem for r in workflow.rules if r.benchmark
+        },
+    script:
+        "../scripts/run_times.py"
