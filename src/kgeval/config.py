@@ -19,10 +19,11 @@ from .data.manifest import read_manifest
 from .errors import ConfigError, KgevalError
 
 
-def validate_config(config: dict[str, Any], schema: str | Path) -> dict[str, Any]:
-    """Validate against the JSON schema (filling defaults), then check references. Returns the config."""
+def validate_config(config: dict[str, Any], schema: str | Path, models: bool = True) -> dict[str, Any]:
+    """Validate against the JSON schema (filling defaults), then check references and, with ``models``, every
+    model's hyperparameters against its class (which imports torch). Returns the config."""
     check_schema(config, schema)
-    check_references(config)
+    check_references(config, models=models)
     return config
 
 
@@ -103,13 +104,16 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     return config
 
 
-def validate_workflow_config(config: dict[str, Any], schema: str | Path) -> dict[str, Any]:
+def validate_workflow_config(config: dict[str, Any], schema: str | Path, models: bool = True) -> dict[str, Any]:
     """The Snakefile's validation: :func:`validate_config`, and on a bad config a one-line message on stderr
-    and exit status 1 before any job starts (an exception would make Snakemake print a traceback)."""
+    and exit status 1 before any job starts (an exception would make Snakemake print a traceback).
+
+    The Snakefile passes ``models=False`` inside a cluster job (Snakemake's remote mode): the submitting process
+    has checked the same config, and importing torch for the check would cost every job step two seconds."""
     import sys
 
     try:
-        return validate_config(config, schema)
+        return validate_config(config, schema, models=models)
     except KgevalError as exc:
         print(f"kgeval: error: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
@@ -134,7 +138,7 @@ def jsonschema_extend(validator_cls, validators):
     return jsonschema.validators.extend(validator_cls, validators)
 
 
-def check_references(config: dict[str, Any]) -> None:
+def check_references(config: dict[str, Any], models: bool = True) -> None:
     datasets = config["datasets"]
     tests = config["test_sets"]
     manifest = read_manifest(config.get("manifest", "config/resources.tsv"))
@@ -207,7 +211,8 @@ def check_references(config: dict[str, Any]) -> None:
     for name in export.get("test_sets", []):
         if export.get("depth", 0) > run_depth(config, name):
             raise ConfigError(f"config key evaluation/trec_export/depth: deeper than the run depth of {name}")
-    check_models(config)
+    if models:
+        check_models(config)
 
 
 def run_depth(config: dict[str, Any], testset: str) -> int:

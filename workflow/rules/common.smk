@@ -2,13 +2,11 @@ import os
 import re
 from pathlib import Path
 
-from kgeval.config import check_references, model_settings, run_depth
+from kgeval.config import model_settings, run_depth
 from kgeval.data.kg import CATEGORIES
 from kgeval.data.manifest import read_manifest
 from kgeval.data.synth import ROLE_FILES
 from kgeval.training.cost import expected_train_seconds
-
-check_references(config)
 
 # glibc's allocator: keep large freed blocks (torch's batch x entities score tensors) in the heap instead of
 # unmapping them, which made every batch pay page faults (28 % of a default run's CPU time went to the kernel).
