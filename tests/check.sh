@@ -29,8 +29,8 @@ part() {
   PART_T0=$SECONDS
   echo "== $1"
 }
-timing_table() {
-  local rc=$? row
+timing_table() { # timing_table EXIT_STATUS
+  local rc=$1 row
   if [ -n "$PART_NAME" ]; then PARTS+=("${PART_NAME}$([ "$rc" -ne 0 ] && echo ' (FAILED)')|$((SECONDS - PART_T0))"); fi
   PART_NAME=""
   echo
@@ -43,14 +43,14 @@ timing_table() {
   if [ -n "${CI_SETUP_SECONDS:-}" ]; then
     printf '| %-62s | %7s |\n' "total (.ci/run)" "$((SECONDS - CHECK_T0 + CI_SETUP_SECONDS))"
   fi
-  return "$rc"
 }
 SLURM_UP=0
 on_exit() {
   local rc=$?
-  if [ "$SLURM_UP" = 1 ]; then bash .ci/slurm-down.sh >/dev/null 2>&1 || true; fi
-  (exit "$rc")
-  timing_table
+  set +e # errexit would end the handler at its first failing command, before the table
+  if [ "$SLURM_UP" = 1 ]; then bash .ci/slurm-down.sh >/dev/null 2>&1; fi
+  timing_table "$rc"
+  exit "$rc"
 }
 trap on_exit EXIT
 
