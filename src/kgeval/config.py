@@ -138,6 +138,11 @@ def jsonschema_extend(validator_cls, validators):
     return jsonschema.validators.extend(validator_cls, validators)
 
 
+def full_testsets(config: dict[str, Any], dataset: str) -> list[str]:
+    """The test sets of kind ``full`` on ``dataset``, in config order."""
+    return [t for t, spec in config["test_sets"].items() if spec["dataset"] == dataset and spec["kind"] == "full"]
+
+
 def check_references(config: dict[str, Any], models: bool = True) -> None:
     datasets = config["datasets"]
     tests = config["test_sets"]

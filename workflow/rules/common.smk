@@ -2,7 +2,7 @@ import os
 import re
 from pathlib import Path
 
-from kgeval.config import model_settings, run_depth
+from kgeval.config import full_testsets, model_settings, run_depth
 from kgeval.data.kg import CATEGORIES
 from kgeval.data.manifest import read_manifest
 from kgeval.data.synth import ROLE_FILES
@@ -286,20 +286,12 @@ def get_final_outputs():
     return out
 
 
-def full_testset(dataset):
-    """The first test set of kind full on ``dataset`` (None if it has none)."""
-    for name, spec in config["test_sets"].items():
-        if spec["dataset"] == dataset and spec["kind"] == "full":
-            return name
-    return None
-
-
 def get_full_evaluations():
     """dataset -> evaluation.csv of its full test set (None: the dataset has none)."""
     out = {}
     for d in DATASETS:
-        name = full_testset(d)
-        out[d] = f"results/metrics/{name}/evaluation.csv" if name else None
+        full = full_testsets(config, d)
+        out[d] = f"results/metrics/{full[0]}/evaluation.csv" if full else None
     return out
 
 

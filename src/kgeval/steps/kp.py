@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.kendall import tau_b
-from ..config import model_settings
+from ..config import full_testsets, model_settings
 from ..io import atomic_open, read_json, sha256_file, to_markdown, write_csv, write_json, write_table
 
 log = logging.getLogger(__name__)
@@ -52,13 +52,9 @@ def kp_params(config: dict[str, Any]) -> dict[str, Any]:
     return {k: kp[k] for k in ("sample_multiple", "projections", "seed", "p", "batch_size")}
 
 
-def _full_testsets(config: dict[str, Any], dataset: str) -> list[str]:
-    return [t for t, spec in config["test_sets"].items() if spec["dataset"] == dataset and spec["kind"] == "full"]
-
-
 def kp_testset(config: dict[str, Any], dataset: str) -> str:
     """The full test set of a dataset, whose evaluation.csv KP is correlated with."""
-    full = _full_testsets(config, dataset)
+    full = full_testsets(config, dataset)
     if not full:
         raise ValueError(f"config kp.datasets: dataset {dataset!r} has no test set of kind full")
     return full[0]
@@ -68,7 +64,7 @@ def kp_datasets(config: dict[str, Any]) -> list[str]:
     """Datasets of the KP study: ``kp.datasets``, or every dataset with a full test set."""
     listed = kp_settings(config)["datasets"]
     if listed is None:
-        return [d for d in config["datasets"] if _full_testsets(config, d)]
+        return [d for d in config["datasets"] if full_testsets(config, d)]
     unknown = [d for d in listed if d not in config["datasets"]]
     if unknown:
         raise ValueError(f"config kp.datasets: unknown dataset(s) {unknown}")

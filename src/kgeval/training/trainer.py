@@ -297,10 +297,9 @@ class Trainer:
             examples = self._epoch_examples(gen)
             t0 = time.perf_counter()
             total, batches = 0.0, 0
-            for b0 in range(0, len(examples), c.batch_size):
+            # epoch_steps batches: the whole epoch, or its first max_batches_per_epoch
+            for b0 in range(0, epoch_steps * c.batch_size, c.batch_size):
                 if c.max_steps is not None and step >= c.max_steps:
-                    break
-                if c.max_batches_per_epoch is not None and batches >= c.max_batches_per_epoch:
                     break
                 for group in self.optimizer.param_groups:
                     if c.lr_schedule == "warmup_linear":
