@@ -115,3 +115,19 @@ def _model_table(p: argparse.ArgumentParser):
         return 0
 
     return run
+
+
+@command("docs-figures", "write the README's small copies of Figures 4, 5, 7 and 8 (docs/) from results/")
+def _docs_figures(p: argparse.ArgumentParser):
+    p.add_argument("--results", default="results", help="the workflow's results folder")
+    p.add_argument("--out", default="docs", help="folder to write the PNGs to")
+    p.add_argument("--max-width", type=int, default=900, help="largest width in pixels")
+
+    def run(a):
+        from .docs_figures import export_docs_figures
+
+        for path in export_docs_figures(a.results, a.out, a.max_width):
+            print(f"{path}\t{path.stat().st_size:,} bytes")
+        return 0
+
+    return run

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..metrics.registry import higher_is_better
 from ..metrics.umf import DEFAULT_ALPHAS, DEFAULT_PS, ranking_sensitivity, umf_grid_systems
 from .kendall import tau_b
-from .study import increasing
 
 ADJUSTED_PAIRS = [("micro_mrr", "micro_amrr"), ("micro_mrr", "micro_zmrr"), ("micro_hits@10", "micro_ah@10"),
                   ("micro_hits@10", "micro_zh@10"), ("micro_mr", "micro_amri"), ("macro_mrr", "macro_amrr"),
@@ -33,7 +33,7 @@ def identical_within_testset(evaluation: pd.DataFrame, pairs=ADJUSTED_PAIRS) -> 
     for base, adj in pairs:
         if base in evaluation and adj in evaluation:
             rows.append({"base": base, "adjusted": adj,
-                         "tau": tau_b(evaluation[base], evaluation[adj], increasing(base), increasing(adj))})
+                         "tau": tau_b(evaluation[base], evaluation[adj], higher_is_better(base), higher_is_better(adj))})
     return pd.DataFrame(rows)
 
 

@@ -17,21 +17,11 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..io import atomic_path  # noqa: E402
+from ..metrics.registry import label as metric_label  # noqa: E402
 
 plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "axes.labelsize": 9, "legend.fontsize": 8,
                      "xtick.labelsize": 8, "ytick.labelsize": 8, "figure.dpi": 150, "savefig.bbox": "tight",
                      "pdf.fonttype": 42, "svg.hashsalt": "kgeval"})
-
-PRETTY = {"micro_mrr": "Micro MRR", "micro_mr": "Micro MR", "micro_hits@1": "Micro Hits@1",
-          "micro_hits@3": "Micro Hits@3", "micro_hits@10": "Micro Hits@10", "macro_mrr": "Macro MRR",
-          "macro_mr": "Macro MR", "macro_hits@1": "Macro Hits@1", "macro_hits@3": "Macro Hits@3",
-          "macro_hits@10": "Macro Hits@10", "map_cut_20": "MAP@20", "ndcg_cut_20": "nDCG@20",
-          "recip_rank": "MRR (trec_eval)", "bpref": "bpref", "infAP": "infAP"}
-
-
-def pretty(metric: str) -> str:
-    return PRETTY.get(metric, metric)
-
 
 def save(fig, png: str | Path, pdf: str | Path) -> None:
     for path in (png, pdf):
@@ -74,8 +64,8 @@ def figure3(df: pd.DataFrame, metric: str, test_sets: list[str], png, pdf) -> No
         sub = df[df["TestSet"] == name].set_index("Code").reindex(order)
         ax.bar(np.arange(len(order)) + (k - (len(test_sets) - 1) / 2) * width, sub[metric], width, label=name)
     ax.set_xticks(np.arange(len(order)), order)
-    ax.set_xlabel(f"system (ordered by {pretty(metric)} on {test_sets[0]})")
-    ax.set_ylabel(pretty(metric))
+    ax.set_xlabel(f"system (ordered by {metric_label(metric)} on {test_sets[0]})")
+    ax.set_ylabel(metric_label(metric))
     ax.legend(ncols=len(test_sets), loc="upper right")
     fig.text(0.01, -0.04, _key_text(codes), ha="left", va="top", wrap=True)
     save(fig, png, pdf)
@@ -93,7 +83,7 @@ def depth_taus(df: pd.DataFrame, metrics: list[str], png, pdf, title: str) -> No
             yerr = None
             if s["tau_low"].notna().any():
                 yerr = np.vstack([s["tau"] - s["tau_low"], s["tau_high"] - s["tau"]]).clip(min=0)
-            ax.errorbar(s["Depth"], s["tau"], yerr=yerr, marker="o", ms=3, capsize=2, label=pretty(m))
+            ax.errorbar(s["Depth"], s["tau"], yerr=yerr, marker="o", ms=3, capsize=2, label=metric_label(m))
         ax.axhline(0, color="grey", lw=0.5)
         ax.set_xlabel("pooling depth d")
         ax.set_title(f"{flavour} judgments", loc="left")
@@ -108,8 +98,8 @@ def figure6(df: pd.DataFrame, metric: str, system: str, png, pdf) -> None:
     names = list(dict.fromkeys(df["TestSet"]))
     fig, ax = plt.subplots(figsize=(4.5, 2.8))
     ax.boxplot([df[df["TestSet"] == n][metric].to_numpy() for n in names], tick_labels=names)
-    ax.set_ylabel(f"per-relation {pretty(metric)}")
-    ax.set_title(f"{system}: {pretty(metric)} per relation", loc="left")
+    ax.set_ylabel(f"per-relation {metric_label(metric)}")
+    ax.set_title(f"{system}: {metric_label(metric)} per relation", loc="left")
     save(fig, png, pdf)
 
 
@@ -120,7 +110,7 @@ def figure7(summary: pd.DataFrame, png, pdf) -> None:
         sub = summary[summary["TestSet"] == name]
         for m in dict.fromkeys(sub["Metric"]):
             s = sub[sub["Metric"] == m].sort_values("Size")
-            ax.plot(100 * s["Size"], s["mean"], marker=".", label=pretty(m))
+            ax.plot(100 * s["Size"], s["mean"], marker=".", label=metric_label(m))
             ax.fill_between(100 * s["Size"], s["mean"] - s["std"], s["mean"] + s["std"], alpha=0.15)
         ax.set_xlabel("subset size (% of test triples)")
         ax.set_title(name, loc="left")
@@ -142,7 +132,7 @@ def figure8(pvalues: pd.DataFrame, png, pdf, alpha: float = 0.05, tests: Iterabl
             sub = pvalues[(pvalues["TestSet"] == name) & (pvalues["Test"] == test)]
             for m in dict.fromkeys(sub["Metric"]):
                 p = np.sort(sub[sub["Metric"] == m]["p"].to_numpy())[::-1]
-                ax.plot(np.arange(1, len(p) + 1), p, label=pretty(m))
+                ax.plot(np.arange(1, len(p) + 1), p, label=metric_label(m))
             ax.axhline(alpha, color="grey", ls="--", lw=0.8)
             ax.set_title(f"{name}, {test}", loc="left")
             ax.set_xlabel("system pair (sorted by p-value)")

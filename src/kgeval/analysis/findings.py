@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .selections import MACRO_STUDY, MICRO_STUDY, TABLE4
 from .study import tau_between
 
 YES, NO, PARTLY, NA = "yes", "no", "partly", "not measured"
@@ -31,9 +32,7 @@ MR_FACTOR = 2.0           # claim 10: mean rank "≈" within this factor
 KP_STRONG = 0.7           # claim 11: "correlates": Pearson at least this
 KP_SMALL_SHARE = 0.1      # claim 11b: "a small fraction": KP at most this share of the ranking's time
 
-MICRO = ["micro_mrr", "micro_hits@10"]
-MACRO = ["macro_mrr", "macro_hits@10", "map_cut_20", "ndcg_cut_20"]
-TABLE4 = ["micro_mr", "micro_mrr", "micro_hits@1", "micro_hits@3", "micro_hits@10"]
+MICRO, MACRO = MICRO_STUDY, MACRO_STUDY
 
 
 class Missing(Exception):

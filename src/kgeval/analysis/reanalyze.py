@@ -24,12 +24,13 @@ import pandas as pd
 
 from ..errors import InputError
 from ..io import atomic_open, write_csv, write_table
+from ..metrics.registry import REGISTRY
 from . import families, figures, study
+from .selections import FIG3, FIG4, FIG5, TABLE3, TABLE4
 
 log = logging.getLogger(__name__)
 
 PUBLISHED_NAMES = {"original": "FB-Test-O", "sample": "FB-Test-S", "complete": "FB-Test-S-C", "second": "WN18RR"}
-FIG3 = "micro_mrr"
 
 
 def read_table(path: Path, required: tuple[str, ...] = ("System",)) -> pd.DataFrame:
@@ -84,8 +85,7 @@ def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None 
         notes.append("figure3 skipped: no original evaluation.csv with micro_mrr")
 
     if depth is not None:
-        for fig, metrics in (("figure4", ["micro_mr", "micro_mrr", "micro_hits@1", "micro_hits@3", "micro_hits@10"]),
-                             ("figure5", ["micro_mrr", "macro_mrr", "micro_hits@10", "macro_hits@10"])):
+        for fig, metrics in (("figure4", FIG4), ("figure5", FIG5)):
             present = [m for m in metrics if m in depth.columns]
             if not present:
                 notes.append(f"{fig} skipped: pooling_depth.csv has none of {metrics}")
@@ -97,8 +97,7 @@ def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None 
             written.append(fig)
 
     if per_type["sample"] is not None and per_type["complete"] is not None:
-        metrics = [m for m in ("micro_mrr", "micro_hits@1", "micro_hits@3", "micro_hits@10")
-                   if m in per_type["sample"] and m in per_type["complete"]]
+        metrics = [m for m in TABLE3 if m in per_type["sample"] and m in per_type["complete"]]
         t3 = study.category_taus(per_type["sample"], per_type["complete"], metrics)
         write_csv(t3, out / "table3_long.csv")
         wide = t3.pivot_table(index=["QuestionType", "RelationType"], columns="Metric", values="tau").reset_index()
@@ -109,8 +108,7 @@ def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None 
         notes.append("table3 skipped: needs lp_per_rel_type.csv of the sample and the complete test set")
 
     if ev["sample"] is not None and ev["complete"] is not None and reweighted is not None:
-        metrics = [m for m in ("micro_mr", "micro_mrr", "micro_hits@1", "micro_hits@3", "micro_hits@10")
-                   if m in ev["sample"] and m in ev["complete"] and m in reweighted]
+        metrics = [m for m in TABLE4 if m in ev["sample"] and m in ev["complete"] and m in reweighted]
         t4 = study.reweighting_taus(ev["sample"], ev["complete"], reweighted, metrics)
         write_table(t4, out / "table4.csv", out / "table4.md", out / "table4.tex",
                     caption="Table 4: τ with the sample, complete and re-weighted relation distributions")
@@ -121,9 +119,15 @@ def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None 
 
     present = {names[r]: df for r, df in ev.items() if df is not None}
     rows = []
+    unknown = set()
     for (a, da), (b, db) in itertools.combinations(present.items(), 2):
         for m in [c for c in da.columns if c in db.columns and c != "System"]:
+            if m not in REGISTRY:  # a column we cannot orient (no declared direction): no τ for it
+                unknown.add(m)
+                continue
             rows.append({"a": a, "b": b, "Metric": m, "tau": study.tau_between(da, db, m)})
+    if unknown:
+        notes.append(f"not a known metric column, no τ computed: {', '.join(sorted(unknown))}")
     if rows:
         write_csv(pd.DataFrame(rows), out / "taus_between_testsets.csv")
         written.append("taus_between_testsets")

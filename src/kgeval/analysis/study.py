@@ -13,17 +13,11 @@ import numpy as np
 import pandas as pd
 
 from ..data.kg import CATEGORIES, KnowledgeGraph
+from ..metrics.registry import higher_is_better
 from .items import ItemTable
 from .kendall import system_codes, tau_b
 from .resampling import DEFAULT_SIZES, bootstrap_tau, stability_taus, subsample_masks
 from .significance import discriminative_power, paired_t_pvalues, tukey_hsd_pvalues
-
-LOWER_IS_BETTER = ("_mr", "_amr", "_gmr", "_hmr")
-
-
-def increasing(metric: str) -> bool:
-    """Direction of a metric column: MR-like columns are better when lower."""
-    return not metric.endswith(LOWER_IS_BETTER)
 
 
 def tau_between(a: pd.DataFrame, b: pd.DataFrame, metric: str, metric_b: str | None = None) -> float:
@@ -32,7 +26,7 @@ def tau_between(a: pd.DataFrame, b: pd.DataFrame, metric: str, metric_b: str | N
     systems = [s for s in a["System"] if s in set(b["System"])]
     x = a.set_index("System").loc[systems, metric].to_numpy(dtype=float)
     y = b.set_index("System").loc[systems, metric_b].to_numpy(dtype=float)
-    return tau_b(x, y, increasing(metric), increasing(metric_b))
+    return tau_b(x, y, higher_is_better(metric), higher_is_better(metric_b))
 
 
 def with_interval(row: dict, items_a: np.ndarray | None, items_b: np.ndarray | None, repeats: int,
@@ -50,7 +44,7 @@ def figure3(evals: dict[str, pd.DataFrame], reference: str, metric: str = "micro
     """``metric`` of every system on each test set, systems coded A, B, … by the reference test set (A = best)
     and ordered that way (the paper's Figure 3)."""
     ref = evals[reference]
-    codes = system_codes(list(ref["System"]), ref[metric].to_numpy(), increasing(metric))
+    codes = system_codes(list(ref["System"]), ref[metric].to_numpy(), higher_is_better(metric))
     rows = []
     for name, df in evals.items():
         for system, value in zip(df["System"], df[metric]):

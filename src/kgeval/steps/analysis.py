@@ -10,19 +10,28 @@ import pandas as pd
 from ..analysis import figures, study
 from ..analysis.items import ItemTable, macro_items, micro_items
 from ..analysis.resampling import DEFAULT_SIZES
+from ..analysis.selections import (
+    FAMILIES_DEPTH,
+    FIG3,
+    FIG4,
+    FIG5,
+    FIG6,
+    MACRO_STUDY,
+    MICRO_STUDY,
+    MRR_PAIR,
+    TABLE3,
+    TABLE4,
+    UMF_STUDY_MACRO,
+    UMF_STUDY_MICRO,
+)
 from ..data.kg import KnowledgeGraph
 from ..data.questions import load_questions
 from ..data.testsets import TestSet
 from ..io import write_csv, write_table
+from ..metrics.registry import REGISTRY
 
 log = logging.getLogger(__name__)
 
-FIG4 = ["micro_mr", "micro_mrr", "micro_hits@1", "micro_hits@3", "micro_hits@10"]
-FIG5 = ["micro_mrr", "macro_mrr", "micro_hits@10", "macro_hits@10"]
-TABLE3 = ["micro_mrr", "micro_hits@1", "micro_hits@3", "micro_hits@10"]
-TABLE4 = FIG4
-MICRO_STUDY = ["micro_mrr", "micro_hits@10"]
-MACRO_STUDY = ["macro_mrr", "macro_hits@10", "map_cut_20", "ndcg_cut_20"]
 
 
 class TestSetFiles:
@@ -76,9 +85,9 @@ def rankings_step(original: dict, sample: dict, complete: dict, out_dir: str, ta
     systems = list(ev_o["System"])
     out = Path(out_dir)
 
-    f3 = study.figure3({orig.name: ev_o, samp.name: ev_s, comp.name: ev_sc}, orig.name)
+    f3 = study.figure3({orig.name: ev_o, samp.name: ev_s, comp.name: ev_sc}, orig.name, FIG3)
     write_csv(f3, out / "figure3.csv")
-    figures.figure3(f3, "micro_mrr", [orig.name, samp.name, comp.name], out / "figure3.png", out / "figure3.pdf")
+    figures.figure3(f3, FIG3, [orig.name, samp.name, comp.name], out / "figure3.png", out / "figure3.pdf")
     write_csv(f3[["Code", "System"]].drop_duplicates().sort_values("Code"), out / "system_codes.csv")
 
     depth_pub = pd.read_csv(complete["pooling_depth"])
@@ -128,7 +137,7 @@ def rankings_step(original: dict, sample: dict, complete: dict, out_dir: str, ta
     system = per_relation_system if per_relation_system in systems else systems[0]
     f6 = study.per_relation(per_answer, system, kg)
     write_csv(f6, out / "figure6.csv")
-    figures.figure6(f6, "micro_mrr", system, out / "figure6.png", out / "figure6.pdf")
+    figures.figure6(f6, FIG6, system, out / "figure6.png", out / "figure6.pdf")
 
     t2 = study.examples(samp.testset().positives, comp.testset(), kg)
     t = _out(tables_dir, "table2")
@@ -143,7 +152,12 @@ def rankings_step(original: dict, sample: dict, complete: dict, out_dir: str, ta
     write_csv(per_sys, out / "incomplete_judgments.csv")
     write_csv(taus, out / "incomplete_judgments_tau.csv")
     log.info("figure 4 (published, micro MRR): %s",
-             f4[(f4["Flavour"] == "published") & (f4["Metric"] == "micro_mrr")][["Depth", "tau"]].to_dict("records"))
+             f4[(f4["Flavour"] == "published") & (f4["Metric"] == FIG3)][["Depth", "tau"]].to_dict("records"))
+
+
+def _is_unified(metrics: pd.Series) -> pd.Series:
+    """Which rows hold a unified-framework metric (the families companions draw them apart)."""
+    return metrics.map(lambda m: m in REGISTRY and REGISTRY[m].family == "unified").astype(bool)
 
 
 def _merge(a: ItemTable, b: ItemTable) -> ItemTable:
@@ -175,10 +189,10 @@ def stability_step(test_sets: list[dict], out_csv: str, out_summary: str, png: s
     summary = study.stability_summary(stab)
     write_csv(stab, out_csv)
     write_csv(summary, out_summary)
-    figures.figure7(summary[~summary["Metric"].str.contains("umf")], png, pdf)
+    unified = _is_unified(summary["Metric"])
+    figures.figure7(summary[~unified], png, pdf)
     if families_png:
-        figures.figure7(summary[summary["Metric"].isin(["micro_mrr", "macro_mrr"]) |
-                                summary["Metric"].str.contains("umf")], families_png, families_pdf)
+        figures.figure7(summary[summary["Metric"].isin(MRR_PAIR) | unified], families_png, families_pdf)
 
 
 def discrimination_step(test_sets: list[dict], out_pvalues: str, out_summary: str, png: str, pdf: str,
@@ -191,14 +205,10 @@ def discrimination_step(test_sets: list[dict], out_pvalues: str, out_summary: st
     pvalues, summary = study.discrimination(tables, metrics, trials, seed, alpha)
     write_csv(pvalues, out_pvalues)
     write_csv(summary, out_summary)
-    figures.figure8(pvalues[~pvalues["Metric"].str.contains("umf")], png, pdf, alpha)
+    unified = _is_unified(pvalues["Metric"])
+    figures.figure8(pvalues[~unified], png, pdf, alpha)
     if families_png:
-        figures.figure8(pvalues[pvalues["Metric"].isin(["micro_mrr", "macro_mrr"]) |
-                                pvalues["Metric"].str.contains("umf")], families_png, families_pdf, alpha)
-
-
-UMF_STUDY_MICRO = ["micro_umf_a-1_p1_uniform", "micro_umf_a-0.5_p1_uniform", "micro_umf_h10_p1_uniform"]
-UMF_STUDY_MACRO = ["macro_umf_a-1_p1_uniform", "macro_umf_h10_p1_uniform"]
+        figures.figure8(pvalues[pvalues["Metric"].isin(MRR_PAIR) | unified], families_png, families_pdf, alpha)
 
 
 def families_step(original: dict, complete: dict, second: dict | None, out_dir: str, tables_dir: str) -> None:
@@ -224,8 +234,7 @@ def families_step(original: dict, complete: dict, second: dict | None, out_dir: 
         write_table(pd.DataFrame({"note": ["no second dataset configured"]}), t["csv"], t["md"], t["tex"])
     depth_pub = pd.read_csv(complete["pooling_depth"])
     fam = families.family_columns(depth_pub, "micro")
-    chosen = ["micro_mrr", "micro_amrr", "micro_zmrr", "micro_hits@10", "micro_ah@10"] + \
-        [c for c in fam if "umf" in c]
+    chosen = FAMILIES_DEPTH + [c for c in fam if c in REGISTRY and REGISTRY[c].family == "unified"]
     dt = study.depth_taus(depth_pub, [c for c in chosen if c in depth_pub], "published")
     write_csv(dt, out / "families_depth_taus.csv")
     figures.depth_taus(dt, list(dict.fromkeys(dt["Metric"])), out / "families_depth_taus.png",
