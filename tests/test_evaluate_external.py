@@ -359,3 +359,20 @@ def test_version1_dump_has_no_retrieved_column(tmp_path, synth_kg):
     assert d.score.dtype == np.float32
     ev = evaluate(d, qrels_at_depth(d), measures=[])
     assert ev.per_answer["rank_optimistic"].dtype == np.int64  # integer ranks, as before
+
+
+def test_libkge_checkpoint_is_a_system(tmp_path, synth_kg):
+    """A LibKGE checkpoint (any .pt without a kgeval sidecar) goes through the existing import."""
+    from test_libkge import build_case
+
+    from kgeval.external.systems import load_scorer, parse_system
+    from kgeval.models.libkge import libkge_model
+
+    _, path, digest = build_case(tmp_path, synth_kg, "complex", True, {}, synth_kg.num_entities,
+                                 synth_kg.num_relations)
+    system = parse_system(str(path), ["T"])
+    assert (system.kind, system.name) == ("libkge", "complex")
+    model, direct = load_scorer(system, synth_kg), libkge_model(path, synth_kg, digest)
+    q = torch.tensor([[0, 1], [5, 3]])
+    for side in (0, 1):
+        assert torch.equal(model.score_questions(q, side), direct.score_questions(q, side))
