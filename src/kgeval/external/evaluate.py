@@ -89,7 +89,7 @@ def evaluate_systems(systems: list[System], kg: KnowledgeGraph, testsets: dict[s
                      ev.summary["macro_mrr"])
     table = pd.concat(rows, ignore_index=True)
     write_csv(table, out / "evaluation.csv")
-    write_summary(table, metas, out / "summary.md")
+    write_summary(table, metas, out / "summary.md", repeats)
     return table, metas
 
 
@@ -100,7 +100,7 @@ def _fmt(value: float, lo: float | None = None, hi: float | None = None) -> str:
     return text if lo is None or not np.isfinite(lo) else f"{text} [{lo:.4f}, {hi:.4f}]"
 
 
-def summary_markdown(table: pd.DataFrame, metas: list[dict]) -> str:
+def summary_markdown(table: pd.DataFrame, metas: list[dict], repeats: int = 1000) -> str:
     lines = ["# kgeval evaluate", "",
              "| System | Test set | micro MRR [95 % CI] | macro MRR [95 % CI] | micro Hits@10 | macro Hits@10 | "
              "micro MR | nDCG@20 | run depth |",
@@ -119,10 +119,10 @@ def summary_markdown(table: pd.DataFrame, metas: list[dict]) -> str:
     if missing:
         lines += ["", "**Missing questions** (scored zero, as `trec_eval -c` does): " +
                   ", ".join(f"{m['System']} on {m['TestSet']}: {m['missing_questions']}" for m in missing) + "."]
-    lines += ["", "Intervals: BCa bootstrap, 1,000 seeded resamples of answers (micro) or questions (macro)."]
+    lines += ["", f"Intervals: BCa bootstrap, {repeats:,} seeded resamples of answers (micro) or questions (macro)."]
     return "\n".join(lines) + "\n"
 
 
-def write_summary(table: pd.DataFrame, metas: list[dict], path: Path) -> None:
+def write_summary(table: pd.DataFrame, metas: list[dict], path: Path, repeats: int = 1000) -> None:
     with atomic_open(path) as fh:
-        fh.write(summary_markdown(table, metas))
+        fh.write(summary_markdown(table, metas, repeats))
