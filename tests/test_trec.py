@@ -121,3 +121,23 @@ def test_parse_measure_errors():
         parse_measure("P")
     with pytest.raises(ValueError, match="takes no cutoff"):
         parse_measure("map_5")
+
+
+def test_ir_measures_names_are_aliases_of_trec_eval_names():
+    """ir_measures' names give the trec_eval measure, under the name asked for."""
+    pairs = {"nDCG@20": "ndcg_cut_20", "nDCG": "ndcg", "AP@20": "map_cut_20", "AP": "map", "RR": "recip_rank",
+             "P@10": "P_10", "R@100": "recall_100", "Success@10": "success_10", "Bpref": "bpref"}
+    for alias, name in pairs.items():
+        assert parse_measure(alias) == parse_measure(name), alias
+    # one question: R N (not in qrels) R (pooled, unjudged) then an absent position
+    rr = RunRelevance(np.array([[REL, NONREL, UNJUDGED, REL, POOLED_UNJUDGED, ABSENT]]), np.array([2]),
+                      np.array([1]))
+    v = evaluate_run(rr, ["AP@20", "map_cut_20", "Judged@10", "Judged@3", "RR"])
+    assert v["AP@20"][0] == v["map_cut_20"][0] == pytest.approx((1 + 2 / 4) / 2)
+    # Judged@k as ir_measures computes it: documents with a qrels entry in the top k over min(k, retrieved)
+    assert v["Judged@10"][0] == pytest.approx(4 / 5) and v["Judged@3"][0] == pytest.approx(2 / 3)
+    assert v["RR"][0] == 1.0
+    with pytest.raises(ValueError, match="takes no cutoff"):
+        parse_measure("RR@10")
+    with pytest.raises(ValueError, match=r"ir_measures' .*nDCG@20"):
+        parse_measure("NDCG@20")

@@ -131,3 +131,69 @@ def _docs_figures(p: argparse.ArgumentParser):
         return 0
 
     return run
+
+
+# ---- evaluating any system (kgeval.external) -----------------------------------------------------------------
+@command("evaluate", "evaluate your own systems (TREC run files, PyKEEN folders, kgeval or LibKGE checkpoints) "
+                     "on every test set of a dataset, as the study evaluates its models")
+def _evaluate(p: argparse.ArgumentParser):
+    p.add_argument("systems", nargs="+", metavar="SYSTEM",
+                   help="a run file (TESTSET=PATH, or named <test set>.run[.gz]), a folder of such run files, a "
+                        "PyKEEN save_to_directory folder, or a kgeval / LibKGE checkpoint (.pt)")
+    p.add_argument("--dataset", required=True, help="the dataset, e.g. FB15k-237")
+    p.add_argument("--out", required=True, help="output folder (evaluation.csv, summary.md, dumps/)")
+    p.add_argument("--name", action="append", default=[], help="label of the SYSTEMs, in order (repeat; the rest keep their default: the run's "
+                        "file or folder name, the PyKEEN folder's name, the checkpoint's model folder)")
+    p.add_argument("--config", default="config/config.yaml",
+                   help="the workflow config: its test sets of --dataset, trec measures and run depths")
+    p.add_argument("--schema", default="config/schema.yaml")
+    p.add_argument("--resources", default="resources", help="the data stage's folder (datasets/, testsets/)")
+    p.add_argument("--testsets", default=None, help="comma-separated test sets (default: all of the dataset's)")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="a question absent from a run scores zero (as trec_eval -c) instead of being an error")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of the intervals")
+
+    def run(a):
+        from pathlib import Path
+
+        from .config import load_config_file, run_depth, validate_config
+        from .data.kg import KnowledgeGraph
+        from .errors import InputError
+        from .external.evaluate import evaluate_systems
+        from .external.systems import parse_system
+
+        config = validate_config(load_config_file(a.config), a.schema, models=False)
+        res = Path(a.resources)
+        names = [t for t, spec in config["test_sets"].items() if spec["dataset"] == a.dataset]
+        if a.testsets:
+            wanted = a.testsets.split(",")
+            unknown = sorted(set(wanted) - set(names))
+            if unknown:
+                raise InputError(a.config, None, f"test set(s) {', '.join(unknown)} are not test sets of "
+                                                 f"{a.dataset} ({', '.join(names)})")
+            names = wanted
+        if not names:
+            raise InputError(a.config, None, f"no test set of dataset {a.dataset!r} "
+                                             f"(datasets: {', '.join(config['datasets'])})")
+        testsets = {t: {"tsv": str(res / "testsets" / f"{t}.tsv"),
+                        "questions": str(res / "testsets" / f"{t}.questions.tsv")} for t in names}
+        kg_path = res / "datasets" / a.dataset / "kg.npz"
+        for path in [kg_path] + [Path(f) for files in testsets.values() for f in files.values()]:
+            if not path.is_file():
+                raise InputError(path, None, f"missing: run the data stage first (snakemake --cores all {path})")
+        if len(a.name) > len(a.systems):
+            p.error(f"{len(a.name)} --name for {len(a.systems)} SYSTEM arguments")
+        systems = [parse_system(s, names, a.name[i] if i < len(a.name) else None) for i, s in enumerate(a.systems)]
+        dup = {s.name for s in systems if [x.name for x in systems].count(s.name) > 1}
+        if dup:
+            p.error(f"two systems are named {sorted(dup)[0]!r}: label them with --name")
+        kg = KnowledgeGraph.load(kg_path)
+        measures = config["evaluation"]["trec_measures"]
+        table, _ = evaluate_systems(systems, kg, testsets, a.out, measures,
+                                    depth_of=lambda t: run_depth(config, t), allow_missing=a.allow_missing,
+                                    repeats=a.bootstrap)
+        print(Path(a.out, "summary.md").read_text(encoding="utf-8"), end="")
+        print(f"{Path(a.out, 'evaluation.csv')}\t{len(table)} rows")
+        return 0
+
+    return run

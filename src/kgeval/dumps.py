@@ -16,6 +16,20 @@ A dump is a folder with
 * ``meta.json``: schema version, model, dataset fingerprint, test set, K, timings and the SHA-256 of every
   file above.
 
+Schema version 2 (written only for a ranking that needs it: an external TREC run, ``kgeval.external.runfile``)
+adds to version 1
+
+* ``judged.parquet`` column ``retrieved`` (bool): false where the judged entity lies beyond the run's depth, so
+  its rank is unknown and it counts as not retrieved (``score`` NaN, ``n_gt`` = the question's retrieved
+  candidates, ``n_eq`` 0);
+* ``score`` columns of ``judged.parquet`` and ``run.parquet`` as float64: a run file's scores are text, read as
+  doubles (as trec_eval reads them); rounding them to float32 could create ties the file does not have;
+* ``meta.json`` keys ``run_depth`` (most lines of one question in the run file) and ``run_complete`` (the run
+  ranks every candidate of every question, so ranks beyond any cut-off are known).
+
+Every dump kgeval writes from a model stays version 1, byte for byte as before; version 1 loads with every
+judged entity retrieved.
+
 Everything is lossless except ``scores.npy``. Loading verifies each file's SHA-256 and the parquet page
 checksums, so a truncated or corrupted dump is reported with its file name instead of being read as data.
 ``meta.json`` is written last: a folder without it is an incomplete dump.
@@ -35,9 +49,10 @@ from .errors import CorruptFileError
 from .io import atomic_path, pause_point, read_json, set_aside, sha256_file, write_json
 from .ranking import Judged, Ranking
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
-SCHEMAS = {
+SCHEMAS_V1 = {
     "questions.parquet": pa.schema([("qid", pa.string()), ("side", pa.int8()), ("entity", pa.int32()),
                                     ("relation", pa.int32()), ("n_candidates", pa.int32())]),
     "judged.parquet": pa.schema([("q", pa.int32()), ("entity", pa.int32()), ("label", pa.int8()),
@@ -46,6 +61,22 @@ SCHEMAS = {
     "run.parquet": pa.schema([("q", pa.int32()), ("rank", pa.int32()), ("entity", pa.int32()),
                               ("score", pa.float32())]),
 }
+SCHEMAS_V2 = {
+    "questions.parquet": SCHEMAS_V1["questions.parquet"],
+    "judged.parquet": pa.schema([(f.name, pa.float64() if f.name == "score" else f.type)
+                                 for f in SCHEMAS_V1["judged.parquet"]] + [("retrieved", pa.bool_())]),
+    "run.parquet": pa.schema([(f.name, pa.float64() if f.name == "score" else f.type)
+                              for f in SCHEMAS_V1["run.parquet"]]),
+}
+SCHEMAS = {1: SCHEMAS_V1, 2: SCHEMAS_V2}
+
+
+def ranking_version(ranking: Ranking) -> int:
+    """The schema version a ranking needs: 2 only where some judged entity was not retrieved or its scores are
+    float64 (a run file); 1 otherwise, so that the dumps of kgeval's own models do not change."""
+    needs_v2 = ranking.retrieved is not None or np.asarray(ranking.score).dtype == np.float64 or \
+        np.asarray(ranking.run_score).dtype == np.float64
+    return 2 if needs_v2 else 1
 
 
 def _write_parquet(table: pa.Table, path: Path) -> None:
@@ -55,14 +86,14 @@ def _write_parquet(table: pa.Table, path: Path) -> None:
                        write_page_checksum=True, write_statistics=False)
 
 
-def _read_parquet(path: Path) -> pa.Table:
-    name = path.name
+def _read_parquet(path: Path, version: int = 1) -> pa.Table:
+    expected = SCHEMAS[version][path.name]
     try:
         table = pq.read_table(path, page_checksum_verification=True)
     except (OSError, pa.ArrowException) as exc:
         raise CorruptFileError(path, f"unreadable parquet file: {exc}") from exc
-    if not table.schema.equals(SCHEMAS[name], check_metadata=False):
-        raise CorruptFileError(path, f"schema {table.schema} differs from the expected {SCHEMAS[name]}")
+    if not table.schema.equals(expected, check_metadata=False):
+        raise CorruptFileError(path, f"schema {table.schema} differs from the expected {expected}")
     return table
 
 
@@ -72,6 +103,8 @@ def save_ranking(ranking: Ranking, folder: str | Path, meta: dict) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "meta.json").unlink(missing_ok=True)
     qs = ranking.questions
+    version = ranking_version(ranking)
+    schemas = SCHEMAS[version]
     tables = {
         "questions.parquet": pa.table({
             "qid": pa.array(qs.qid, pa.string()), "side": pa.array(qs.side, pa.int8()),
@@ -80,17 +113,20 @@ def save_ranking(ranking: Ranking, folder: str | Path, meta: dict) -> None:
         "judged.parquet": pa.table({
             "q": pa.array(ranking.judged.q, pa.int32()), "entity": pa.array(ranking.judged.entity, pa.int32()),
             "label": pa.array(ranking.judged.label, pa.int8()), "depth": pa.array(ranking.judged.depth, pa.int16()),
-            "score": pa.array(ranking.score, pa.float32()), "n_gt": pa.array(ranking.n_gt, pa.int32()),
+            "score": pa.array(ranking.score), "n_gt": pa.array(ranking.n_gt, pa.int32()),
             "n_eq": pa.array(ranking.n_eq, pa.int32()), "candidate": pa.array(ranking.candidate, pa.bool_())}),
     }
+    if version == 2:
+        retrieved = np.ones(len(ranking.judged), bool) if ranking.retrieved is None else ranking.retrieved
+        tables["judged.parquet"] = tables["judged.parquet"].append_column("retrieved", pa.array(retrieved, pa.bool_()))
     valid = ranking.run_entity >= 0
     qq, rr = np.nonzero(valid)
     tables["run.parquet"] = pa.table({
         "q": pa.array(qq, pa.int32()), "rank": pa.array(rr + 1, pa.int32()),
         "entity": pa.array(ranking.run_entity[valid], pa.int32()),
-        "score": pa.array(ranking.run_score[valid], pa.float32())})
+        "score": pa.array(ranking.run_score[valid])})
     for name, table in tables.items():
-        _write_parquet(table.cast(SCHEMAS[name]), folder / name)
+        _write_parquet(table.cast(schemas[name]), folder / name)
     files = list(tables)
     if ranking.scores is not None:
         with atomic_path(folder / "scores.npy") as tmp:
@@ -99,7 +135,7 @@ def save_ranking(ranking: Ranking, folder: str | Path, meta: dict) -> None:
         files.append("scores.npy")
     else:
         (folder / "scores.npy").unlink(missing_ok=True)
-    info = {**ranking.meta, **meta, "schema_version": SCHEMA_VERSION, "k": int(ranking.run_entity.shape[1]),
+    info = {**ranking.meta, **meta, "schema_version": version, "k": int(ranking.run_entity.shape[1]),
             "num_entities": int(qs.num_entities), "num_relations": int(qs.num_relations),
             "files": {name: sha256_file(folder / name) for name in files}}
     pause_point("dump_before_meta")
@@ -121,6 +157,17 @@ class Dump:
     candidate: np.ndarray
     run_entity: np.ndarray
     run_score: np.ndarray
+    retrieved: np.ndarray | None = None  # (J,) see the module docstring; all true in a version-1 dump
+
+    def __post_init__(self):
+        if self.retrieved is None:
+            self.retrieved = np.ones(len(self.judged), bool)
+
+    @property
+    def complete(self) -> bool:
+        """Whether the ranking covers every candidate (always for kgeval's own models; for a run file only when
+        it lists every candidate of every question): only then are ranks beyond the run's depth known."""
+        return bool(self.meta.get("run_complete", True))
 
     def scores(self) -> np.ndarray:
         """The float16 full score matrix (only where the dump kept it)."""
@@ -158,8 +205,9 @@ def _load_dump(folder: Path, verify: bool) -> Dump:
         meta = read_json(meta_path)
     except ValueError as exc:
         raise CorruptFileError(meta_path, f"not valid JSON: {exc}") from exc
-    if meta.get("schema_version") != SCHEMA_VERSION:
-        raise CorruptFileError(meta_path, f"schema version {meta.get('schema_version')} is not {SCHEMA_VERSION}")
+    version = meta.get("schema_version")
+    if version not in READABLE_VERSIONS:
+        raise CorruptFileError(meta_path, f"schema version {version} is not one of {READABLE_VERSIONS}")
     if verify:
         for name, digest in meta["files"].items():
             path = folder / name
@@ -168,16 +216,17 @@ def _load_dump(folder: Path, verify: bool) -> Dump:
             actual = sha256_file(path)
             if actual != digest:
                 raise CorruptFileError(path, f"SHA-256 {actual} differs from {digest} recorded in meta.json")
-    q = _read_parquet(folder / "questions.parquet").to_pydict()
+    schemas = SCHEMAS[version]
+    q = _read_parquet(folder / "questions.parquet", version).to_pydict()
     questions = Questions(np.array(q["side"], np.int64), np.array(q["entity"], np.int64),
                           np.array(q["relation"], np.int64), q["qid"], meta["num_entities"], meta["num_relations"])
-    j = {c: col.to_numpy() for c, col in zip(SCHEMAS["judged.parquet"].names,
-                                              _read_parquet(folder / "judged.parquet").columns)}
-    r = {c: col.to_numpy() for c, col in zip(SCHEMAS["run.parquet"].names,
-                                              _read_parquet(folder / "run.parquet").columns)}
+    j = {c: col.to_numpy() for c, col in zip(schemas["judged.parquet"].names,
+                                              _read_parquet(folder / "judged.parquet", version).columns)}
+    r = {c: col.to_numpy() for c, col in zip(schemas["run.parquet"].names,
+                                              _read_parquet(folder / "run.parquet", version).columns)}
     Q, K = len(questions), int(meta["k"])
     run_entity = np.full((Q, K), -1, np.int32)
-    run_score = np.full((Q, K), np.nan, np.float32)
+    run_score = np.full((Q, K), np.nan, r["score"].dtype)
     if len(r["q"]) and (r["q"].max() >= Q or r["rank"].max() > K or r["rank"].min() < 1):
         raise CorruptFileError(folder / "run.parquet", "question or rank out of range")
     run_entity[r["q"], r["rank"] - 1] = r["entity"]
@@ -185,4 +234,4 @@ def _load_dump(folder: Path, verify: bool) -> Dump:
     judged = Judged(j["q"].astype(np.int64), j["entity"].astype(np.int64), j["label"], j["depth"])
     return Dump(folder, meta, questions, np.array(q["n_candidates"], np.int64), judged,
                 j["score"], j["n_gt"].astype(np.int64), j["n_eq"].astype(np.int64), j["candidate"],
-                run_entity, run_score)
+                run_entity, run_score, j.get("retrieved"))

@@ -105,6 +105,9 @@ class Ranking:
     run_score: np.ndarray  # (Q, K) float32 scores, NaN past the last candidate
     scores: np.ndarray | None = None  # (Q, |E|) float16 raw scores, if kept
     meta: dict = field(default_factory=dict)
+    # (J,) False where a judged entity is beyond the run's depth (a TREC run cut at K): its rank is unknown, so it
+    # counts as not retrieved. None (every model kgeval scores itself): every judged entity was ranked.
+    retrieved: np.ndarray | None = None
 
 
 def docno_ranks(entity_ids: list[str]) -> np.ndarray:
@@ -157,6 +160,16 @@ def _compare_ge(S: torch.Tensor, t: torch.Tensor) -> np.ndarray:
     return (S >= t).sum(1).cpu().numpy()
 
 
+def macro_filter(questions: Questions, judged: Judged, known: AnswerIndex) -> tuple[np.ndarray, np.ndarray]:
+    """The macro filter of every question, as (question row, entity) pairs sorted by row: its train/valid
+    answers minus its own test answers (an entity both known and a test answer stays a candidate)."""
+    E = questions.num_entities
+    f_rows, f_ents = known.lookup(questions.keys)
+    positive_codes = judged.q[judged.label == 1] * E + judged.entity[judged.label == 1]
+    keep = ~np.isin(f_rows * E + f_ents, positive_codes)
+    return f_rows[keep], f_ents[keep]
+
+
 def batch_size_for(num_entities: int, memory_budget_mb: float, k: int) -> int:
     cells = memory_budget_mb * 2**20 / _BYTES_PER_CELL
     return int(max(1, min(8192, cells // max(num_entities, 1))))
@@ -185,11 +198,7 @@ def rank_questions(scorer: Scorer, questions: Questions, judged: Judged, known: 
     j_start = np.searchsorted(judged.q, np.arange(Q))
     j_stop = np.searchsorted(judged.q, np.arange(Q), side="right")
     slot = np.arange(J) - j_start[judged.q] if J else np.zeros(0, np.int64)
-    # the macro filter of every question, once: train/valid answers minus the question's own test answers
-    f_rows, f_ents = known.lookup(questions.keys)
-    positive_codes = judged.q[judged.label == 1] * E + judged.entity[judged.label == 1]
-    keep = ~np.isin(f_rows * E + f_ents, positive_codes)
-    f_rows, f_ents = f_rows[keep], f_ents[keep]
+    f_rows, f_ents = macro_filter(questions, judged, known)
     f_start = np.searchsorted(f_rows, np.arange(Q))
     f_stop = np.searchsorted(f_rows, np.arange(Q), side="right")
     n_cand = E - (f_stop - f_start)

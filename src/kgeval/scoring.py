@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import torch
+
 from .data.kg import KnowledgeGraph
 from .data.questions import AnswerIndex, load_questions
 from .data.testsets import TestSet
@@ -23,6 +25,17 @@ def dump_scores(model_path: str | Path, kg_path: str | Path, testset_path: str |
     kg = KnowledgeGraph.load(kg_path)
     dev = resolve_device(device)
     model = load_model(model_path, kg, device=dev)
+    dump_model_scores(model, kg, testset_path, questions_path, out, model_name, testset_name, k, keep_scores,
+                      memory_budget_mb, dev, {"model_sha256": sha256_file(model_path)})
+
+
+def dump_model_scores(model, kg: KnowledgeGraph, testset_path: str | Path, questions_path: str | Path,
+                      out: str | Path, model_name: str, testset_name: str, k: int = 1000, keep_scores: bool = False,
+                      memory_budget_mb: float = 1024, device: torch.device | None = None,
+                      meta: dict | None = None) -> None:
+    """The dump of any model object with ``score_questions(queries, side)`` (a kgeval model, or an adapter such
+    as ``kgeval.external.pykeen``'s) on one test set; ``meta`` adds to the dump's meta.json."""
+    dev = device or torch.device("cpu")
     ts = TestSet.load(testset_path, kg, testset_name)
     questions = load_questions(questions_path, kg)
     judged = judged_entities(ts, questions)
@@ -40,5 +53,5 @@ def dump_scores(model_path: str | Path, kg_path: str | Path, testset_path: str |
                              model_name=model_name)
     progress.close()
     save_ranking(ranking, out, {"model": model_name, "test_set": testset_name, "dataset": kg.name,
-                                "dataset_fingerprint": kg.fingerprint(), "model_sha256": sha256_file(model_path)})
+                                "dataset_fingerprint": kg.fingerprint(), **(meta or {})})
     log.info("%s on %s: %d questions, %d judged entities", model_name, testset_name, len(questions), len(judged))

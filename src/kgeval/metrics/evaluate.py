@@ -11,6 +11,12 @@ trec_eval's names (``map_cut_20``, ``ndcg_cut_20``, ``recip_rank``, ``P_10`` …
   is in the top k, MR/MRR from the best answer's rank;
 * trec measures are computed from the top-K run and the judgments exactly as trec_eval computes them,
   averaged over the same questions.
+
+A dump of a TREC run cut at depth K (``Dump.complete`` false) knows no rank beyond K: an answer it did not
+retrieve has rank ∞ (reciprocal rank 0, no hit, as trec_eval counts it). Only the metrics whose value that
+convention fixes are reported (``depth_safe``: MRR, HMR, Hits@k for k ≤ K, AMRR, ZMRR, AH@k, ZH@k and the
+unified Hits-like steps); the others (MR, IMR, GMR, IGMR, AMR, AMRI, ZMR, the unified α transforms, Hits@k for
+k > K) are NaN in the summary.
 """
 
 from __future__ import annotations
@@ -40,14 +46,32 @@ def umf_metrics(settings, num_entities: int) -> list[UnifiedMetric]:
     return [UnifiedMetric(num_entities=num_entities, **s) for s in settings]
 
 
+def depth_safe(metric, depth: int | None) -> bool:
+    """Whether ``metric`` is known for a run cut at ``depth`` (None: a complete ranking, every metric is): its
+    value must not depend on where beyond the cut an unretrieved answer lies, given that it counts as rank ∞."""
+    if depth is None:
+        return True
+    if isinstance(metric, UnifiedMetric):
+        return metric.is_step and (metric.hits_k or 1) <= depth
+    k = getattr(metric, "k", None)
+    if k is not None:  # Hits@k, AH@k, ZH@k
+        return k <= depth
+    return metric.key in ("mrr", "hmr", "amrr", "zmrr")  # transforms of 1/r, which is 0 at rank ∞
+
+
 def family_columns(prefix: str, ranks: np.ndarray, num_candidates: np.ndarray, entity: np.ndarray,
-                   umf: list[UnifiedMetric], weights: np.ndarray | None = None) -> tuple[dict, dict]:
+                   umf: list[UnifiedMetric], weights: np.ndarray | None = None,
+                   depth: int | None = None) -> tuple[dict, dict]:
     """Summary values of the metric families (adjusted, z-scored, unified) and, for the unified metrics with
-    p = 1, per-item values n·ω_i·f(r_i) whose mean is the metric (ω_i from the full set's class counts)."""
+    p = 1, per-item values n·ω_i·f(r_i) whose mean is the metric (ω_i from the full set's class counts).
+    ``depth``: the cut of a TREC run; metrics not ``depth_safe`` are NaN."""
     summary, items = {}, {}
     for m in family_metrics():
-        summary[f"{prefix}_{m.key}"] = float(m(ranks, num_candidates, weights))
+        summary[f"{prefix}_{m.key}"] = float(m(ranks, num_candidates, weights)) if depth_safe(m, depth) else np.nan
     for m in umf:
+        if not depth_safe(m, depth):
+            summary[f"{prefix}_{m.key}"] = np.nan
+            continue
         summary[f"{prefix}_{m.key}"] = m(ranks, num_candidates, weights, classes=entity)
         if m.p == 1.0 and len(ranks):
             omega = m.item_weights(len(ranks), weights, classes=entity)
@@ -124,8 +148,9 @@ def evaluate(dump: Dump, qrels: Qrels, relation_category: list[str] | None = Non
     qs = dump.questions
     rel = relevant_rows(dump, qrels)
     j = dump.judged
-    mic = micro_ranks(j.q, dump.score, dump.n_gt, dump.n_eq, dump.n_candidates, rel)
-    mac = macro_ranks(j.q, dump.n_gt, dump.n_eq, dump.n_candidates, rel)
+    mic = micro_ranks(j.q, dump.score, dump.n_gt, dump.n_eq, dump.n_candidates, rel, dump.retrieved)
+    mac = macro_ranks(j.q, dump.n_gt, dump.n_eq, dump.n_candidates, rel, dump.retrieved)
+    depth = None if dump.complete else int(dump.meta.get("run_depth", dump.k))
     cat = np.array(relation_category) if relation_category is not None else None
 
     def describe(qidx: np.ndarray) -> dict[str, np.ndarray]:
@@ -155,20 +180,23 @@ def evaluate(dump: Dump, qrels: Qrels, relation_category: list[str] | None = Non
     weights = answer_weights(per_answer["relation"].to_numpy(), relation_weights)
     summary: dict[str, float] = {}
     for m in metrics:
-        summary[f"micro_{m.key}"] = m.aggregate(per_answer[f"micro_{m.key}"].to_numpy(), weights)
+        summary[f"micro_{m.key}"] = m.aggregate(per_answer[f"micro_{m.key}"].to_numpy(), weights) \
+            if depth_safe(m, depth) else np.nan
     for m in metrics:
-        summary[f"macro_{m.key}"] = m.aggregate(per_question[f"macro_{m.key}"].to_numpy())
+        summary[f"macro_{m.key}"] = m.aggregate(per_question[f"macro_{m.key}"].to_numpy()) \
+            if depth_safe(m, depth) else np.nan
     for name in measures:
         summary[name] = float(per_question[name].mean()) if len(per_question) else float("nan")
     if families:
         umf = umf_metrics(umf_settings, qs.num_entities)
         fam, items = family_columns("micro", r_mic, mic.num_candidates.astype(float), j.entity[mic.rows], umf,
-                                    weights)
+                                    weights, depth)
         summary.update(fam)
         for k, v in items.items():
             per_answer[k] = v
         if relation_weights is None:  # the macro forms ignore relation weights
-            fam, items = family_columns("macro", r_mac, mac.num_candidates.astype(float), j.entity[mac.rows], umf)
+            fam, items = family_columns("macro", r_mac, mac.num_candidates.astype(float), j.entity[mac.rows], umf,
+                                        depth=depth)
             summary.update(fam)
             for k, v in items.items():
                 per_question[k] = v

@@ -11,6 +11,11 @@ set's answers at some pooling depth):
 * **macro (per question)**: candidates keep the other answers; the question's rank is that of its
   best-ranked answer: min over e ∈ P(q) of (n_gt(e) + 1 [+ n_eq(e) for pessimistic]), realistic = mean of the
   two, with N = n_candidates(q).
+
+A judged entity that a run cut at depth K did not retrieve (``retrieved`` false; only external TREC runs have
+any) has rank ∞, as in trec_eval: reciprocal rank 0, no hit at any k. It is ranked below every retrieved
+candidate, so it never moves another answer's rank; a question none of whose answers was retrieved has macro
+rank ∞. Ranks are then float arrays; without such entities they stay integer, as before.
 """
 
 from __future__ import annotations
@@ -56,30 +61,51 @@ def _others_above(q: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndar
     return group_end - upper, upper - lower - 1
 
 
-def micro_ranks(q, score, n_gt, n_eq, n_candidates, relevant) -> Ranks:
-    """Ranks of every relevant judged entity under the micro (per-answer) filter."""
+def _unretrieved(rows: np.ndarray, retrieved: np.ndarray | None) -> np.ndarray | None:
+    """Mask over ``rows``: not retrieved (None when every row was, the usual case)."""
+    if retrieved is None:
+        return None
+    missing = ~np.asarray(retrieved, bool)[rows]
+    return missing if missing.any() else None
+
+
+def _beyond_depth(ranks: np.ndarray, missing: np.ndarray | None) -> np.ndarray:
+    return ranks if missing is None else np.where(missing, np.inf, ranks)
+
+
+def micro_ranks(q, score, n_gt, n_eq, n_candidates, relevant, retrieved=None) -> Ranks:
+    """Ranks of every relevant judged entity under the micro (per-answer) filter (∞ where not retrieved)."""
     rows = np.flatnonzero(relevant)
     q_r = q[rows]
-    gt_other, eq_other = _others_above(q_r, score[rows])
+    missing = _unretrieved(rows, retrieved)
+    s = score[rows]
+    if missing is not None:  # below every retrieved answer: never counted above one (their score is NaN)
+        s = np.where(missing, -np.inf, s)
+    gt_other, eq_other = _others_above(q_r, s)
     opt = n_gt[rows] - gt_other + 1
     pess = opt + n_eq[rows] - eq_other
     n_rel = np.bincount(q_r, minlength=len(n_candidates))
     num = n_candidates[q_r] - n_rel[q_r] + 1
-    return Ranks(opt.astype(np.int64), pess.astype(np.int64), num.astype(np.int64), q_r, rows)
+    return Ranks(_beyond_depth(opt.astype(np.int64), missing), _beyond_depth(pess.astype(np.int64), missing),
+                 num.astype(np.int64), q_r, rows)
 
 
-def macro_ranks(q, n_gt, n_eq, n_candidates, relevant) -> Ranks:
-    """Rank of the best-ranked relevant entity of every question with at least one relevant entity."""
+def macro_ranks(q, n_gt, n_eq, n_candidates, relevant, retrieved=None) -> Ranks:
+    """Rank of the best-ranked relevant entity of every question with at least one relevant entity (∞ where
+    none was retrieved)."""
     rows = np.flatnonzero(relevant)
     if len(rows) == 0:
         z = np.zeros(0, np.int64)
         return Ranks(z, z, z, z, z)
+    missing = _unretrieved(rows, retrieved)
     q_r = q[rows]
-    order = np.lexsort((n_gt[rows], q_r))  # within a question, the best answer first
+    # within a question, the best answer first (an unretrieved one last)
+    order = np.lexsort((_beyond_depth(n_gt[rows], missing), q_r))
     rows, q_r = rows[order], q_r[order]
+    missing = missing[order] if missing is not None else None
     first = np.flatnonzero(np.r_[True, q_r[1:] != q_r[:-1]])
-    opt = n_gt[rows] + 1
-    pess = opt + n_eq[rows]
+    opt = _beyond_depth(n_gt[rows] + 1, missing)
+    pess = _beyond_depth(opt + n_eq[rows], missing)
     best_opt = np.minimum.reduceat(opt, first)
     best_pess = np.minimum.reduceat(pess, first)
     questions = q_r[first]

@@ -208,28 +208,49 @@ def unjudged(run: RunRelevance, k: int) -> np.ndarray:
     return ((top == UNJUDGED) | (top == POOLED_UNJUDGED)).sum(1) / float(k)
 
 
+def judged(run: RunRelevance, k: int) -> np.ndarray:
+    """Share of the top k that are in the qrels (relevant, judged non-relevant or pooled-unjudged), over
+    min(k, |retrieved|) as ir_measures divides (0 for an empty run). Range [0, 1]. Source: ir_measures
+    ``Judged@k``; its complement over k is ``unjudged`` only for runs of at least k documents."""
+    top = run.codes[:, :k]
+    return _div((top >= POOLED_UNJUDGED).sum(1), np.minimum((top != ABSENT).sum(1), k))
+
+
 # name -> (function, takes a cutoff)
 MEASURES: dict[str, tuple[Callable[..., np.ndarray], bool]] = {
     "num_ret": (num_ret, False), "num_rel": (num_rel, False), "num_rel_ret": (num_rel_ret, False),
     "P": (P, True), "recall": (recall, True), "success": (success, True), "recip_rank": (recip_rank, False),
     "map": (map, False), "map_cut": (map_cut, True), "Rprec": (Rprec, False), "ndcg": (ndcg, False),
     "ndcg_cut": (ndcg_cut, True), "bpref": (bpref, False), "infAP": (infAP, False),
-    "unjudged": (unjudged, True),
+    "unjudged": (unjudged, True), "judged": (judged, True),
 }
+# ir_measures' names (``nDCG@20``, ``AP@20``, ``RR``, ``P@10``, ``Judged@10`` …) -> trec_eval's bases; a measure
+# keeps the name it was asked by, so a table's column reads as the user wrote it
+IR_MEASURES_ALIASES = {"nDCG": "ndcg", "AP": "map", "RR": "recip_rank", "R": "recall", "Success": "success",
+                       "Bpref": "bpref", "Rprec": "Rprec", "infAP": "infAP", "NumRet": "num_ret",
+                       "NumRel": "num_rel", "NumRelRet": "num_rel_ret", "Judged": "judged", "P": "P"}
+_CUT_BASE = {"ndcg": "ndcg_cut", "map": "map_cut"}  # trec_eval names cut-off versions apart
 _NAME = re.compile(r"^(?P<condensed>condensed_)?(?P<base>[A-Za-z_]+?)(?:[_@](?P<k>\d+))?$")
 
 
 def parse_measure(name: str) -> tuple[Callable[..., np.ndarray], int | None, bool]:
-    """``"ndcg_cut_20"`` → (ndcg_cut, 20, False); ``"condensed_map_cut_20"`` → (map_cut, 20, True)."""
+    """``"ndcg_cut_20"`` → (ndcg_cut, 20, False); ``"condensed_map_cut_20"`` → (map_cut, 20, True); ir_measures'
+    ``"nDCG@20"`` → (ndcg_cut, 20, False), ``"RR"`` → (recip_rank, None, False)."""
     m = _NAME.match(name)
-    if not m or m["base"] not in MEASURES:
-        raise ValueError(f"unknown trec measure {name!r}; known: {sorted(MEASURES)}")
-    func, needs_k = MEASURES[m["base"]]
-    k = int(m["k"]) if m["k"] else None
+    base = m["base"] if m else None
+    k = int(m["k"]) if m and m["k"] else None
+    if base in IR_MEASURES_ALIASES:
+        base = IR_MEASURES_ALIASES[base]
+        if k is not None and "@" in name:  # nDCG@20 is trec_eval's ndcg_cut_20, not ndcg
+            base = _CUT_BASE.get(base, base)
+    if base not in MEASURES:
+        raise ValueError(f"unknown trec measure {name!r}; known: {sorted(MEASURES)} or ir_measures' "
+                         f"{sorted(IR_MEASURES_ALIASES)} (nDCG@20, AP@20, RR, P@10, Judged@10)")
+    func, needs_k = MEASURES[base]
     if needs_k and k is None:
-        raise ValueError(f"measure {name!r} needs a cutoff, e.g. {m['base']}_10")
+        raise ValueError(f"measure {name!r} needs a cutoff, e.g. {base}_10")
     if not needs_k and k is not None:
-        raise ValueError(f"measure {m['base']!r} takes no cutoff")
+        raise ValueError(f"measure {base!r} takes no cutoff")
     return func, k, bool(m["condensed"])
 
 

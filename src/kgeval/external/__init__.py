@@ -1,0 +1,1 @@
+"""Evaluating systems kgeval did not train: TREC run files, PyKEEN models, kgeval and LibKGE checkpoints."""
