@@ -297,6 +297,19 @@ def test_claim11_kp():
     assert claim("11b").measured_time and not claim("11").measured_time
 
 
+def test_claim_11c_kp_within_a_model_across_epochs():
+    e = pd.DataFrame({"model": ["A", "A", "B", "C", "C"],
+                      "kp": ["KP(test)", "KP(valid)", "KP(test)", "KP(test)", "KP(test)"],
+                      "metric": ["test_mrr", "test_mrr", "test_mrr", "test_mrr", "valid_mrr"],
+                      "checkpoints": [5, 5, 4, 6, 6], "pearson": [0.9, -1.0, 0.5, 0.8, -1.0]})
+    r = row(F.Outputs(NAMES, kp_early_stopping=e), "11c")
+    # KP(test) against test MRR only: A 0.9, B 0.5, C 0.8 -> median 0.8
+    assert r["ours"] == "median 0.800 (0.500 to 0.900; 3 models, ≥ 4 checkpoints each)" and r["holds"] == "yes"
+    e["pearson"] = [0.2, 1.0, -0.4, 0.1, 1.0]
+    assert row(F.Outputs(NAMES, kp_early_stopping=e), "11c")["holds"] == "no"
+    assert row(F.Outputs(NAMES), "11c")["holds"] == "not measured"
+
+
 def test_findings_without_inputs_read_na_and_the_step_writes_four_columns(tmp_path):
     out = F.findings(F.Outputs(NAMES))
     assert len(out) == len(F.CLAIMS) >= 12 and set(out["holds"]) == {"not measured"}

@@ -149,6 +149,13 @@ def get_model_settings(wildcards):
     return model_settings(config, wildcards.dataset, wildcards.model)
 
 
+# Snakemake's priorities do not flow upstream: with trainings prioritised by cost, a dataset whose kg was not
+# yet prepared waited behind every ready training of the other dataset (the first full run trained all 13
+# WN18RR models before preparing FB15k-237, so its longest trainings started an hour late). The cheap data
+# jobs therefore outrank every training.
+DATA_PRIORITY = 1_000_000
+
+
 def get_train_priority(wildcards):
     """A training job's expected seconds: Snakemake starts the ready jobs of highest priority first."""
     settings = model_settings(config, wildcards.dataset, wildcards.model)
@@ -342,4 +349,6 @@ def get_findings_inputs(wildcards):
     if dataset in KP_DATASETS:
         out["kp_correlations"] = f"results/kp/{dataset}/correlations.csv"
         out["kp_timing"] = f"results/kp/{dataset}/timing.csv"
+        if kp_early_stopping_models(config, dataset):
+            out["kp_early_stopping"] = f"results/kp/{dataset}/early_stopping.csv"
     return out

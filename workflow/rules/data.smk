@@ -11,6 +11,7 @@ rule download:
         "logs/benchmarks/download/{path}.tsv"
     wildcard_constraints:
         path=alternatives(MANIFEST),
+    priority: DATA_PRIORITY
     conda:
         "../../envs/data.yaml"
     params:
@@ -53,6 +54,7 @@ rule extract_splits:
         "logs/extract_splits/{dataset}.log",
     benchmark:
         "logs/benchmarks/extract_splits/{dataset}.tsv"
+    priority: DATA_PRIORITY
     conda:
         "../../envs/data.yaml"
     script:
@@ -66,6 +68,7 @@ rule synthesize:
         "logs/synthesize/{dataset}.log",
     benchmark:
         "logs/benchmarks/synthesize/{dataset}.tsv"
+    priority: DATA_PRIORITY
     conda:
         "../../envs/data.yaml"
     params:
@@ -84,6 +87,7 @@ rule prepare_kg:
         "logs/prepare_kg/{dataset}.log",
     benchmark:
         "logs/benchmarks/prepare_kg/{dataset}.tsv"
+    priority: DATA_PRIORITY
     conda:
         "../../envs/data.yaml"
     script:
@@ -101,6 +105,7 @@ rule build_testset:
         "logs/build_testset/{testset}.log",
     benchmark:
         "logs/benchmarks/build_testset/{testset}.tsv"
+    priority: DATA_PRIORITY
     conda:
         "../../envs/data.yaml"
     params:

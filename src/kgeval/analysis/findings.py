@@ -55,6 +55,7 @@ class Outputs:
     figure8: pd.DataFrame | None = None
     kp_correlations: pd.DataFrame | None = None
     kp_timing: pd.DataFrame | None = None
+    kp_early_stopping: pd.DataFrame | None = None
 
     def need(self, name: str) -> Any:
         value = getattr(self, name)
@@ -270,6 +271,24 @@ def _h11b(v: dict[str, float]) -> str:
     return PARTLY if v["share"] < 1 else NO
 
 
+def _m11c(o: Outputs) -> dict[str, float]:
+    """Within one model across its training epochs: does KP(test) move with test MRR? Separates "KP does not
+    track quality" from "the models' MRRs are too close for a 13-point correlation to show it"."""
+    e = o.need("kp_early_stopping")
+    rows = e[(e["kp"] == "KP(test)") & (e["metric"] == "test_mrr")]
+    if rows.empty:
+        raise Missing("kp early-stopping rows KP(test)/test_mrr")
+    r = rows["pearson"].to_numpy(float)
+    return {"median": float(np.nanmedian(r)), "lo": float(np.nanmin(r)), "hi": float(np.nanmax(r)),
+            "n": float(len(r)), "checkpoints": float(rows["checkpoints"].min())}
+
+
+def _h11c(v: dict[str, float]) -> str:
+    if v["median"] >= KP_STRONG:
+        return YES
+    return PARTLY if v["median"] > 0.3 else NO
+
+
 CLAIMS: list[Claim] = [
     Claim("1. FB-Test-S keeps FB-Test-O's system ranking: τ(O, S), micro MRR", "0.7949",
           f"yes: τ ≥ {STRONG_TAU}; partly: 0.3 ≤ τ < {STRONG_TAU}; no: below", _m1,
@@ -328,6 +347,11 @@ CLAIMS: list[Claim] = [
           f"median KP / ranking time over models; yes: ≤ {KP_SMALL_SHARE:.0%}; partly: < 100 %; no: otherwise", _m11b,
           lambda v: f"median {v['share']:.1%} ({v['lo']:.1%}–{v['hi']:.1%}, {int(v['n'])} models)", _h11b,
           measured_time=True),
+    Claim("11c. Within a model, KP(test) moves with test MRR across training epochs (early-stopping study)",
+          "early stopping on KP picks a checkpoint close to MRR's (Bastos et al.)",
+          f"median Pearson over the early-stopping models; yes: ≥ {KP_STRONG}; partly: > 0.3; no: otherwise", _m11c,
+          lambda v: (f"median {v['median']:.3f} ({v['lo']:.3f} to {v['hi']:.3f}; {int(v['n'])} models, "
+                     f"≥ {int(v['checkpoints'])} checkpoints each)"), _h11c),
 ]
 
 
