@@ -209,6 +209,7 @@ def test_evaluate_places_breaks_down_and_summarises(workdir, study_results, tmp_
     for text in (md, tex):
         assert "Synth-Test-S-C" in text and "realistic" in text and "docno descending" in text
     assert "| d | **Mine** |" in md and "50 (cut)" in md and r"\textbf{Mine}" in tex
+    assert "| a | Alpha |" in md and md.split("| a | Alpha |")[1].split("\n")[0].endswith("| cut run |")
     assert "train $\\cup$ valid" in tex and "Holm" in md
     sig = pl[(pl["TestSet"] == "Synth-Test-O") & (pl["Metric"] == "micro_mrr")].set_index("Opponent")
     section = md.split("### Synth-Test-O")[1].split("###")[0]

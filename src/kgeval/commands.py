@@ -141,7 +141,8 @@ def _evaluate(p: argparse.ArgumentParser):
                    help="a run file (TESTSET=PATH, or named <test set>.run[.gz]), a folder of such run files, a "
                         "PyKEEN save_to_directory folder, or a kgeval / LibKGE checkpoint (.pt)")
     p.add_argument("--dataset", required=True, help="the dataset, e.g. FB15k-237")
-    p.add_argument("--out", required=True, help="output folder (evaluation.csv, summary.md, dumps/)")
+    p.add_argument("--out", required=True, help="output folder (evaluation.csv, placement.csv/.png, per_category.csv, "
+                   "per_relation.csv, unjudged*.csv, annotation_sheet.tsv, summary.md/.tex, dumps/)")
     p.add_argument("--name", action="append", default=[], help="label of the SYSTEMs, in order (repeat; the rest keep their default: the run's "
                         "file or folder name, the PyKEEN folder's name, the checkpoint's model folder)")
     p.add_argument("--config", default="config/config.yaml",

@@ -88,13 +88,13 @@ def _pool_coverage(out: Path, kg: KnowledgeGraph, evaluations: dict, options: Op
         if t != options.pooled:
             continue
         q, tr = unjudged.unjudged(dump, kg, options.k)
-        per_q.append(q.assign(System=name))
-        per_t.append(tr.assign(System=name))
+        per_q.append(q.assign(System=name, TestSet=t))
+        per_t.append(tr.assign(System=name, TestSet=t))
     if not per_q:
         return f"Pool coverage: no system was evaluated on {options.pooled}."
     questions = pd.concat(per_q, ignore_index=True)
     triples = pd.concat(per_t, ignore_index=True)
-    first = ["System"]
+    first = ["System", "TestSet"]
     write_csv(questions[first + [c for c in questions.columns if c not in first]], out / "unjudged_questions.csv")
     write_csv(triples[first + [c for c in triples.columns if c not in first]], out / "unjudged.csv")
     written.update(unjudged_questions=out / "unjudged_questions.csv", unjudged=out / "unjudged.csv")

@@ -192,8 +192,8 @@ def placement_figure(table: pd.DataFrame, png: str | Path) -> None:
                 ax.scatter([mine["value"].iloc[0]], [y + off], s=36, marker="D", color=colours[k % len(colours)],
                            zorder=3, label=name if y == 0 else None)
                 ax.annotate(f"{int(mine['rank'].iloc[0])}/{int(mine['systems'].iloc[0])}",
-                            (mine["value"].iloc[0], y + off), xytext=(5, 0), textcoords="offset points",
-                            va="center", fontsize=7, color=colours[k % len(colours)])
+                            (mine["value"].iloc[0], y + off), xytext=(0, 6), textcoords="offset points",
+                            ha="center", va="bottom", fontsize=7, color=colours[k % len(colours)])
         ax.set_title(t, loc="left")
         ax.set_xlabel("value")
         ax.grid(axis="x", color="0.9")

@@ -54,7 +54,10 @@ def beside(table: pd.DataFrame, metas: list[dict], study: dict[str, pd.DataFrame
         mine = table[table["TestSet"] == t]
         theirs = study.get(t, pd.DataFrame(columns=["System"]))
         cols = [m for m in metrics if m in mine.columns]
-        rows = pd.concat([theirs.reindex(columns=["System"] + cols).assign(Depth=STUDY_DEPTH),
+        # a study table does not record run depths; a cut run is the one whose MR it could not report
+        study_depth = np.where(np.isfinite(theirs["micro_mr"].to_numpy(dtype=np.float64)), STUDY_DEPTH, "cut run") \
+            if "micro_mr" in theirs.columns else "–"
+        rows = pd.concat([theirs.reindex(columns=["System"] + cols).assign(Depth=study_depth),
                           mine[["System"] + cols].assign(Depth=[depth[(s, t)] for s in mine["System"]])],
                          ignore_index=True)
         rows.insert(0, "#", letters(len(rows)))
@@ -150,7 +153,9 @@ def write_summaries(out: Path, table: pd.DataFrame, metas: list[dict], study: di
     ``extra_md`` paragraphs) and ``summary.tex``."""
     evaluated = list(dict.fromkeys(table["System"]))
     tables = beside(table, metas, study, placement)
-    depth_note = (f"{DEPTH_NOTE} The study's systems and checkpoints and PyKEEN models rank every candidate.")
+    depth_note = (f"{DEPTH_NOTE} Checkpoints, PyKEEN models and the study's models rank every candidate (their "
+                  "trec measures read the stored top-K run); a study system marked 'cut run' is a run file whose "
+                  "MR its table leaves empty.")
     sig = significance_note(len(placement) > 0, trials)
     md = summary_markdown(table, metas, repeats)
     md += "\n## Beside the study's systems\n" + beside_markdown(tables, evaluated)
