@@ -141,7 +141,8 @@ def _evaluate(p: argparse.ArgumentParser):
                    help="a run file (TESTSET=PATH, or named <test set>.run[.gz]), a folder of such run files, a "
                         "PyKEEN save_to_directory folder, or a kgeval / LibKGE checkpoint (.pt)")
     p.add_argument("--dataset", required=True, help="the dataset, e.g. FB15k-237")
-    p.add_argument("--out", required=True, help="output folder (evaluation.csv, summary.md, dumps/)")
+    p.add_argument("--out", required=True, help="output folder (evaluation.csv, placement.csv/.png, per_category.csv, "
+                   "per_relation.csv, unjudged*.csv, annotation_sheet.tsv, summary.md/.tex, dumps/)")
     p.add_argument("--name", action="append", default=[], help="label of the SYSTEMs, in order (repeat; the rest keep their default: the run's "
                         "file or folder name, the PyKEEN folder's name, the checkpoint's model folder)")
     p.add_argument("--config", default="config/config.yaml",
@@ -152,6 +153,14 @@ def _evaluate(p: argparse.ArgumentParser):
     p.add_argument("--allow-missing", action="store_true",
                    help="a question absent from a run scores zero (as trec_eval -c) instead of being an error")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of the intervals")
+    p.add_argument("--results", default="results", help="the workflow's results folder: the study's systems to "
+                   "place the SYSTEMs among (results/metrics/<test set>/); placement is skipped without it")
+    p.add_argument("--tukey-trials", type=int, default=None,
+                   help="trials of the randomised Tukey HSD (default: the config's analysis.tukey_trials)")
+    p.add_argument("--unjudged-k", type=int, default=10, help="top k checked against the judged pool")
+    p.add_argument("--templates", default="annotations/templates.tsv",
+                   help="question templates of the annotation sheet (derived from relation names without it)")
+    p.add_argument("--batch", default="external", help="batch name of the annotation sheet")
 
     def run(a):
         from pathlib import Path
@@ -160,6 +169,7 @@ def _evaluate(p: argparse.ArgumentParser):
         from .data.kg import KnowledgeGraph
         from .errors import InputError
         from .external.evaluate import evaluate_systems
+        from .external.outputs import Options, study_files, write_outputs
         from .external.systems import parse_system
 
         config = validate_config(load_config_file(a.config), a.schema, models=False)
@@ -187,13 +197,25 @@ def _evaluate(p: argparse.ArgumentParser):
         dup = {s.name for s in systems if [x.name for x in systems].count(s.name) > 1}
         if dup:
             p.error(f"two systems are named {sorted(dup)[0]!r}: label them with --name")
+        if a.unjudged_k < 1:
+            p.error("--unjudged-k must be at least 1")
+        kinds = {config["test_sets"][t]["kind"]: t for t in names}
+        options = Options(a.results, kinds.get("pooled", kinds.get("sample")), a.unjudged_k, a.templates, a.batch,
+                          a.tukey_trials or config.get("analysis", {}).get("tukey_trials", 1000), repeats=a.bootstrap)
+        # before any dump is written: a name clash with a study system or a broken results folder stops here
+        files, note = study_files(options, names, [s.name for s in systems])
         kg = KnowledgeGraph.load(kg_path)
         measures = config["evaluation"]["trec_measures"]
-        table, _ = evaluate_systems(systems, kg, testsets, a.out, measures,
-                                    depth_of=lambda t: run_depth(config, t), allow_missing=a.allow_missing,
-                                    repeats=a.bootstrap)
+        evaluations: dict = {}
+        table, metas = evaluate_systems(systems, kg, testsets, a.out, measures,
+                                        depth_of=lambda t: run_depth(config, t), allow_missing=a.allow_missing,
+                                        repeats=a.bootstrap, evaluations=evaluations)
+        print(note)
+        written = write_outputs(a.out, kg, table, metas, evaluations, files, note, options)
         print(Path(a.out, "summary.md").read_text(encoding="utf-8"), end="")
         print(f"{Path(a.out, 'evaluation.csv')}\t{len(table)} rows")
+        for path in written.values():
+            print(path)
         return 0
 
     return run

@@ -55,3 +55,18 @@ def tukey_hsd_pvalues(items: np.ndarray, trials: int = 1000, seed: int = 0,
 def discriminative_power(pvalues: np.ndarray, alpha: float = 0.05) -> float:
     """Share of system pairs with p < α."""
     return float(np.mean(np.asarray(pvalues) < alpha)) if len(pvalues) else float("nan")
+
+
+def holm(pvalues: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjusted p-values of one family of tests (NaN p-values are left out of the family and
+    stay NaN): the i-th smallest of m p-values becomes max over j ≤ i of (m − j + 1)·p_(j), capped at 1, so
+    ``holm(p) < α`` rejects exactly the hypotheses Holm's procedure rejects at family-wise level α."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(np.isfinite(p))
+    if not len(ok):
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    m = len(order)
+    out[order] = np.minimum(np.maximum.accumulate((m - np.arange(m)) * p[order]), 1.0)
+    return out

@@ -59,9 +59,12 @@ def mean_interval(items: np.ndarray, repeats: int = 1000, seed: int = 0, level: 
 
 def evaluate_systems(systems: list[System], kg: KnowledgeGraph, testsets: dict[str, dict[str, str]],
                      out: str | Path, measures: list[str] | None = None, depth_of=lambda testset: 1000,
-                     allow_missing: bool = False, repeats: int = 1000, seed: int = 0) -> tuple[pd.DataFrame, list]:
+                     allow_missing: bool = False, repeats: int = 1000, seed: int = 0,
+                     evaluations: dict | None = None) -> tuple[pd.DataFrame, list]:
     """Dump and evaluate every system on its test sets; write ``evaluation.csv`` and ``summary.md`` to ``out``.
-    ``testsets``: name -> {"tsv", "questions"} paths. Returns the table and the dump metas."""
+    ``testsets``: name -> {"tsv", "questions"} paths. Returns the table and the dump metas; ``evaluations``, when
+    given, receives each ``(system, test set)``'s :class:`~kgeval.metrics.evaluate.Evaluation` and dump, for the
+    placement, breakdowns and pool coverage (``kgeval.external.report``)."""
     out = Path(out)
     rows, metas = [], []
     for system in systems:
@@ -81,6 +84,8 @@ def evaluate_systems(systems: list[System], kg: KnowledgeGraph, testsets: dict[s
                 lo, hi = mean_interval(getattr(ev, items)[metric].to_numpy(), repeats, seed)
                 row[f"{metric}_lo"], row[f"{metric}_hi"] = lo, hi
             rows.append(row)
+            if evaluations is not None:
+                evaluations[(system.name, t)] = (ev, dump)
             metas.append({"System": system.name, "TestSet": t, "kind": system.kind,
                           "run_depth": meta["run_depth"], "run_complete": meta["run_complete"],
                           "missing_questions": meta.get("missing_questions", 0),
