@@ -329,7 +329,9 @@ def test_evaluate_command_runs_and_checkpoint(workdir, synth_kg, tmp_path, monke
     summary = (out / "summary.md").read_text()
     assert "realistic ranks" in summary and "docno descending" in summary and "train ∪ valid" in summary
     assert "| Mine | Synth-Test-S | " in summary and "30 (cut)" in summary and "complete" in summary
-    assert printed.startswith("# kgeval evaluate") and "BCa bootstrap, 200 seeded resamples" in summary
+    # without a results folder the placement is skipped with a one-line note, then the summary
+    assert printed.startswith("No results folder results: placement skipped")
+    assert "\n# kgeval evaluate\n" in printed and "BCa bootstrap, 200 seeded resamples" in summary
 
 
 def test_evaluate_command_errors(workdir, tmp_path, monkeypatch, capsys):
