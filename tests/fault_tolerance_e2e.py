@@ -43,13 +43,14 @@ def copy_repo(dest: Path) -> None:
     shutil.copytree(ROOT, dest, ignore=ignore)
 
 
-def snakemake(python: str, cwd: Path, cores: int, *extra: str, pause: str = "") -> subprocess.Popen:
+def snakemake(python: str, cwd: Path, cores: int, *extra: str, pause: str = "", stdout=subprocess.PIPE
+              ) -> subprocess.Popen:
     cmd = [python, "-m", "snakemake", "--cores", str(cores), "--configfile", "config/tiny.yaml",
            "--replace-workflow-config", "--quiet", "rules", *extra, "--", *TARGETS]
     env = {k: v for k, v in os.environ.items() if k != PAUSE_ENV}
     if pause:
         env[PAUSE_ENV] = pause
-    return subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    return subprocess.Popen(cmd, cwd=cwd, stdout=stdout, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, env=env)
 
 
@@ -68,7 +69,13 @@ def kill_when(python: str, cwd: Path, condition, what: str, cores: int, pause: s
     The pause holds the step at the point where its output is partial; without it the dump's window between its
     first file and meta.json lasts milliseconds on the tiny graph and a poll misses it on a fast machine.
     """
-    p = snakemake(python, cwd, cores, pause=pause)
+    # the output goes to a file, not a pipe: nobody reads a pipe while this polls, and once its 64 KiB buffer is
+    # full every job that logs to the terminal blocks in write() (seen: a training stuck for 20 minutes)
+    with open(cwd.parent / f"{cwd.name}-{pause.split('=')[0]}.out", "w") as sink:
+        _kill_when(snakemake(python, cwd, cores, pause=pause, stdout=sink), cwd, condition, what, timeout)
+
+
+def _kill_when(p: subprocess.Popen, cwd: Path, condition, what: str, timeout: float) -> None:
     start = time.time()
     while p.poll() is None and time.time() - start < timeout:
         if condition(cwd):
@@ -79,6 +86,7 @@ def kill_when(python: str, cwd: Path, condition, what: str, cores: int, pause: s
         time.sleep(0.2)
     if p.poll() is None:
         os.killpg(p.pid, signal.SIGKILL)
+        raise SystemExit(f"the workflow was not yet {what} after {timeout:.0f} s: killed without the condition")
     raise SystemExit(f"the workflow ended before it could be killed {what}: the condition never held")
 
 
