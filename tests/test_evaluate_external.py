@@ -16,9 +16,10 @@ import pytest
 import pytrec_eval
 import torch
 from conftest import ROOT, tiny_kg
+from test_ranking import random_scorer
 
 from kgeval.cli import main as cli_main
-from kgeval.data.kg import TAIL, KnowledgeGraph
+from kgeval.data.kg import KnowledgeGraph
 from kgeval.data.prepare import build_testset
 from kgeval.data.questions import AnswerIndex, save_questions
 from kgeval.data.testsets import full_test
@@ -144,19 +145,6 @@ def test_malformed_run_lines_name_file_and_line(tmp_path, line, problem, gz):
 
 
 # ---- a run that ranks every entity = the engine on the same scores ---------------------------------------------
-def random_scores(kg: KnowledgeGraph, seed: int = 0, ties: bool = True):
-    g = torch.Generator().manual_seed(seed)
-    ent = torch.randn(kg.num_entities, 4, generator=g)
-    rel = torch.randn(2 * kg.num_relations, 4, generator=g)
-
-    def score(queries, side):
-        e, r = queries[:, 0], queries[:, 1] + (0 if side == TAIL else kg.num_relations)
-        s = (ent[e] * rel[r]) @ ent.T
-        return torch.round(s * 2) / 2 if ties else s
-
-    return score
-
-
 def write_run(path: Path, kg: KnowledgeGraph, questions, scorer, depth: int | None = None,
               drop: set[str] = frozenset()) -> None:
     """Every entity (filtered ones included: kgeval filters) of every question, best first, cut at ``depth``."""
@@ -174,7 +162,7 @@ def test_complete_run_equals_the_engine(tmp_path, synth_kg):
     kg = synth_kg
     ts = full_test(kg, "O")
     qs = ts.questions(kg)
-    scorer = random_scores(kg)
+    scorer = random_scorer(kg, ties=True)
     known = AnswerIndex(kg.known(("train", "valid")), kg.num_entities, kg.num_relations)
     judged = judged_entities(ts, qs)
     engine = rank_questions(scorer, qs, judged, known, docno_ranks(kg.entities), k=kg.num_entities)
@@ -204,7 +192,7 @@ def test_cut_run_on_pooled_set_equals_pytrec_eval(tmp_path, synth_kg, synth_dir)
     seed = sample_test(kg, "S", synth_dir["sample_idxs"], synth_dir["samples"])
     ts = pooled_test(kg, "SC", seed, synth_dir["annotations"], synth_dir["pooling_depth"])
     qs = ts.questions(kg)
-    write_run(tmp_path / "SC.run", kg, qs, random_scores(kg, seed=4), depth=20, drop={qs.qid[3]})
+    write_run(tmp_path / "SC.run", kg, qs, random_scorer(kg, seed=4, ties=True), depth=20, drop={qs.qid[3]})
     known = AnswerIndex(kg.known(("train", "valid")), kg.num_entities, kg.num_relations)
     judged = judged_entities(ts, qs)
     ranking = run_ranking(read_run(tmp_path / "SC.run", qs, kg, allow_missing=True), qs, judged, known,
@@ -278,10 +266,10 @@ def test_evaluate_command_runs_and_checkpoint(workdir, synth_kg, tmp_path, monke
     runs.mkdir()
     for t, depth in (("Synth-Test-S", 30), ("Synth-Test-S-C", 30)):
         qs = load_questions(workdir / f"resources/testsets/{t}.questions.tsv", kg)
-        write_run(runs / f"{t}.run", kg, qs, random_scores(kg, seed=7), depth=depth)
+        write_run(runs / f"{t}.run", kg, qs, random_scorer(kg, seed=7, ties=True), depth=depth)
     with gzip.open(runs / "Synth-Test-O.run.gz", "wb") as fh:  # gzip, every entity ranked
         qs = load_questions(workdir / "resources/testsets/Synth-Test-O.questions.tsv", kg)
-        write_run(tmp_path / "o.run", kg, qs, random_scores(kg, seed=7))
+        write_run(tmp_path / "o.run", kg, qs, random_scorer(kg, seed=7, ties=True))
         fh.write((tmp_path / "o.run").read_bytes())
     torch.manual_seed(0)
     model = build_model("DistMult", kg.num_entities, kg.num_relations, dim=8)
@@ -351,7 +339,7 @@ def test_version1_dump_has_no_retrieved_column(tmp_path, synth_kg):
 
     ts = full_test(synth_kg, "O")
     qs = ts.questions(synth_kg)
-    r = rank_questions(random_scores(synth_kg), qs, judged_entities(ts, qs),
+    r = rank_questions(random_scorer(synth_kg, ties=True), qs, judged_entities(ts, qs),
                        AnswerIndex(synth_kg.known(("train", "valid")), synth_kg.num_entities,
                                    synth_kg.num_relations), docno_ranks(synth_kg.entities), k=10)
     save_ranking(r, tmp_path / "d", {"model": "x"})
