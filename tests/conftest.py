@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -78,3 +79,51 @@ def tiny_kg() -> KnowledgeGraph:
     valid = np.array([[2, 0, 3]])
     test = np.array([[0, 0, 3], [3, 1, 4]])
     return KnowledgeGraph("tiny", ents, rels, {"train": train, "valid": valid, "test": test})
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory, synth_dir, synth_kg):
+    """A workflow folder whose data stage has run on the synthetic dataset (Synth-Test-O, -S, -S-C)."""
+    from kgeval.data.prepare import build_testset
+
+    w = tmp_path_factory.mktemp("work")
+    (w / "config").mkdir()
+    for f in ("tiny.yaml", "schema.yaml", "resources.tsv"):
+        shutil.copy(ROOT / "config" / f, w / "config" / f)
+    kg_path = w / "resources/datasets/Synth/kg.npz"
+    kg_path.parent.mkdir(parents=True)
+    synth_kg.save(kg_path)
+    t = w / "resources/testsets"
+    t.mkdir(parents=True)
+    for name, kind, files, seed in (
+            ("Synth-Test-O", "full", {}, None),
+            ("Synth-Test-S", "sample", {"sample_idxs": synth_dir["sample_idxs"], "samples": synth_dir["samples"]},
+             None),
+            ("Synth-Test-S-C", "pooled", {"annotations": synth_dir["annotations"],
+                                          "pooling_depth": synth_dir["pooling_depth"]}, t / "Synth-Test-S.tsv")):
+        build_testset(kg_path, name, kind, t / f"{name}.tsv", t / f"{name}.questions.tsv",
+                      {k: str(v) for k, v in files.items()}, seed_set=seed)
+    return w
+
+
+
+
+@pytest.fixture(scope="module")
+def pooled(synth_kg, synth_dir, tmp_path_factory):
+    """Synth-Test-S and -S-C with depth-30 dumps of three random scorers (the third with ties)."""
+    from helpers import random_scorer, run_engine
+
+    from kgeval.data.testsets import pooled_test, sample_test
+    from kgeval.dumps import load_dump, save_ranking
+
+    seed = sample_test(synth_kg, "S", synth_dir["sample_idxs"], synth_dir["samples"])
+    sc = pooled_test(synth_kg, "SC", seed, synth_dir["annotations"], synth_dir["pooling_depth"])
+    root = tmp_path_factory.mktemp("dumps")
+    runs, sc_dumps = {}, {}
+    for i, name in enumerate(["A", "B", "C"]):
+        scorer = random_scorer(synth_kg, seed=10 + i, ties=(i == 2))
+        save_ranking(run_engine(synth_kg, seed, scorer, k=30), root / f"S_{name}", {"model": name})
+        save_ranking(run_engine(synth_kg, sc, scorer, k=30), root / f"SC_{name}", {"model": name})
+        runs[name] = load_dump(root / f"S_{name}")
+        sc_dumps[name] = load_dump(root / f"SC_{name}")
+    return seed, sc, runs, sc_dumps

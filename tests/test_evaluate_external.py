@@ -7,7 +7,6 @@ complete run file against the ranking engine on the same scores (the filter and 
 from __future__ import annotations
 
 import gzip
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -15,12 +14,11 @@ import pandas as pd
 import pytest
 import pytrec_eval
 import torch
-from conftest import ROOT, tiny_kg
-from test_ranking import random_scorer
+from conftest import tiny_kg
+from helpers import random_scorer, write_run
 
 from kgeval.cli import main as cli_main
 from kgeval.data.kg import KnowledgeGraph
-from kgeval.data.prepare import build_testset
 from kgeval.data.questions import AnswerIndex, save_questions
 from kgeval.data.testsets import full_test
 from kgeval.dumps import SCHEMAS_V1, load_dump, save_ranking
@@ -145,19 +143,6 @@ def test_malformed_run_lines_name_file_and_line(tmp_path, line, problem, gz):
 
 
 # ---- a run that ranks every entity = the engine on the same scores ---------------------------------------------
-def write_run(path: Path, kg: KnowledgeGraph, questions, scorer, depth: int | None = None,
-              drop: set[str] = frozenset()) -> None:
-    """Every entity (filtered ones included: kgeval filters) of every question, best first, cut at ``depth``."""
-    S = np.concatenate([scorer(torch.as_tensor(np.stack([questions.entity[i:i + 1], questions.relation[i:i + 1]], 1)),
-                               int(questions.side[i])).numpy() for i in range(len(questions))])
-    order = np.argsort(-S, axis=1, kind="stable")[:, :depth]
-    qi = np.repeat(np.arange(len(questions)), order.shape[1])
-    df = pd.DataFrame({"qid": np.array(questions.qid)[qi], "Q0": "Q0", "docno": np.array(kg.entities)[order.ravel()],
-                       "rank": np.tile(np.arange(1, order.shape[1] + 1), len(questions)),
-                       "score": [f"{v:.9g}" for v in S[qi, order.ravel()]], "tag": "rnd"})
-    df[~df["qid"].isin(drop)].to_csv(path, sep=" ", header=False, index=False)
-
-
 def test_complete_run_equals_the_engine(tmp_path, synth_kg):
     kg = synth_kg
     ts = full_test(kg, "O")
@@ -232,29 +217,6 @@ def test_mean_interval_is_bca_around_the_mean():
 
 
 # ---- the command: run files, a kgeval checkpoint, the pipeline's columns ---------------------------------------
-@pytest.fixture(scope="module")
-def workdir(tmp_path_factory, synth_dir, synth_kg):
-    """A workflow folder whose data stage has run on the synthetic dataset (Synth-Test-O, -S, -S-C)."""
-    w = tmp_path_factory.mktemp("work")
-    (w / "config").mkdir()
-    for f in ("tiny.yaml", "schema.yaml", "resources.tsv"):
-        shutil.copy(ROOT / "config" / f, w / "config" / f)
-    kg_path = w / "resources/datasets/Synth/kg.npz"
-    kg_path.parent.mkdir(parents=True)
-    synth_kg.save(kg_path)
-    t = w / "resources/testsets"
-    t.mkdir(parents=True)
-    for name, kind, files, seed in (
-            ("Synth-Test-O", "full", {}, None),
-            ("Synth-Test-S", "sample", {"sample_idxs": synth_dir["sample_idxs"], "samples": synth_dir["samples"]},
-             None),
-            ("Synth-Test-S-C", "pooled", {"annotations": synth_dir["annotations"],
-                                          "pooling_depth": synth_dir["pooling_depth"]}, t / "Synth-Test-S.tsv")):
-        build_testset(kg_path, name, kind, t / f"{name}.tsv", t / f"{name}.questions.tsv",
-                      {k: str(v) for k, v in files.items()}, seed_set=seed)
-    return w
-
-
 def test_evaluate_command_runs_and_checkpoint(workdir, synth_kg, tmp_path, monkeypatch, capsys):
     from kgeval.data.questions import load_questions
     from kgeval.models import build_model

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import random_scorer, write_run
 from scipy import stats
-from test_evaluate_external import random_scores, workdir, write_run  # noqa: F401 - workdir is a fixture
 
 from kgeval.analysis.significance import holm, paired_t_pvalues, tukey_hsd_pvalues
 from kgeval.annotation import EXPORT_HEADER, export_disagreements, merge, read_export
@@ -103,7 +103,7 @@ def test_letters_follow_ranx():
 
 # ---- a results folder of three study systems, and the command -------------------------------------------------
 @pytest.fixture(scope="module")
-def study_results(workdir, synth_kg, tmp_path_factory):  # noqa: F811 - the fixture imported above
+def study_results(workdir, synth_kg, tmp_path_factory):
     """results/metrics/<test set>/ of three study systems (depth-100 runs), written by the pipeline's own
     evaluate_testset from kgeval evaluate's dumps."""
     runs = tmp_path_factory.mktemp("study_runs")
@@ -111,7 +111,7 @@ def study_results(workdir, synth_kg, tmp_path_factory):  # noqa: F811 - the fixt
         (runs / name).mkdir()
         for t in TESTSETS:
             qs = load_questions(workdir / f"resources/testsets/{t}.questions.tsv", synth_kg)
-            write_run(runs / name / f"{t}.run", synth_kg, qs, random_scores(synth_kg, seed=10 + k, ties=False),
+            write_run(runs / name / f"{t}.run", synth_kg, qs, random_scorer(synth_kg, seed=10 + k, ties=False),
                       depth=100)
     dumps = tmp_path_factory.mktemp("study_eval")
     assert cli_main(["evaluate", *(str(runs / s) for s in STUDY), "--dataset", "Synth", "--out", str(dumps),
@@ -127,12 +127,12 @@ def study_results(workdir, synth_kg, tmp_path_factory):  # noqa: F811 - the fixt
     return results
 
 
-def _evaluate(workdir, tmp_path, results, *extra):  # noqa: F811
+def _evaluate(workdir, tmp_path, results, *extra):
     runs = tmp_path / "Mine"
     runs.mkdir(exist_ok=True)
     for t in TESTSETS:
         qs = load_questions(workdir / f"resources/testsets/{t}.questions.tsv", synth_kg_of(workdir))
-        write_run(runs / f"{t}.run", synth_kg_of(workdir), qs, random_scores(synth_kg_of(workdir), seed=99,
+        write_run(runs / f"{t}.run", synth_kg_of(workdir), qs, random_scorer(synth_kg_of(workdir), seed=99,
                                                                              ties=False), depth=50)
     out = tmp_path / "eval"
     rc = cli_main(["evaluate", str(runs), "--dataset", "Synth", "--out", str(out), "--config",
@@ -142,13 +142,13 @@ def _evaluate(workdir, tmp_path, results, *extra):  # noqa: F811
     return rc, out
 
 
-def synth_kg_of(workdir):  # noqa: F811
+def synth_kg_of(workdir):
     from kgeval.data.kg import KnowledgeGraph
 
     return KnowledgeGraph.load(workdir / "resources/datasets/Synth/kg.npz")
 
 
-def test_evaluate_places_breaks_down_and_summarises(workdir, study_results, tmp_path, capsys):  # noqa: F811
+def test_evaluate_places_breaks_down_and_summarises(workdir, study_results, tmp_path, capsys):
     kg = synth_kg_of(workdir)
     rc, out = _evaluate(workdir, tmp_path, study_results)
     assert rc == 0
@@ -219,7 +219,7 @@ def test_evaluate_places_breaks_down_and_summarises(workdir, study_results, tmp_
     assert (f"<sup>{expected}</sup>" in micro_cell) if expected else ("<sup>" not in micro_cell)
 
 
-def test_annotation_round_trip_extends_the_pool(workdir, study_results, tmp_path):  # noqa: F811
+def test_annotation_round_trip_extends_the_pool(workdir, study_results, tmp_path):
     """The sheet is the annotation export: two hand-filled copies (one disagreement), the adjudication, the
     merge; the merged judgments cover every triple of the sheet."""
     kg = synth_kg_of(workdir)
@@ -258,7 +258,7 @@ def test_annotation_round_trip_extends_the_pool(workdir, study_results, tmp_path
     assert q["unjudged"].sum() == after["known_fact"].sum()
 
 
-def test_no_results_folder_skips_placement(workdir, tmp_path, capsys):  # noqa: F811
+def test_no_results_folder_skips_placement(workdir, tmp_path, capsys):
     rc, out = _evaluate(workdir, tmp_path, tmp_path / "nowhere")
     assert rc == 0
     assert f"No results folder {tmp_path / 'nowhere'}: placement skipped" in capsys.readouterr().out
@@ -267,7 +267,7 @@ def test_no_results_folder_skips_placement(workdir, tmp_path, capsys):  # noqa: 
     assert "| a | **Mine** |" in md and "<sup>" not in md
 
 
-def test_bad_results_folder_and_name_clash(workdir, study_results, tmp_path, capsys):  # noqa: F811
+def test_bad_results_folder_and_name_clash(workdir, study_results, tmp_path, capsys):
     broken = tmp_path / "results"
     shutil.copytree(study_results, broken)
     (broken / "metrics/Synth-Test-S/per_question.parquet").unlink()

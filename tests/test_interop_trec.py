@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_evaluate_external import random_scores
+from helpers import random_scorer
 
 from kgeval.data.questions import AnswerIndex
 from kgeval.data.testsets import pooled_test, sample_test
@@ -36,7 +36,7 @@ def exported(tmp_path_factory, synth_kg, synth_dir):
     ts = pooled_test(kg, "SC", seed, synth_dir["annotations"], synth_dir["pooling_depth"])
     qs = ts.questions(kg)
     known = AnswerIndex(kg.known(("train", "valid")), kg.num_entities, kg.num_relations)
-    ranking = rank_questions(random_scores(kg, seed=5, ties=False), qs, judged_entities(ts, qs), known,
+    ranking = rank_questions(random_scorer(kg, seed=5, ties=False), qs, judged_entities(ts, qs), known,
                              docno_ranks(kg.entities), k=100)
     save_ranking(ranking, d / "dump", {"model": "rnd"})
     dump = load_dump(d / "dump")

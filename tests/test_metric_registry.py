@@ -6,7 +6,7 @@ import math
 
 import pytest
 import yaml
-from test_ranking import random_scorer, run_engine
+from helpers import random_scorer, run_engine
 
 from kgeval.analysis.kendall import tau_b
 from kgeval.analysis.study import tau_between

@@ -5,11 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import pytrec_eval
-from test_ranking import random_scorer, run_engine
 
 from kgeval.data.kg import HEAD, KnowledgeGraph
-from kgeval.data.testsets import pooled_test, sample_test
-from kgeval.dumps import load_dump, save_ranking
 from kgeval.metrics.evaluate import evaluate
 from kgeval.pooling import Pool, build_pool, coverage_table, prefilter
 from kgeval.qrels import (
@@ -20,21 +17,6 @@ from kgeval.qrels import (
     qrels_for_dump,
     rebuilt_judgments,
 )
-
-
-@pytest.fixture(scope="module")
-def pooled(synth_kg, synth_dir, tmp_path_factory):
-    seed = sample_test(synth_kg, "S", synth_dir["sample_idxs"], synth_dir["samples"])
-    sc = pooled_test(synth_kg, "SC", seed, synth_dir["annotations"], synth_dir["pooling_depth"])
-    root = tmp_path_factory.mktemp("dumps")
-    runs, sc_dumps = {}, {}
-    for i, name in enumerate(["A", "B", "C"]):
-        scorer = random_scorer(synth_kg, seed=10 + i, ties=(i == 2))
-        save_ranking(run_engine(synth_kg, seed, scorer, k=30), root / f"S_{name}", {"model": name})
-        save_ranking(run_engine(synth_kg, sc, scorer, k=30), root / f"SC_{name}", {"model": name})
-        runs[name] = load_dump(root / f"S_{name}")
-        sc_dumps[name] = load_dump(root / f"SC_{name}")
-    return seed, sc, runs, sc_dumps
 
 
 def test_pool_equals_brute_force_union(synth_kg, pooled):

@@ -7,15 +7,14 @@ import pytest
 import pytrec_eval
 import torch
 from conftest import tiny_kg
+from helpers import random_scorer, run_engine
 
 from kgeval.data.kg import HEAD, TAIL, KnowledgeGraph
-from kgeval.data.questions import AnswerIndex
-from kgeval.data.testsets import TestSet, full_test, pooled_test, sample_test
+from kgeval.data.testsets import full_test, pooled_test, sample_test
 from kgeval.dumps import load_dump, save_ranking
 from kgeval.errors import CorruptFileError, ScoreError
 from kgeval.metrics.evaluate import evaluate, qrels_at_depth
 from kgeval.metrics.rank_based import HitsAtK, MeanRank, MeanReciprocalRank
-from kgeval.ranking import docno_ranks, judged_entities, rank_questions
 
 
 def table_scorer(table: dict[tuple[int, int, int], list[float]]):
@@ -25,13 +24,6 @@ def table_scorer(table: dict[tuple[int, int, int], list[float]]):
         return torch.tensor([table[(side, int(e), int(r))] for e, r in queries.tolist()], dtype=torch.float32)
 
     return score
-
-
-def run_engine(kg: KnowledgeGraph, ts: TestSet, scorer, k=10, **kw):
-    questions = ts.questions(kg)
-    judged = judged_entities(ts, questions)
-    known = AnswerIndex(kg.known(("train", "valid")), kg.num_entities, kg.num_relations)
-    return rank_questions(scorer, questions, judged, known, docno_ranks(kg.entities), k=k, **kw)
 
 
 # Hand-computed case on tiny_kg: entities a b c d e (0..4), relations r s.
@@ -132,19 +124,6 @@ def test_nan_score_names_model_and_question():
     bad[(TAIL, 0, 0)] = [9.0, float("nan"), 7.0, 7.0, 7.0]
     with pytest.raises(ScoreError, match=r"model M: non-finite score nan for question tail0 .* candidate 1"):
         run_engine(kg, full_test(kg, "T"), table_scorer(bad), model_name="M")
-
-
-def random_scorer(kg: KnowledgeGraph, seed=0, ties=False):
-    g = torch.Generator().manual_seed(seed)
-    ent = torch.randn(kg.num_entities, 4, generator=g)
-    rel = torch.randn(2 * kg.num_relations, 4, generator=g)
-
-    def score(queries, side):
-        e, r = queries[:, 0], queries[:, 1] + (0 if side == TAIL else kg.num_relations)
-        s = (ent[e] * rel[r]) @ ent.T
-        return torch.round(s * 2) / 2 if ties else s
-
-    return score
 
 
 def brute_force_micro(kg, ts, scorer):

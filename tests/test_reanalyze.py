@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from test_pooling import pooled  # noqa: F401  (fixture)
 
 from kgeval.analysis.reanalyze import reanalyze
 from kgeval.cli import main
@@ -60,7 +59,7 @@ def test_malformed_table_names_file_and_line(tmp_path):
         reanalyze(tmp_path / "r", tmp_path / "o")
 
 
-def test_runs_on_the_pipelines_own_tables(pooled, synth_kg, tmp_path):  # noqa: F811
+def test_runs_on_the_pipelines_own_tables(pooled, synth_kg, tmp_path):
     from kgeval.metrics.tables import evaluate_testset, pooling_depth_table, reweighted_table
     from kgeval.qrels import published_judgments, qrels_for_dump
 
