@@ -106,8 +106,6 @@ def workdir(tmp_path_factory, synth_dir, synth_kg):
     return w
 
 
-
-
 @pytest.fixture(scope="module")
 def pooled(synth_kg, synth_dir, tmp_path_factory):
     """Synth-Test-S and -S-C with depth-30 dumps of three random scorers (the third with ties)."""

@@ -15,7 +15,7 @@ import pytest
 import pytrec_eval
 import torch
 from conftest import tiny_kg
-from helpers import random_scorer, write_run
+from helpers import random_scorer, run_engine, write_run
 
 from kgeval.cli import main as cli_main
 from kgeval.data.kg import KnowledgeGraph
@@ -299,11 +299,7 @@ def test_version1_dump_has_no_retrieved_column(tmp_path, synth_kg):
     """Models' dumps keep schema version 1 (the files the pipeline wrote before runs existed)."""
     import pyarrow.parquet as pq
 
-    ts = full_test(synth_kg, "O")
-    qs = ts.questions(synth_kg)
-    r = rank_questions(random_scorer(synth_kg, ties=True), qs, judged_entities(ts, qs),
-                       AnswerIndex(synth_kg.known(("train", "valid")), synth_kg.num_entities,
-                                   synth_kg.num_relations), docno_ranks(synth_kg.entities), k=10)
+    r = run_engine(synth_kg, full_test(synth_kg, "O"), random_scorer(synth_kg, ties=True), k=10)
     save_ranking(r, tmp_path / "d", {"model": "x"})
     assert pq.read_schema(tmp_path / "d/judged.parquet").equals(SCHEMAS_V1["judged.parquet"], check_metadata=False)
     d = load_dump(tmp_path / "d")

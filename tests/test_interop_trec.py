@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import random_scorer
+from helpers import random_scorer, run_engine
 
-from kgeval.data.questions import AnswerIndex
 from kgeval.data.testsets import pooled_test, sample_test
 from kgeval.dumps import load_dump, save_ranking
 from kgeval.metrics.evaluate import evaluate, qrels_at_depth
 from kgeval.metrics.trec import parse_measure
 from kgeval.qrels import export_trec_qrels, export_trec_run
-from kgeval.ranking import docno_ranks, judged_entities, rank_questions
 
 ir_measures = pytest.importorskip("ir_measures")
 
@@ -34,16 +32,13 @@ def exported(tmp_path_factory, synth_kg, synth_dir):
     d = tmp_path_factory.mktemp("interop")
     seed = sample_test(kg, "S", synth_dir["sample_idxs"], synth_dir["samples"])
     ts = pooled_test(kg, "SC", seed, synth_dir["annotations"], synth_dir["pooling_depth"])
-    qs = ts.questions(kg)
-    known = AnswerIndex(kg.known(("train", "valid")), kg.num_entities, kg.num_relations)
-    ranking = rank_questions(random_scorer(kg, seed=5, ties=False), qs, judged_entities(ts, qs), known,
-                             docno_ranks(kg.entities), k=100)
+    ranking = run_engine(kg, ts, random_scorer(kg, seed=5, ties=False), k=100)
     save_ranking(ranking, d / "dump", {"model": "rnd"})
     dump = load_dump(d / "dump")
     qrels = qrels_at_depth(dump)
     assert set(np.unique(qrels.rel)) == {0, 1}  # judged non-relevant documents are in the qrels file too
     export_trec_run(dump, kg, d / "run.txt", "rnd")
-    export_trec_qrels(list(qs.qid), qrels, kg, d / "qrels.txt")
+    export_trec_qrels(list(ranking.questions.qid), qrels, kg, d / "qrels.txt")
     ev = evaluate(dump, qrels, measures=IR_NAMES + list(TREC_NAMES.values()))
     return ev, d / "run.txt", d / "qrels.txt"
 
