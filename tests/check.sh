@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # The project's test command (README.md). In order:
-#   1. static checks and unit tests: ruff, pytest, snakemake --lint, snakefmt --check;
+#   1. static checks and unit tests: ruff, pytest (two workers), snakemake --lint, snakefmt --check;
 #   2. dry runs of the default and the smoke configuration;
 #   3. the whole workflow on the tiny synthetic configuration, and its HTML report;
+#   then side by side, two at a time (4 beside 5 and then 6):
 #   4. fault tolerance: kill the tiny workflow during training and during a score dump, rerun, and compare every
 #      table with the uninterrupted run of step 3 (--cores 1 against --cores 2);
-#   5. the tiny workflow through a real one-node SLURM cluster brought up by .ci/slurm-up.sh, in grouped jobs
-#      (profiles/slurm-ci), compared with the run of step 3 (skipped with a message when SLURM cannot be
-#      installed; KGEVAL_SKIP_SLURM=1 skips it);
+#   5. the data stage and two models' chains of the tiny workflow (trainings, selection, dumps, TREC runs, KP)
+#      through a real one-node SLURM cluster brought up by .ci/slurm-up.sh, in grouped jobs (profiles/slurm-ci),
+#      compared with the run of step 3 (skipped with a message when SLURM cannot be installed;
+#      KGEVAL_SKIP_SLURM=1 skips it);
 #   6. with a data mirror (KGEVAL_MIRROR): the smoke configuration on the real FB15k-237 and WN18RR data (every
-#      stage, its report, tests/smoke_checks.py), then the default configuration's data stage (Table 1).
+#      stage, its report, tests/smoke_checks.py);
+#   7. with a data mirror: the default configuration's data stage (Table 1).
 # At exit it prints a table of every part's wall seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,7 +60,8 @@ trap on_exit EXIT
 part "ruff"
 ruff check .
 part "pytest"
-python -m pytest -q
+# two workers (pytest-xdist): every test seeds its own generators, so results do not depend on the worker
+python -m pytest -q -n 2
 part "snakemake --lint"
 snakemake --lint
 part "snakefmt --check"
@@ -78,9 +82,9 @@ snakemake "${TINY[@]}" --report report-tiny.zip --quiet rules
 test -s report-tiny.zip
 cat results/tables/table3.md results/tables/table4.md results/tables/model_quality.md results/tables/findings.md
 
-# The fault test and the SLURM run both only read the tiny run's results/ (each works in its own copy of the tree),
-# so they run side by side: the fault test's interrupted run uses one core (--cores 1), which leaves the other to
-# the SLURM jobs, and most of the SLURM run's own wall time is job start-up and status polling.
+# Three checks share the rest of the time, two at a time: the fault test (one core: its interrupted run uses
+# --cores 1) beside the SLURM run and then the real-data smoke run. The fault test and the SLURM run compare with
+# a snapshot of the tiny run's results/, so the smoke run may write into this checkout's results/ meanwhile.
 SLURM_ON=0
 if [ "${KGEVAL_SKIP_SLURM:-0}" = "1" ]; then
   echo "== SLURM: skipped (KGEVAL_SKIP_SLURM=1)"
@@ -93,47 +97,57 @@ else
     echo "== SLURM: could not bring up a cluster on this machine (see the messages above); skipped"
   fi
 fi
-part "fault tolerance (kill in training and in a dump, rerun, compare)$([ "$SLURM_ON" = 1 ] && echo ' || SLURM: the tiny workflow in grouped jobs, compared with the local run')"
+SMOKE_ON=0
+[ -n "${KGEVAL_MIRROR:-}" ] && SMOKE_ON=1
+part "fault tolerance (kill in training and in a dump, rerun, compare)$([ "$SLURM_ON" = 1 ] && echo ' || SLURM run')$([ "$SMOKE_ON" = 1 ] && echo ', then the real-data smoke run')"
+REFERENCE="$(mktemp -d "${TMPDIR:-/tmp}/kgeval-tiny-reference.XXXXXX")"
+cp -a results "${REFERENCE}/results"
 side_by_side() { # side_by_side NAME LOG COMMAND...: run COMMAND with its output in LOG; write its seconds and status
   local name=$1 log=$2 t0=$SECONDS rc=0
   shift 2
   "$@" >"$log" 2>&1 || rc=$?
   echo "$((SECONDS - t0)) ${rc}" >"logs/${name}.status"
 }
-rm -f logs/fault.status logs/slurm.status
-side_by_side fault logs/fault-test.log timeout 2400 python tests/fault_tolerance_e2e.py --python "$PY" --reference . &
+smoke_run() { # the smoke configuration on the real data from the mirror, its report and its checks
+  # (called as `side_by_side ... || rc=$?`, where errexit does not apply: every step returns its own failure)
+  local smoke=(--configfile config/smoke.yaml --replace-workflow-config)
+  timeout 1800 snakemake --profile profiles/workstation --cores 2 "${smoke[@]}" || return $?
+  snakemake "${smoke[@]}" --report report-smoke.zip --quiet rules || return $?
+  test -s report-smoke.zip || { echo "no report-smoke.zip"; return 1; }
+  python tests/smoke_checks.py
+}
+rm -f logs/fault.status logs/slurm.status logs/smoke.status
+side_by_side fault logs/fault-test.log \
+  timeout 2400 python tests/fault_tolerance_e2e.py --python "$PY" --reference "$REFERENCE" &
 FAULT_PID=$!
-if [ "$SLURM_ON" = 1 ]; then
-  # the tiny run above is the local run the SLURM run is compared with
-  KGEVAL_PYTHON="$PY" E2E_REFERENCE=. E2E_REFERENCE_LOG=logs/tiny-run.log \
-    side_by_side slurm logs/slurm-e2e.log bash tests/slurm_e2e.sh &
-  SLURM_PID=$!
-  wait "$SLURM_PID" || true
-fi
+(
+  if [ "$SLURM_ON" = 1 ]; then
+    # the tiny run above is the local run the SLURM run is compared with; SLURM runs two of its models (trainings,
+    # dumps, TREC runs, KP) and the data stage, in grouped jobs (E2E_MODELS in tests/slurm_e2e.sh)
+    KGEVAL_PYTHON="$PY" E2E_REFERENCE="$REFERENCE" E2E_REFERENCE_LOG=logs/tiny-run.log E2E_MODELS="TransE ComplEx" \
+      side_by_side slurm logs/slurm-e2e.log bash tests/slurm_e2e.sh
+  fi
+  if [ "$SMOKE_ON" = 1 ]; then side_by_side smoke logs/smoke-run.log smoke_run; fi
+) &
+SECOND_PID=$!
+wait "$SECOND_PID" || true
 wait "$FAULT_PID" || true
+rm -rf "$REFERENCE"
 side_failed=0
-for name in fault slurm; do
+for name in fault slurm smoke; do
   [ -f "logs/${name}.status" ] || continue
   read -r secs rc <"logs/${name}.status"
-  log=logs/fault-test.log
-  [ "$name" = slurm ] && log=logs/slurm-e2e.log
+  case "$name" in fault) log=logs/fault-test.log ;; slurm) log=logs/slurm-e2e.log ;; smoke) log=logs/smoke-run.log ;; esac
   echo "---- ${log} (${secs} s, exit ${rc})"
-  if [ "$rc" = 0 ]; then tail -n 25 "$log"; else cat "$log"; side_failed=1; fi
+  if [ "$rc" = 0 ]; then tail -n 25 "$log"; else tail -n 200 "$log"; side_failed=1; fi
   PARTS+=("${name} alone (of the side-by-side part below)|${secs}")
 done
 [ -f logs/fault.status ] || { echo "the fault test wrote no status"; side_failed=1; }
+[ "$SMOKE_ON" = 0 ] || [ -f logs/smoke.status ] || { echo "the smoke run wrote no status"; side_failed=1; }
 [ "$side_failed" = 0 ] || exit 1
 
-# Real data, last, so that results/ held only the tiny run's outputs while the checks above compared them.
-if [ -n "${KGEVAL_MIRROR:-}" ]; then
-  part "smoke workflow on real data (config/smoke.yaml) and its report"
-  SMOKE=(--configfile config/smoke.yaml --replace-workflow-config)
-  timeout 1200 snakemake --profile profiles/workstation --cores 2 "${SMOKE[@]}" >logs/smoke-run.log 2>&1 ||
-    { tail -n 60 logs/smoke-run.log; exit 1; }
+if [ "$SMOKE_ON" = 1 ]; then
   grep -E '[0-9]+ of [0-9]+ steps' logs/smoke-run.log | tail -n 1
-  snakemake "${SMOKE[@]}" --report report-smoke.zip --quiet rules
-  test -s report-smoke.zip
-  python tests/smoke_checks.py
   part "Table 1 from the mirrored data (default config)"
   snakemake --cores 2 --quiet rules -- results/tables/table1.csv results/tables/resources.csv
   cat results/tables/table1.md
