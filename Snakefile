@@ -23,7 +23,7 @@ report: "workflow/report/workflow.rst"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
-include: "workflow/rules/models.smk"
+include: "workflow/rules/training.smk"
 include: "workflow/rules/scores.smk"
 include: "workflow/rules/pools.smk"
 include: "workflow/rules/metrics.smk"

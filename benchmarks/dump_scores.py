@@ -21,9 +21,9 @@ from _common import emit, fb15k237, run_worker  # noqa: E402
 def worker() -> dict:
     from kgeval.data.questions import AnswerIndex
     from kgeval.data.testsets import full_test
-    from kgeval.dumps import save_ranking
     from kgeval.models import build_model
-    from kgeval.ranking import docno_ranks, judged_entities, rank_questions
+    from kgeval.scores.dumps import save_ranking
+    from kgeval.scores.ranking import docno_ranks, judged_entities, rank_questions
 
     torch.manual_seed(0)
     kg = fb15k237()

@@ -37,9 +37,10 @@ def main() -> None:
     args = ap.parse_args()
 
     from kgeval.data.kg import TAIL
-    from kgeval.kp import STEPS, knowledge_persistence
+    from kgeval.kp.persistence import STEPS, knowledge_persistence
     from kgeval.models import build_model
-    from kgeval.training.trainer import evaluate_mrr, resolve_device
+    from kgeval.models.checkpoint import resolve_device
+    from kgeval.training.trainer import evaluate_mrr
 
     torch.set_num_threads(args.threads)
     dev = resolve_device(args.device)

@@ -39,7 +39,7 @@ def kgeval_worker(model_name: str, weights: Path) -> dict:
     from kgeval.data.testsets import full_test
     from kgeval.metrics.ranks import micro_ranks
     from kgeval.models import build_model
-    from kgeval.ranking import docno_ranks, judged_entities, rank_questions
+    from kgeval.scores.ranking import docno_ranks, judged_entities, rank_questions
 
     kg = fb15k237()
     w = torch.load(weights)

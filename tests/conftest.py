@@ -84,7 +84,7 @@ def tiny_kg() -> KnowledgeGraph:
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, synth_dir, synth_kg):
     """A workflow folder whose data stage has run on the synthetic dataset (Synth-Test-O, -S, -S-C)."""
-    from kgeval.data.prepare import build_testset
+    from kgeval.data.steps import build_testset
 
     w = tmp_path_factory.mktemp("work")
     (w / "config").mkdir()
@@ -112,7 +112,7 @@ def pooled(synth_kg, synth_dir, tmp_path_factory):
     from helpers import random_scorer, run_engine
 
     from kgeval.data.testsets import pooled_test, sample_test
-    from kgeval.dumps import load_dump, save_ranking
+    from kgeval.scores.dumps import load_dump, save_ranking
 
     seed = sample_test(synth_kg, "S", synth_dir["sample_idxs"], synth_dir["samples"])
     sc = pooled_test(synth_kg, "SC", seed, synth_dir["annotations"], synth_dir["pooling_depth"])

@@ -11,7 +11,7 @@ import torch
 from kgeval.data.kg import TAIL, KnowledgeGraph
 from kgeval.data.questions import AnswerIndex
 from kgeval.data.testsets import TestSet
-from kgeval.ranking import docno_ranks, judged_entities, rank_questions
+from kgeval.scores.ranking import docno_ranks, judged_entities, rank_questions
 
 
 def run_engine(kg: KnowledgeGraph, ts: TestSet, scorer, k=10, **kw):

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from kgeval.analysis.kendall import bca_interval, system_codes, tau_b, tau_b_many, tau_b_rows, tau_jackknife
 from kgeval.analysis.resampling import bootstrap_tau, bootstrap_taus, stability_taus, subsample_masks
 from kgeval.analysis.significance import discriminative_power, paired_t_pvalues, tukey_hsd_pvalues
+from kgeval.metrics.kendall import bca_interval, system_codes, tau_b, tau_b_many, tau_b_rows, tau_jackknife
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -13,7 +13,10 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
-from kgeval.annotation import (
+from kgeval.cli import main
+from kgeval.data.labels import read_labels
+from kgeval.errors import InputError
+from kgeval.pools.annotation import (
     EXPORT_HEADER,
     cohen_kappa,
     derive_template,
@@ -29,9 +32,6 @@ from kgeval.annotation import (
     read_template_rows,
     read_triple_list,
 )
-from kgeval.cli import main
-from kgeval.data.labels import read_labels
-from kgeval.errors import InputError
 
 ANN = ROOT / "annotations"
 EX = ANN / "example"

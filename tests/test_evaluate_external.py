@@ -21,13 +21,13 @@ from kgeval.cli import main as cli_main
 from kgeval.data.kg import KnowledgeGraph
 from kgeval.data.questions import AnswerIndex, save_questions
 from kgeval.data.testsets import full_test
-from kgeval.dumps import SCHEMAS_V1, load_dump, save_ranking
 from kgeval.errors import InputError
 from kgeval.external.evaluate import mean_interval
 from kgeval.external.runfile import dump_run, read_run, run_ranking
 from kgeval.metrics.evaluate import evaluate, qrels_at_depth
-from kgeval.metrics.tables import evaluate_testset
-from kgeval.ranking import docno_ranks, judged_entities, macro_filter, rank_questions
+from kgeval.metrics.steps import evaluate_testset
+from kgeval.scores.dumps import SCHEMAS_V1, load_dump, save_ranking
+from kgeval.scores.ranking import docno_ranks, judged_entities, macro_filter, rank_questions
 
 
 def tiny_files(tmp_path: Path) -> tuple[KnowledgeGraph, dict[str, Path]]:
@@ -220,7 +220,7 @@ def test_mean_interval_is_bca_around_the_mean():
 def test_evaluate_command_runs_and_checkpoint(workdir, synth_kg, tmp_path, monkeypatch, capsys):
     from kgeval.data.questions import load_questions
     from kgeval.models import build_model
-    from kgeval.training.checkpoint import save_checkpoint
+    from kgeval.models.checkpoint import save_checkpoint
 
     monkeypatch.chdir(workdir)
     kg = synth_kg
@@ -267,7 +267,7 @@ def test_evaluate_command_runs_and_checkpoint(workdir, synth_kg, tmp_path, monke
     assert np.isfinite(mr[("Mine", "Synth-Test-O")]) and np.isnan(mr[("Mine", "Synth-Test-S")])
     assert np.isfinite(mr[("DistMult", "Synth-Test-S-C")])
     # the checkpoint's dump equals the pipeline's dump step on the same file
-    from kgeval.scoring import dump_scores
+    from kgeval.scores.steps import dump_scores
     t = workdir / "resources/testsets"
     dump_scores(ckpt, workdir / "resources/datasets/Synth/kg.npz", t / "Synth-Test-S-C.tsv",
                 t / "Synth-Test-S-C.questions.tsv", tmp_path / "pipe", "DistMult", "Synth-Test-S-C", k=100,
@@ -311,7 +311,7 @@ def test_version1_dump_has_no_retrieved_column(tmp_path, synth_kg):
 
 def test_libkge_checkpoint_is_a_system(tmp_path, synth_kg):
     """A LibKGE checkpoint (any .pt without a kgeval sidecar) goes through the existing import."""
-    from test_libkge import build_case
+    from libkge_fakes import build_case
 
     from kgeval.external.systems import load_scorer, parse_system
     from kgeval.models.libkge import libkge_model

@@ -18,16 +18,16 @@ from helpers import random_scorer, write_run
 from scipy import stats
 
 from kgeval.analysis.significance import holm, paired_t_pvalues, tukey_hsd_pvalues
-from kgeval.annotation import EXPORT_HEADER, export_disagreements, merge, read_export
 from kgeval.cli import main as cli_main
 from kgeval.data.labels import read_labels
 from kgeval.data.questions import load_questions
-from kgeval.dumps import load_dump
 from kgeval.external.placement import place, placement_table
 from kgeval.external.report import letters
 from kgeval.external.unjudged import unjudged
 from kgeval.metrics.evaluate import evaluate, per_category, qrels_at_depth
-from kgeval.metrics.tables import evaluate_testset
+from kgeval.metrics.steps import evaluate_testset
+from kgeval.pools.annotation import EXPORT_HEADER, export_disagreements, merge, read_export
+from kgeval.scores.dumps import load_dump
 
 TESTSETS = ("Synth-Test-O", "Synth-Test-S", "Synth-Test-S-C")
 STUDY = ("Alpha", "Beta", "Gamma")

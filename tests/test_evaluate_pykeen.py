@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from kgeval.data.testsets import full_test
-from kgeval.dumps import load_dump
 from kgeval.errors import InputError
 from kgeval.external import pykeen as pykeen_io
 from kgeval.external.systems import System, dump_system, load_scorer, parse_system
 from kgeval.metrics.evaluate import evaluate, qrels_at_depth
+from kgeval.scores.dumps import load_dump
 
 pykeen = pytest.importorskip("pykeen")
 from pykeen.evaluation import RankBasedEvaluator  # noqa: E402

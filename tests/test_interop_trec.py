@@ -1,4 +1,4 @@
-"""Interoperability: the TREC run and qrels files kgeval exports (``kgeval.qrels.export_trec_run`` /
+"""Interoperability: the TREC run and qrels files kgeval exports (``kgeval.pools.qrels.export_trec_run`` /
 ``export_trec_qrels``) are read unchanged by ir_measures and ranx, which give kgeval's macro values; and
 ir_measures' measure names mean in kgeval what they mean in ir_measures.
 
@@ -14,10 +14,10 @@ import pytest
 from helpers import random_scorer, run_engine
 
 from kgeval.data.testsets import pooled_test, sample_test
-from kgeval.dumps import load_dump, save_ranking
 from kgeval.metrics.evaluate import evaluate, qrels_at_depth
 from kgeval.metrics.trec import parse_measure
-from kgeval.qrels import export_trec_qrels, export_trec_run
+from kgeval.pools.qrels import export_trec_qrels, export_trec_run
+from kgeval.scores.dumps import load_dump, save_ranking
 
 ir_measures = pytest.importorskip("ir_measures")
 

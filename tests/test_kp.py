@@ -12,7 +12,7 @@ import torch
 
 from kgeval.data.kg import KnowledgeGraph
 from kgeval.errors import ScoreError
-from kgeval.kp import (
+from kgeval.kp.persistence import (
     KPError,
     average_vector_length,
     build_graph,
@@ -196,7 +196,7 @@ def test_geometric_baselines_by_hand():
 
 # ---- carbon ----------------------------------------------------------------------------------------------------------
 def test_energy_formula():
-    from kgeval.carbon import co2e_g, energy_kwh
+    from kgeval.kp.carbon import co2e_g, energy_kwh
 
     assert energy_kwh(250.0, 3600.0) == pytest.approx(0.25)
     assert energy_kwh(250.0, 3600.0, pue=1.5) == pytest.approx(0.375)
@@ -204,7 +204,7 @@ def test_energy_formula():
 
 
 def test_codecarbon_offline_never_touches_the_network(monkeypatch):
-    from kgeval.carbon import EnergyMeter
+    from kgeval.kp.carbon import EnergyMeter
 
     def refuse(*args, **kwargs):
         raise AssertionError(f"network access attempted: {args}")
@@ -221,7 +221,7 @@ def test_codecarbon_offline_never_touches_the_network(monkeypatch):
 
 
 def test_unknown_country_is_an_error():
-    from kgeval.carbon import EnergyMeter
+    from kgeval.kp.carbon import EnergyMeter
 
     with pytest.raises(ValueError, match="XYZ"), EnergyMeter("test", "XYZ"):
         pass
@@ -237,12 +237,11 @@ def _config(**kp):
 
 
 def test_workflow_configuration():
-    from kgeval.kp import STEPS
-    from kgeval.steps.kp import (
+    from kgeval.kp.persistence import STEPS
+    from kgeval.kp.steps import (
         KP_STEPS,
         kp_datasets,
         kp_early_stopping_models,
-        kp_outputs,
         kp_params,
         kp_settings,
     )
@@ -254,7 +253,6 @@ def test_workflow_configuration():
     assert kp_params(cfg) == {"sample_multiple": 1.0, "projections": 50, "seed": 0, "p": 2.0, "batch_size": 4096}
     assert kp_datasets(cfg) == ["D"]  # E has no full test set
     assert kp_early_stopping_models(cfg, "D") == ["A"]  # C is not trained here
-    assert "results/kp/D/early_stopping.csv" in kp_outputs(cfg)
     with pytest.raises(ValueError, match="B"):
         kp_early_stopping_models(_config(early_stopping_models=["A", "B"]), "D")
     with pytest.raises(ValueError, match="no test set of kind full"):
@@ -263,7 +261,7 @@ def test_workflow_configuration():
 
 def test_early_stopping_needs_snapshots(tmp_path):
     from kgeval.io import write_json
-    from kgeval.steps.kp import early_stopping_model_step
+    from kgeval.kp.steps import early_stopping_model_step
 
     (tmp_path / "seed3.pt").write_bytes(b"")
     write_json(tmp_path / "seed3.pt.json", {"snapshots": [], "trace": []})
@@ -280,7 +278,7 @@ def test_early_stopping_needs_snapshots(tmp_path):
 # ---- workflow steps, end to end ----------------------------------------------------------------------------------------
 def test_steps_end_to_end(synth_kg, tmp_path):
     from kgeval.io import read_json, write_json
-    from kgeval.steps.kp import (
+    from kgeval.kp.steps import (
         carbon_step,
         correlate,
         correlations_step,
@@ -290,7 +288,7 @@ def test_steps_end_to_end(synth_kg, tmp_path):
         timing_step,
         timing_table_step,
     )
-    from kgeval.training.run import select_best, train_seed
+    from kgeval.training.steps import select_best, train_seed
 
     kg_path = tmp_path / "kg.npz"
     synth_kg.save(kg_path)

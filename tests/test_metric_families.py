@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgeval.analysis.kendall import tau_b
 from kgeval.metrics.adjusted import (
     AdjustedHitsAtK,
     AdjustedMeanRank,
@@ -24,6 +23,7 @@ from kgeval.metrics.adjusted import (
     ZMeanReciprocalRank,
     family_metrics,
 )
+from kgeval.metrics.kendall import tau_b
 from kgeval.metrics.rank_based import (
     GeometricMeanRank,
     HarmonicMeanRank,

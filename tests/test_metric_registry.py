@@ -8,13 +8,13 @@ import pytest
 import yaml
 from helpers import random_scorer, run_engine
 
-from kgeval.analysis.kendall import tau_b
 from kgeval.analysis.study import tau_between
 from kgeval.data.testsets import pooled_test, sample_test
-from kgeval.dumps import load_dump, save_ranking
 from kgeval.metrics.evaluate import evaluate
+from kgeval.metrics.kendall import tau_b
 from kgeval.metrics.registry import REGISTRY, higher_is_better, label, metric
-from kgeval.qrels import published_judgments, qrels_for_dump
+from kgeval.pools.qrels import published_judgments, qrels_for_dump
+from kgeval.scores.dumps import load_dump, save_ranking
 
 
 def test_declarations_by_hand():

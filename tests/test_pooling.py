@@ -8,8 +8,8 @@ import pytrec_eval
 
 from kgeval.data.kg import HEAD, KnowledgeGraph
 from kgeval.metrics.evaluate import evaluate
-from kgeval.pooling import Pool, build_pool, coverage_table, prefilter
-from kgeval.qrels import (
+from kgeval.pools.pooling import Pool, build_pool, coverage_table, prefilter
+from kgeval.pools.qrels import (
     export_trec_qrels,
     export_trec_run,
     labels_of,

@@ -173,11 +173,11 @@ def test_training_reports_batches_loss_and_validation(synth_kg, monkeypatch, cap
 
 
 def test_score_dump_reports_questions(synth_kg, tmp_path, monkeypatch, caplog):
-    from kgeval import scoring
     from kgeval.data.questions import save_questions
     from kgeval.data.testsets import full_test
-    from kgeval.dumps import load_dump
-    from kgeval.training.checkpoint import save_checkpoint
+    from kgeval.models.checkpoint import save_checkpoint
+    from kgeval.scores import steps as scoring
+    from kgeval.scores.dumps import load_dump
     from kgeval.training.config import TrainConfig
     from kgeval.training.trainer import Trainer, model_state
 
@@ -193,18 +193,18 @@ def test_score_dump_reports_questions(synth_kg, tmp_path, monkeypatch, caplog):
     save_questions(questions, tmp_path / "T.questions.tsv", synth_kg)
     monkeypatch.setattr(scoring, "Progress", lambda *a, **kw: Progress(*a, **{**kw, "interval": 0.0}))
     args = (tmp_path / "model.pt", tmp_path / "kg.npz", tmp_path / "T.tsv", tmp_path / "T.questions.tsv")
-    with caplog.at_level(logging.INFO, logger="kgeval.scoring"):
+    with caplog.at_level(logging.INFO, logger="kgeval.scores.steps"):
         # a small memory budget: several batches per side
         scoring.dump_scores(*args, tmp_path / "dump", "DistMult", "T", k=10, memory_budget_mb=0.05, device="cpu")
-    lines = [r.getMessage() for r in caplog.records if r.name == "kgeval.scoring" and " questions (" in r.getMessage()]
+    lines = [r.getMessage() for r in caplog.records if r.name == "kgeval.scores.steps" and " questions (" in r.getMessage()]
     Q = len(questions)
     counts = [int(line.split(": ")[1].split("/")[0].replace(",", "")) for line in lines]
     assert len(lines) > 3 and counts == sorted(counts) and counts[-1] == Q
     assert all(line.startswith("DistMult on T: ") and f"/{Q:,} questions" in line for line in lines)
     # the counting scorer changes nothing: the dump equals the engine's ranking with the bare model
     from kgeval.data.questions import AnswerIndex
-    from kgeval.ranking import docno_ranks, judged_entities, rank_questions
-    from kgeval.training.trainer import load_model
+    from kgeval.models.checkpoint import load_model
+    from kgeval.scores.ranking import docno_ranks, judged_entities, rank_questions
 
     model = load_model(tmp_path / "model.pt", synth_kg, device="cpu")
     known = AnswerIndex(synth_kg.known(("train", "valid")), synth_kg.num_entities, synth_kg.num_relations)

@@ -14,9 +14,9 @@ from pykeen.models import DistMult, TransE  # noqa: E402
 from kgeval.data.kg import TAIL, build_kg  # noqa: E402
 from kgeval.data.questions import AnswerIndex  # noqa: E402
 from kgeval.data.testsets import full_test  # noqa: E402
-from kgeval.dumps import load_dump, save_ranking  # noqa: E402
 from kgeval.metrics.evaluate import evaluate, qrels_at_depth  # noqa: E402
-from kgeval.ranking import docno_ranks, judged_entities, rank_questions  # noqa: E402
+from kgeval.scores.dumps import load_dump, save_ranking  # noqa: E402
+from kgeval.scores.ranking import docno_ranks, judged_entities, rank_questions  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,10 @@ from helpers import random_scorer, run_engine
 
 from kgeval.data.kg import HEAD, TAIL, KnowledgeGraph
 from kgeval.data.testsets import full_test, pooled_test, sample_test
-from kgeval.dumps import load_dump, save_ranking
 from kgeval.errors import CorruptFileError, ScoreError
 from kgeval.metrics.evaluate import evaluate, qrels_at_depth
 from kgeval.metrics.rank_based import HitsAtK, MeanRank, MeanReciprocalRank
+from kgeval.scores.dumps import load_dump, save_ranking
 
 
 def table_scorer(table: dict[tuple[int, int, int], list[float]]):
@@ -222,7 +222,7 @@ def test_metric_classes():
 def test_top_k_equals_full_sort_in_trec_order(levels):
     """The fast top-k (float topk + exact re-sort, full keys where a tie crosses k) equals sorting every row by
     (score desc, docno desc), with filtered cells and short rows."""
-    from kgeval.ranking import top_k_trec
+    from kgeval.scores.ranking import top_k_trec
 
     g = torch.Generator().manual_seed(levels)
     B, E, k = 40, 300, 25

@@ -60,8 +60,8 @@ def test_malformed_table_names_file_and_line(tmp_path):
 
 
 def test_runs_on_the_pipelines_own_tables(pooled, synth_kg, tmp_path):
-    from kgeval.metrics.tables import evaluate_testset, pooling_depth_table, reweighted_table
-    from kgeval.qrels import published_judgments, qrels_for_dump
+    from kgeval.metrics.steps import evaluate_testset, pooling_depth_table, reweighted_table
+    from kgeval.pools.qrels import published_judgments, qrels_for_dump
 
     seed, sc, runs, sc_dumps = pooled
     kg_path = tmp_path / "kg.npz"

@@ -25,9 +25,9 @@ from kgeval.data.labels import read_labels
 from kgeval.errors import ChecksumError, ConfigError, InputError
 from kgeval.io import atomic_open, sha256_file, write_json
 from kgeval.models import MODELS, model_class
-from kgeval.training.checkpoint import sidecar
+from kgeval.models.checkpoint import sidecar
 from kgeval.training.config import TrainConfig
-from kgeval.training.run import train_seed
+from kgeval.training.steps import train_seed
 from kgeval.training.trainer import Trainer
 
 SCHEMA = ROOT / "config/schema.yaml"
@@ -137,7 +137,7 @@ def test_corrupted_work_checkpoint_is_set_aside_and_training_starts_over(synth_k
 
 def test_seed_selection_sets_aside_a_corrupted_seed_checkpoint(synth_kg, tmp_path):
     from kgeval.errors import CorruptFileError
-    from kgeval.training.run import select_best
+    from kgeval.training.steps import select_best
 
     kg_path = tmp_path / "kg.npz"
     synth_kg.save(kg_path)
@@ -156,7 +156,7 @@ def test_seed_selection_sets_aside_a_corrupted_seed_checkpoint(synth_kg, tmp_pat
 
 
 def test_corrupted_download_is_set_aside_so_a_rerun_refetches(tmp_path, monkeypatch):
-    from kgeval.data.prepare import verify_resources
+    from kgeval.data.steps import verify_resources
 
     payload = b"a\tr\tb\n"
     digest = __import__("hashlib").sha256(payload).hexdigest()
@@ -168,10 +168,10 @@ def test_corrupted_download_is_set_aside_so_a_rerun_refetches(tmp_path, monkeypa
     target.parent.mkdir(parents=True)
     target.write_bytes(b"a\tr\tX\n")
     with pytest.raises(ChecksumError, match=r"train.txt \(set aside as train.txt.corrupt"):
-        verify_resources(manifest, [str(target)], tmp_path / "out.csv")
+        verify_resources(manifest, [str(target)], tmp_path / "out.csv", ["x/train.txt"])
     assert not target.exists() and Path(str(target) + ".corrupt").read_bytes() == b"a\tr\tX\n"
     target.write_bytes(payload)
-    assert verify_resources(manifest, [str(target)], tmp_path / "out.csv")["verified"].all()
+    assert verify_resources(manifest, [str(target)], tmp_path / "out.csv", ["x/train.txt"])["verified"].all()
 
 
 # ---- 3. written files follow the umask ------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from kgeval.analysis import findings as F
 from kgeval.cli import main as cli_main
 from kgeval.errors import InputError
 from kgeval.published import PUBLISHED_MRR
-from kgeval.steps.tables import (
+from kgeval.tables.steps import (
     findings_step,
     model_quality_table,
     model_table_markdown,

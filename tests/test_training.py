@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from kgeval.errors import CorruptFileError
-from kgeval.training.checkpoint import CheckpointMismatch, load_checkpoint, save_checkpoint
+from kgeval.models.checkpoint import CheckpointMismatch, load_checkpoint, load_model, save_checkpoint
 from kgeval.training.config import TrainConfig
-from kgeval.training.trainer import Trainer, evaluate_mrr, load_model, model_state
+from kgeval.training.trainer import Trainer, evaluate_mrr, model_state
 
 CFG = dict(regime="1vsAll", lr=0.01, batch_size=128, max_epochs=4, eval_every=2)
 

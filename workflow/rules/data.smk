@@ -39,6 +39,8 @@ rule verify_resources:
         "logs/benchmarks/verify_resources.tsv"
     conda:
         "../../envs/data.yaml"
+    params:
+        entries=list(MANIFEST),
     script:
         "../scripts/verify_resources.py"
 

@@ -1,12 +1,11 @@
 # Knowledge Persistence stage (Bastos et al., 2023): KP of every model on every dataset, its correlation with
 # the ranking metrics across models (Table 2), across training checkpoints (Table 3), evaluation time ranking vs
-# KP (Table 5) and the carbon footprint of both protocols (Figure 4). Logic: kgeval.kp, kgeval.carbon,
-# kgeval.steps.kp.
+# KP (Table 5) and the carbon footprint of both protocols (Figure 4). Logic: kgeval.kp.persistence, kgeval.kp.carbon,
+# kgeval.kp.steps.
 
-from kgeval.steps.kp import (
+from kgeval.kp.steps import (
     kp_datasets,
     kp_early_stopping_models,
-    kp_outputs,
     kp_params,
     kp_settings,
     kp_testset,
@@ -20,7 +19,15 @@ KP_DATASETS = kp_datasets(config)
 KP_ES_MODELS = sorted(
     {m for d in KP_DATASETS for m in kp_early_stopping_models(config, d)}
 )
-KP_OUTPUTS = kp_outputs(config)  # targets of this stage, for rule all
+# targets of this stage, for rule all
+KP_OUTPUTS = expand(
+    "results/kp/{dataset}/{name}",
+    dataset=KP_DATASETS,
+    name=["correlations.csv", "timing.csv", "carbon.csv", "carbon.png"],
+) + expand(
+    "results/kp/{dataset}/early_stopping.csv",
+    dataset=[d for d in KP_DATASETS if kp_early_stopping_models(config, d)],
+)
 
 
 rule kp_model:

@@ -1,5 +1,5 @@
 # Summary stage: the models' quality against their published MRRs, the paper's findings claim by claim, and
-# where the run's time went (read from every rule's benchmark file). Logic: kgeval.steps.tables,
+# where the run's time went (read from every rule's benchmark file). Logic: kgeval.tables.steps,
 # kgeval.analysis.findings, kgeval.published.
 
 

@@ -1,4 +1,4 @@
-from kgeval.steps.analysis import discrimination_step
+from kgeval.analysis.steps import discrimination_step
 from kgeval.workflow import run_step
 
 settings = snakemake.params.settings

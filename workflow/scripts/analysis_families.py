@@ -1,4 +1,4 @@
-from kgeval.steps.analysis import families_step
+from kgeval.analysis.steps import families_step
 from kgeval.workflow import run_step
 
 roles = snakemake.params.roles

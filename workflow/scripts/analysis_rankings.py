@@ -1,4 +1,4 @@
-from kgeval.steps.analysis import rankings_step
+from kgeval.analysis.steps import rankings_step
 from kgeval.workflow import run_step
 
 roles, settings = snakemake.params.roles, snakemake.params.settings

@@ -1,4 +1,4 @@
-from kgeval.steps.analysis import stability_step
+from kgeval.analysis.steps import stability_step
 from kgeval.workflow import run_step
 
 settings = snakemake.params.settings

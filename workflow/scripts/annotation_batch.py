@@ -1,4 +1,4 @@
-from kgeval.steps.pools import annotation_batch_step
+from kgeval.pools.steps import annotation_batch_step
 from kgeval.workflow import run_step
 
 run_step(

@@ -1,4 +1,4 @@
-from kgeval.steps.pools import build_pool_step
+from kgeval.pools.steps import build_pool_step
 from kgeval.workflow import run_step
 
 run_step(

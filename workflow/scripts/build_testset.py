@@ -1,4 +1,4 @@
-from kgeval.data.prepare import build_testset
+from kgeval.data.steps import build_testset
 from kgeval.workflow import run_step
 
 inputs = dict(snakemake.input.items())

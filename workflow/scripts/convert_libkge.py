@@ -1,4 +1,4 @@
-from kgeval.models.libkge import convert_libkge
+from kgeval.training.steps import convert_libkge
 from kgeval.workflow import run_step
 
 run_step(

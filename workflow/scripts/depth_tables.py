@@ -1,4 +1,4 @@
-from kgeval.steps.pools import depth_tables_step
+from kgeval.pools.steps import depth_tables_step
 from kgeval.workflow import run_step
 
 run_step(

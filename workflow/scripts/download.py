@@ -1,4 +1,4 @@
-from kgeval.data.prepare import download_resource
+from kgeval.data.steps import download_resource
 from kgeval.workflow import run_step
 
 run_step(

@@ -1,4 +1,4 @@
-from kgeval.scoring import dump_scores
+from kgeval.scores.steps import dump_scores
 from kgeval.workflow import run_step
 
 run_step(

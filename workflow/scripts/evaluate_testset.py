@@ -1,4 +1,4 @@
-from kgeval.metrics.tables import evaluate_testset
+from kgeval.metrics.steps import evaluate_testset
 from kgeval.workflow import run_step
 
 run_step(

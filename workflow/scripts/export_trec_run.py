@@ -1,4 +1,4 @@
-from kgeval.steps.pools import export_trec_run_step
+from kgeval.pools.steps import export_trec_run_step
 from kgeval.workflow import run_step
 
 run_step(

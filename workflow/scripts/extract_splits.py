@@ -1,4 +1,4 @@
-from kgeval.data.prepare import extract_splits
+from kgeval.data.steps import extract_splits
 from kgeval.workflow import run_step
 
 run_step(

@@ -1,4 +1,4 @@
-from kgeval.models.libkge import fetch_libkge
+from kgeval.training.steps import fetch_libkge
 from kgeval.workflow import run_step
 
 spec = snakemake.params.spec

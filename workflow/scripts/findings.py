@@ -1,4 +1,4 @@
-from kgeval.steps.tables import FINDINGS_TABLES, findings_step
+from kgeval.tables.steps import FINDINGS_TABLES, findings_step
 from kgeval.workflow import run_step
 
 run_step(

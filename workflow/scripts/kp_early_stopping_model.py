@@ -1,4 +1,4 @@
-from kgeval.steps.kp import early_stopping_model_step
+from kgeval.kp.steps import early_stopping_model_step
 from kgeval.workflow import run_step
 
 run_step(

@@ -1,4 +1,4 @@
-from kgeval.steps.kp import kp_model_step
+from kgeval.kp.steps import kp_model_step
 from kgeval.workflow import run_step
 
 run_step(

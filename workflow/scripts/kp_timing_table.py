@@ -1,4 +1,4 @@
-from kgeval.steps.kp import timing_table_step
+from kgeval.kp.steps import timing_table_step
 from kgeval.workflow import run_step
 
 run_step(

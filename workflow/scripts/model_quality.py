@@ -1,4 +1,4 @@
-from kgeval.steps.tables import model_quality_step
+from kgeval.tables.steps import model_quality_step
 from kgeval.workflow import run_step
 
 run_step(

@@ -1,4 +1,4 @@
-from kgeval.data.prepare import prepare_kg
+from kgeval.data.steps import prepare_kg
 from kgeval.workflow import run_step
 
 run_step(

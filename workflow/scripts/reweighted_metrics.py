@@ -1,4 +1,4 @@
-from kgeval.metrics.tables import reweighted_table
+from kgeval.metrics.steps import reweighted_table
 from kgeval.workflow import run_step
 
 run_step(

@@ -1,4 +1,4 @@
-from kgeval.steps.tables import run_times_step
+from kgeval.tables.steps import run_times_step
 from kgeval.workflow import run_step
 
 run_step(

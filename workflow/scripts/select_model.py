@@ -1,4 +1,4 @@
-from kgeval.training.run import select_best
+from kgeval.training.steps import select_best
 from kgeval.workflow import run_step
 
 run_step(

@@ -1,4 +1,4 @@
-from kgeval.data.prepare import table1
+from kgeval.data.steps import table1
 from kgeval.workflow import run_step
 
 run_step(

@@ -1,4 +1,4 @@
-from kgeval.training.run import train_seed
+from kgeval.training.steps import train_seed
 from kgeval.workflow import run_step
 
 settings = snakemake.params.settings

@@ -1,4 +1,4 @@
-from kgeval.data.prepare import verify_resources
+from kgeval.data.steps import verify_resources
 from kgeval.workflow import run_step
 
 run_step(
@@ -7,4 +7,5 @@ run_step(
     manifest=snakemake.input.manifest,
     files=list(snakemake.input.files),
     out=snakemake.output.table,
+    entries=list(snakemake.params.entries),
 )

@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..metrics.kendall import tau_b
 from ..metrics.registry import higher_is_better
 from ..metrics.umf import DEFAULT_ALPHAS, DEFAULT_PS, ranking_sensitivity, umf_grid_systems
-from .kendall import tau_b
 
 ADJUSTED_PAIRS = [("micro_mrr", "micro_amrr"), ("micro_mrr", "micro_zmrr"), ("micro_hits@10", "micro_ah@10"),
                   ("micro_hits@10", "micro_zh@10"), ("micro_mr", "micro_amri"), ("macro_mrr", "macro_amrr"),

@@ -16,7 +16,7 @@ import pandas as pd
 from ..data.kg import HEAD, SIDE_NAMES, KnowledgeGraph
 from ..data.questions import Questions, question_key
 from ..data.testsets import TestSet
-from ..pooling import triple_key
+from ..pools.pooling import triple_key
 
 
 @dataclass

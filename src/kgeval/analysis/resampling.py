@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kendall import bca_interval, tau_b_many, tau_b_rows, tau_jackknife
+from ..metrics.kendall import bca_interval, tau_b_many, tau_b_rows, tau_jackknife
 
 
 def resample_means(items: np.ndarray, weights: np.ndarray) -> np.ndarray:

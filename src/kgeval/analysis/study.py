@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from ..data.kg import CATEGORIES, KnowledgeGraph
+from ..metrics.kendall import system_codes, tau_b
 from ..metrics.registry import higher_is_better
 from .items import ItemTable
-from .kendall import system_codes, tau_b
 from .resampling import DEFAULT_SIZES, bootstrap_tau, stability_taus, subsample_masks
 from .significance import discriminative_power, paired_t_pvalues, tukey_hsd_pvalues
 

@@ -16,14 +16,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..analysis.kendall import bca_interval
 from ..analysis.resampling import bootstrap_weights, resample_means
 from ..data.kg import KnowledgeGraph
-from ..dumps import load_dump
 from ..errors import InputError
 from ..io import atomic_open, write_csv
 from ..metrics.evaluate import evaluate, qrels_at_depth
-from ..metrics.tables import summary_frame
+from ..metrics.kendall import bca_interval
+from ..metrics.steps import summary_frame
+from ..scores.dumps import load_dump
 from .systems import System, dump_system, load_scorer
 
 log = logging.getLogger(__name__)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..annotation import export_batch, load_templates
 from ..data.kg import KnowledgeGraph
 from ..io import write_csv
+from ..pools.annotation import export_batch, load_templates
 from . import breakdown, placement, unjudged
 from .report import write_summaries
 

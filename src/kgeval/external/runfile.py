@@ -6,8 +6,8 @@ A run file has one line per retrieved document, six whitespace-separated columns
 id. Like trec_eval, kgeval ignores the ``Q0`` and ``rank`` columns for ordering (``rank`` must still be an
 integer) and orders each question's documents by score, ties by docno descending.
 
-The run becomes a dump (``kgeval.dumps``, schema version 2) with the same filtering and tie policy as kgeval's own
-models (``kgeval.ranking``): entities the macro filter removes (train ∪ valid answers that are not the question's
+The run becomes a dump (``kgeval.scores.dumps``, schema version 2) with the same filtering and tie policy as kgeval's own
+models (``kgeval.scores.ranking``): entities the macro filter removes (train ∪ valid answers that are not the question's
 test answers) are dropped from the run; a judged entity's ``n_gt`` / ``n_eq`` count the remaining run entries that
 score strictly higher / equally, so KGC ranks are realistic ranks (the mean of optimistic and pessimistic) and
 micro ranks remove the other answers exactly as for a model. Entities the run does not list are taken to rank
@@ -35,10 +35,10 @@ import pandas as pd
 from ..data.kg import KnowledgeGraph
 from ..data.questions import AnswerIndex, Questions, load_questions
 from ..data.testsets import TestSet
-from ..dumps import save_ranking
 from ..errors import InputError
 from ..io import sha256_file
-from ..ranking import Judged, Ranking, docno_ranks, judged_entities, macro_filter
+from ..scores.dumps import save_ranking
+from ..scores.ranking import Judged, Ranking, docno_ranks, judged_entities, macro_filter
 
 log = logging.getLogger(__name__)
 

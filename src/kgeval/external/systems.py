@@ -10,7 +10,7 @@ A SYSTEM is one of
 * a **LibKGE checkpoint** (any other ``.pt``; read through kgeval's restricted unpickler).
 
 Models are scored on every test set of the dataset through the same dump step as the study's models
-(``kgeval.scoring.dump_model_scores``), run files on the test sets they are for (``kgeval.external.runfile``).
+(``kgeval.scores.steps.dump_model_scores``), run files on the test sets they are for (``kgeval.external.runfile``).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def load_scorer(system: System, kg: KnowledgeGraph):
     if system.kind == "pykeen":
         return pykeen_io.load_pykeen(system.path, kg)
     if system.kind == "kgeval":
-        from ..training.trainer import load_model
+        from ..models.checkpoint import load_model
 
         # a user's checkpoint is input, not a derived file: check it here, so that the pipeline's loader never
         # sets it aside as corrupt
@@ -108,7 +108,7 @@ def dump_system(system: System, kg: KnowledgeGraph, testset: str, files: dict[st
     if system.kind == "run":
         return dump_run(system.runs[testset], None, files["tsv"], files["questions"], out, system.name, testset,
                         allow_missing, kg=kg)
-    from ..scoring import dump_model_scores
+    from ..scores.steps import dump_model_scores
 
     meta = {"source": system.kind, "system_path": str(system.path)}
     dump_model_scores(scorer, kg, files["tsv"], files["questions"], out, system.name, testset, k=k,

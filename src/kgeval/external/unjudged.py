@@ -1,7 +1,7 @@
 """How reusable the judged pool is for an evaluated system: its top-k candidates on the pooled test set
 (FB-Test-S-C: FB-Test-S's questions with the human judgments) that no judgment covers, per question
 (``DIR/unjudged_questions.csv``) and per triple (``DIR/unjudged.csv``), and the annotation sheet of those
-triples (``DIR/annotation_sheet.tsv``, written by ``kgeval.annotation.export_batch``) for the existing round trip
+triples (``DIR/annotation_sheet.tsv``, written by ``kgeval.pools.annotation.export_batch``) for the existing round trip
 ``annotate-export`` → two annotators → ``annotate-merge``, whose judgments extend the qrels.
 
 The top k is the system's run under the macro filter in trec_eval's order (the run the trec measures read), so
@@ -19,9 +19,9 @@ import pandas as pd
 
 from ..data.kg import HEAD, SIDE_NAMES, KnowledgeGraph
 from ..data.testsets import TestSet
-from ..dumps import Dump
-from ..pooling import triple_key
-from ..ranking import judged_entities
+from ..pools.pooling import triple_key
+from ..scores.dumps import Dump
+from ..scores.ranking import judged_entities
 
 
 def covered_keys(dump: Dump, extra: np.ndarray | None = None) -> np.ndarray:

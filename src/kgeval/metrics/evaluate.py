@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.kg import SIDE_NAMES
-from ..dumps import Dump
+from ..scores.dumps import Dump
 from . import trec
 from .adjusted import family_metrics
 from .rank_based import RankBasedMetric, study_metrics

@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from ..analysis.kendall import tau_b
+from .kendall import tau_b
 from .rank_based import NoClosedFormError, RankBasedMetric
 
 DEFAULT_ALPHAS: tuple[float, ...] = (-2.0, -1.0, -0.5, -0.25, -0.1, 0.0, 1.0)

@@ -2,14 +2,15 @@
 
 LibKGE (Broscheit et al. 2020, ``uma-pi1/kge``) published trained RESCAL, TransE, DistMult, ComplEx, ConvE and
 RotatE models for FB15k-237 and WN18RR (``shared/specs/models.md``). This module turns such a file into a kgeval
-model, or into a kgeval checkpoint that :func:`kgeval.training.trainer.load_model` loads:
+model, or into a kgeval checkpoint that :func:`kgeval.models.checkpoint.load_model` loads:
 
 * :func:`fetch_libkge` downloads a file (URL, or a mirror folder) with the project's downloader semantics: the
   bytes must match the pinned SHA-256, and nothing half-written is ever left at the destination;
 * :func:`read_libkge_checkpoint` verifies the file's SHA-256 and unpickles it with a restricted unpickler;
 * :func:`load_libkge` returns ``(kgeval model name, hyperparameters, kgeval state_dict)`` with entity and
   relation rows permuted into the knowledge graph's order; :func:`libkge_model` builds the model from that;
-* :func:`convert_libkge` is the workflow step: it writes a kgeval checkpoint (and its sidecar JSON).
+* :func:`convert_checkpoint` gives the state and provenance of a kgeval checkpoint; the workflow step that
+  writes it (and its sidecar JSON) is ``kgeval.training.steps.convert_libkge``.
 
 **Why the hash comes first.** A LibKGE checkpoint is a ``torch.save`` of a dict whose ``config`` entry is a pickled
 ``kge.config.Config`` object, so it cannot be read with ``torch.load(weights_only=True)``. A pickle is a program:
@@ -626,12 +627,10 @@ def _best_valid(cfg: LibKGEConfig, trace: list[Any], epoch: Any) -> float | None
     return float(max(v for _, v in values)) if values else None
 
 
-def convert_libkge(path: str | Path, kg_path: str | Path, sha256: str, out: str | Path,
-                   entity_ids: str | Path | None = None, relation_ids: str | Path | None = None) -> None:
-    """The workflow step: a pinned LibKGE checkpoint → a kgeval checkpoint (``out`` and ``out.json``) that
-    :func:`kgeval.training.trainer.load_model` loads for the graph saved at ``kg_path``."""
-    from ..training.checkpoint import save_checkpoint
-
+def convert_checkpoint(path: str | Path, kg_path: str | Path, sha256: str, entity_ids: str | Path | None = None,
+                       relation_ids: str | Path | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A pinned LibKGE checkpoint as the state of a kgeval checkpoint and its provenance record, for the graph
+    saved at ``kg_path`` (written by ``kgeval.training.steps.convert_libkge``)."""
     path = Path(path)
     kg = KnowledgeGraph.load(kg_path)
     try:
@@ -649,8 +648,7 @@ def convert_libkge(path: str | Path, kg_path: str | Path, sha256: str, out: str 
     st = {"model_name": name, "model_hparams": hparams, "dataset": kg.name,
           "dataset_fingerprint": kg.fingerprint(), "epoch": epoch if isinstance(epoch, int) else -1,
           "trace": trace, "state_dict": state, **record}
-    save_checkpoint(st, out, summary=record)
-    log.info("converted LibKGE %s (%s, sha256 %s…) to %s", lib_model, path.name, record["source_sha256"][:12], out)
+    return st, record
 
 
 # ---- download ---------------------------------------------------------------------------------------------------

@@ -47,19 +47,13 @@ from ..errors import CorruptFileError
 from ..io import pause_point
 from ..models import build_model
 from ..models.base import KGEModel, Targets
+from ..models.checkpoint import load_checkpoint, resolve_device, save_checkpoint, without_timings
 from ..progress import Progress
-from ..ranking import docno_ranks, judged_entities, rank_questions
-from .checkpoint import load_checkpoint, save_checkpoint, without_timings
+from ..scores.ranking import docno_ranks, judged_entities, rank_questions
 from .config import TrainConfig, config_hash
 from .losses import k_vs_all, negative_sampling, one_vs_all, one_vs_all_grouped, regularization
 
 log = logging.getLogger(__name__)
-
-
-def resolve_device(device: str | None = "auto") -> torch.device:
-    if device in (None, "auto"):
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
 
 
 def seed_everything(seed: int) -> None:
@@ -378,16 +372,6 @@ def model_state(model_name: str, hparams: dict[str, Any], kg: KnowledgeGraph, re
             "dataset_fingerprint": kg.fingerprint(), "epoch": result.best_epoch, "step": result.steps,
             "trace": without_timings(result.trace), "valid_mrr": result.best_valid_mrr,
             "state_dict": {k: v.detach().cpu() for k, v in result.model.state_dict().items()}, **(extra or {})}
-
-
-def load_model(path: str | Path, kg: KnowledgeGraph, device: str | None = "auto") -> KGEModel:
-    """Rebuild a trained model from its checkpoint, refusing one made for another dataset."""
-    st = load_checkpoint(path, dataset_fingerprint=kg.fingerprint())
-    model = build_model(st["model_name"], kg.num_entities, kg.num_relations, graph=kg.splits["train"],
-                        **st["model_hparams"])
-    model.load_state_dict(st["state_dict"])
-    model.eval()
-    return model.to(resolve_device(device))
 
 
 def copy_config(d: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Workflow steps of the model stage: train one seed, pick the best seed."""
+"""Workflow steps of the model stage (workflow/rules/training.smk): train one seed, pick the best seed, fetch
+and convert a published LibKGE checkpoint."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ from typing import Any
 from ..data.kg import KnowledgeGraph
 from ..errors import CorruptFileError
 from ..io import atomic_path, read_json, set_aside, sha256_file, write_json
-from .checkpoint import save_checkpoint, sidecar
+from ..models.checkpoint import save_checkpoint, sidecar
+from ..models.libkge import convert_checkpoint, fetch_libkge
 from .config import TrainConfig
 from .trainer import Trainer, model_state
 
 log = logging.getLogger(__name__)
+
+__all__ = ["convert_libkge", "fetch_libkge", "select_best", "train_seed"]
 
 
 def train_seed(kg_path: str | Path, model_name: str, model_hparams: dict[str, Any], train: dict[str, Any],
@@ -73,3 +77,13 @@ def select_best(candidates: list[str], out: str | Path, summary_out: str | Path)
 
 def dumps(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True)
+
+
+def convert_libkge(path: str | Path, kg_path: str | Path, sha256: str, out: str | Path,
+                   entity_ids: str | Path | None = None, relation_ids: str | Path | None = None) -> None:
+    """A pinned LibKGE checkpoint → a kgeval checkpoint (``out`` and ``out.json``) that
+    :func:`kgeval.models.checkpoint.load_model` loads for the graph saved at ``kg_path``."""
+    st, record = convert_checkpoint(path, kg_path, sha256, entity_ids, relation_ids)
+    save_checkpoint(st, out, summary=record)
+    log.info("converted LibKGE %s (%s, sha256 %s…) to %s", record["libkge_model"], Path(path).name,
+             record["source_sha256"][:12], out)

@@ -283,7 +283,7 @@ def plot_carbon(df: pd.DataFrame, png: str | Path, pdf: str | Path, title: str =
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .io import atomic_path
+    from ..io import atomic_path
 
     models = list(dict.fromkeys(df["model"]))
     x = np.arange(len(models))

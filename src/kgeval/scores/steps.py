@@ -7,14 +7,14 @@ from pathlib import Path
 
 import torch
 
-from .data.kg import KnowledgeGraph
-from .data.questions import AnswerIndex, load_questions
-from .data.testsets import TestSet
+from ..data.kg import KnowledgeGraph
+from ..data.questions import AnswerIndex, load_questions
+from ..data.testsets import TestSet
+from ..io import sha256_file
+from ..models.checkpoint import load_model, resolve_device
+from ..progress import Progress
 from .dumps import save_ranking
-from .io import sha256_file
-from .progress import Progress
 from .ranking import docno_ranks, judged_entities, rank_questions
-from .training.trainer import load_model, resolve_device
 
 log = logging.getLogger(__name__)
 

@@ -79,8 +79,8 @@ import numpy as np
 import ot
 import torch
 
-from .data.kg import KnowledgeGraph
-from .errors import KgevalError, ScoreError
+from ..data.kg import KnowledgeGraph
+from ..errors import KgevalError, ScoreError
 
 log = logging.getLogger(__name__)
 

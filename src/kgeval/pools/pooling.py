@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data.kg import HEAD, KnowledgeGraph
-from .data.tsv import iter_rows, write_rows
-from .dumps import Dump
-from .errors import InputError
+from ..data.kg import HEAD, KnowledgeGraph
+from ..data.tsv import iter_rows, write_rows
+from ..errors import InputError
+from ..scores.dumps import Dump
 
 log = logging.getLogger(__name__)
 

@@ -111,16 +111,18 @@ def table1(testsets: dict[str, str], kgs: dict[str, str], csv: str, md: str, tex
     return df
 
 
-def verify_resources(manifest: str | Path, files: list[str], out: str | Path) -> pd.DataFrame:
-    """Re-hash every fetched manifest file and write the table of verified files."""
+def verify_resources(manifest: str | Path, files: list[str], out: str | Path, entries: list[str]) -> pd.DataFrame:
+    """Re-hash every fetched manifest file and write the table of verified files; ``entries`` are the files'
+    manifest paths (``mirror_path``), in the order of ``files``."""
     from ..errors import ChecksumError
     from ..io import set_aside, sha256_file, write_csv
     from .download import verify
 
     resources = read_manifest(manifest)
     rows = []
-    for path in files:
-        rel = str(Path(path).relative_to("resources/downloads")) if not Path(path).is_absolute() else path
+    if len(entries) != len(files):
+        raise ValueError(f"{len(files)} files but {len(entries)} manifest entries")
+    for path, rel in zip(files, entries, strict=True):
         res = resources[rel]
         try:
             verify(path, res)

@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .data.kg import HEAD, SIDE_NAMES, TAIL
-from .data.questions import AnswerIndex, Questions, question_key
-from .data.testsets import TestSet
-from .errors import ScoreError
+from ..data.kg import HEAD, SIDE_NAMES, TAIL
+from ..data.questions import AnswerIndex, Questions, question_key
+from ..data.testsets import TestSet
+from ..errors import ScoreError
 
 log = logging.getLogger(__name__)
 

@@ -10,11 +10,11 @@ import numpy as np
 from ..data.kg import KnowledgeGraph
 from ..data.labels import read_depths
 from ..data.testsets import TestSet
-from ..dumps import load_dump
 from ..io import write_csv, write_json
-from ..metrics.tables import pooling_depth_table
-from ..pooling import Pool, build_pool, coverage_table, prefilter
-from ..qrels import (
+from ..metrics.steps import pooling_depth_table
+from ..scores.dumps import load_dump
+from .pooling import Pool, build_pool, coverage_table, prefilter
+from .qrels import (
     export_trec_qrels,
     export_trec_run,
     labels_of,
@@ -70,7 +70,7 @@ def export_trec_qrels_step(testset: str, questions: str, kg_path: str, out: str,
     """A test set's judgments (all, or up to a pooling depth) as a TREC qrels file."""
     from ..data.questions import load_questions
     from ..metrics.evaluate import Qrels
-    from ..ranking import judged_entities
+    from ..scores.ranking import judged_entities
 
     kg = KnowledgeGraph.load(kg_path)
     ts = TestSet.load(testset, kg)
@@ -86,7 +86,7 @@ def annotation_batch_step(pool: str, kg_path: str, annotations: str, templates: 
                           use_prefilter: bool = False) -> None:
     """The annotation sheet of the rebuilt pool's triples that have no published judgment (and that the
     pre-filter, when on, does not already label N): the next batch for human judges."""
-    from ..annotation import export_batch, load_templates
+    from .annotation import export_batch, load_templates
 
     kg = KnowledgeGraph.load(kg_path)
     p = Pool.load(pool, kg)
@@ -97,8 +97,8 @@ def annotation_batch_step(pool: str, kg_path: str, annotations: str, templates: 
     triples = p.triples[todo]
     if len(triples) == 0:
         log.info("every pooled triple is judged: the batch is empty")
-        from ..annotation import EXPORT_HEADER
         from ..io import atomic_open
+        from .annotation import EXPORT_HEADER
 
         with atomic_open(out) as fh:
             fh.write("\t".join(EXPORT_HEADER) + "\n")

@@ -20,8 +20,8 @@ import pandas as pd
 
 from ..data.kg import KnowledgeGraph
 from ..data.testsets import TestSet
-from ..dumps import Dump, load_dump
 from ..io import atomic_path, write_csv
+from ..scores.dumps import Dump, load_dump
 from .evaluate import Evaluation, Qrels, evaluate, per_category, qrels_at_depth
 from .rank_based import RankBasedMetric, study_metrics
 

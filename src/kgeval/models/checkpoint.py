@@ -1,4 +1,4 @@
-"""Checkpoints of the training core.
+"""Checkpoints of trained models (written by the training core, read by every later stage).
 
 A checkpoint is a ``torch.save`` of plain tensors, lists, dicts and strings, loaded with
 ``weights_only=True`` (no code can run on load). It records the model's name and hyperparameters, the training
@@ -17,8 +17,11 @@ from typing import Any
 
 import torch
 
+from ..data.kg import KnowledgeGraph
 from ..errors import CorruptFileError, KgevalError
 from ..io import atomic_path, read_json, set_aside, sha256_file, write_json
+from . import build_model
+from .base import KGEModel
 
 FORMAT = "kgeval-checkpoint"
 VERSION = 1
@@ -106,3 +109,19 @@ def _read_verified(path: Path, map_location: str | torch.device) -> dict[str, An
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise CorruptFileError(path, "not a kgeval checkpoint")
     return state
+
+
+def resolve_device(device: str | None = "auto") -> torch.device:
+    if device in (None, "auto"):
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def load_model(path: str | Path, kg: KnowledgeGraph, device: str | None = "auto") -> KGEModel:
+    """Rebuild a trained model from its checkpoint, refusing one made for another dataset."""
+    st = load_checkpoint(path, dataset_fingerprint=kg.fingerprint())
+    model = build_model(st["model_name"], kg.num_entities, kg.num_relations, graph=kg.splits["train"],
+                        **st["model_hparams"])
+    model.load_state_dict(st["state_dict"])
+    model.eval()
+    return model.to(resolve_device(device))

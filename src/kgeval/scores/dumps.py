@@ -44,9 +44,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .data.questions import Questions
-from .errors import CorruptFileError
-from .io import atomic_path, pause_point, read_json, set_aside, sha256_file, write_json
+from ..data.questions import Questions
+from ..errors import CorruptFileError
+from ..io import atomic_path, pause_point, read_json, set_aside, sha256_file, write_json
 from .ranking import Judged, Ranking
 
 SCHEMA_VERSION = 2

@@ -2,10 +2,10 @@
 ranking metrics across models (Table 2), with validation MRR across training checkpoints (Table 3), the time
 of ranking vs KP evaluation (Table 5) and the carbon footprint of both protocols (Figure 4).
 
-One function per rule; ``kgeval.kp`` holds the metric and ``kgeval.carbon`` the energy measurement.
+One function per rule; ``kgeval.kp.persistence`` holds the metric and ``kgeval.kp.carbon`` the energy measurement.
 
 Correlations (``correlate``): Pearson's r, Spearman's ρ (Pearson of average ranks) and Kendall's τ-b
-(``kgeval.analysis.kendall``) over the pairs where both values are finite; NaN with fewer than three pairs
+(``kgeval.metrics.kendall``) over the pairs where both values are finite; NaN with fewer than three pairs
 (two points always correlate perfectly) or when either side is constant.
 """
 
@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..analysis.kendall import tau_b
 from ..config import full_testsets, model_settings
 from ..io import atomic_open, read_json, sha256_file, to_markdown, write_csv, write_json, write_table
+from ..metrics.kendall import tau_b
 
 log = logging.getLogger(__name__)
 
@@ -88,21 +88,12 @@ def kp_early_stopping_models(config: dict[str, Any], dataset: str) -> list[str]:
     return list(listed)
 
 
-def kp_outputs(config: dict[str, Any]) -> list[str]:
-    """The targets of the KP stage, for rule all."""
-    out = []
-    for d in kp_datasets(config):
-        out += [f"results/kp/{d}/{name}" for name in ("correlations.csv", "timing.csv", "carbon.csv", "carbon.png")]
-        if kp_early_stopping_models(config, d):
-            out.append(f"results/kp/{d}/early_stopping.csv")
-    return out
-
 # the ranking metrics of the paper's Table 2, micro and macro, as named in evaluation.csv
 RANKING_METRICS = [f"{avg}_{m}" for avg in ("micro", "macro")
                    for m in ("hits@1", "hits@3", "hits@10", "mr", "mrr")]
 MEASURES = {"Conicity": "conicity", "AVL": "avl", "KP(train)": "kp_train", "KP(test)": "kp_test"}
 CORRELATIONS = ("pearson", "spearman", "kendall")
-KP_STEPS = ("sampling", "scoring", "diagrams", "distance")  # kgeval.kp.STEPS (not imported: gudhi, POT, torch)
+KP_STEPS = ("sampling", "scoring", "diagrams", "distance")  # kgeval.kp.persistence.STEPS (not imported: gudhi, POT, torch)
 
 
 def correlate(x, y) -> dict[str, float]:
@@ -140,8 +131,8 @@ def kp_model_step(model_path: str, kg_path: str, out: str, model_name: str, spli
                   batch_size: int = 4096, device: str | None = "auto") -> dict[str, Any]:
     """KP of one trained model on each split (test and train), conicity and AVL → JSON."""
     from ..data.kg import KnowledgeGraph
-    from ..kp import geometry_baselines, knowledge_persistence, known_keys
-    from ..training.trainer import load_model, resolve_device
+    from ..models.checkpoint import load_model, resolve_device
+    from .persistence import geometry_baselines, knowledge_persistence, known_keys
 
     kg = KnowledgeGraph.load(kg_path)
     dev = resolve_device(device)
@@ -223,9 +214,9 @@ def early_stopping_model_step(selection: str, seed_models: list[str], kg_path: s
     """KP at every evaluation checkpoint of the selected seed, beside the validation MRR recorded in its
     trace (and, with ``test_mrr``, the filtered test MRR of the checkpoint) → one row per checkpoint."""
     from ..data.kg import KnowledgeGraph
-    from ..kp import knowledge_persistence, known_keys
-    from ..training.checkpoint import sidecar
-    from ..training.trainer import evaluate_mrr, load_model, resolve_device
+    from ..models.checkpoint import load_model, resolve_device, sidecar
+    from ..training.trainer import evaluate_mrr
+    from .persistence import knowledge_persistence, known_keys
 
     train_seed, checkpoint = _selected_seed_checkpoint(selection, seed_models)
     info = read_json(sidecar(checkpoint))
@@ -310,10 +301,11 @@ def timing_step(model_path: str, info_path: str, kg_path: str, out: str, model_n
     """
     import torch
 
-    from ..carbon import EnergyMeter
     from ..data.kg import TAIL, KnowledgeGraph
-    from ..kp import knowledge_persistence
-    from ..training.trainer import evaluate_mrr, load_model, resolve_device
+    from ..models.checkpoint import load_model, resolve_device
+    from ..training.trainer import evaluate_mrr
+    from .carbon import EnergyMeter
+    from .persistence import knowledge_persistence
 
     splits = splits or ["valid", "test"]
     kg = KnowledgeGraph.load(kg_path)
@@ -407,9 +399,9 @@ def carbon_step(timings: dict[str, str], out_csv: str, out_md: str, out_png: str
                 gpu: str = "NVIDIA Tesla P100 PCIe 16 GB", power_w: float = 250.0, pue: float = 1.0,
                 intensity_g_per_kwh: float = 475.0, epochs: int = 100, eval_every: int = 5,
                 dataset: str = "") -> pd.DataFrame:
-    """Energy and CO₂e of training + evaluation with each protocol, measured and projected (``kgeval.carbon``),
+    """Energy and CO₂e of training + evaluation with each protocol, measured and projected (``kgeval.kp.carbon``),
     as a table and a figure."""
-    from ..carbon import ProjectionAssumptions, carbon_table, plot_carbon
+    from .carbon import ProjectionAssumptions, carbon_table, plot_carbon
 
     a = ProjectionAssumptions(gpu=gpu, power_w=power_w, pue=pue, intensity_g_per_kwh=intensity_g_per_kwh,
                               epochs=epochs, eval_every=eval_every)

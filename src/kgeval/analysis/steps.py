@@ -7,10 +7,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import figures, study
-from ..analysis.items import ItemTable, macro_items, micro_items
-from ..analysis.resampling import DEFAULT_SIZES
-from ..analysis.selections import (
+from ..data.kg import KnowledgeGraph
+from ..data.questions import load_questions
+from ..data.testsets import TestSet
+from ..io import write_csv, write_table
+from ..metrics.registry import REGISTRY
+from . import figures, study
+from .items import ItemTable, macro_items, micro_items
+from .resampling import DEFAULT_SIZES
+from .selections import (
     FAMILIES_DEPTH,
     FIG3,
     FIG4,
@@ -24,11 +29,6 @@ from ..analysis.selections import (
     UMF_STUDY_MACRO,
     UMF_STUDY_MICRO,
 )
-from ..data.kg import KnowledgeGraph
-from ..data.questions import load_questions
-from ..data.testsets import TestSet
-from ..io import write_csv, write_table
-from ..metrics.registry import REGISTRY
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +214,7 @@ def discrimination_step(test_sets: list[dict], out_pvalues: str, out_summary: st
 def families_step(original: dict, complete: dict, second: dict | None, out_dir: str, tables_dir: str) -> None:
     """The metric-family analysis: identity of adjusted rankings within a test set, cross-dataset flips,
     family companions of Figures 4/5, and the unified-metric grid with its sensitivity heat maps."""
-    from ..analysis import families
+    from . import families
 
     out = Path(out_dir)
     orig = TestSetFiles(original["name"], original)

@@ -2,7 +2,7 @@
 
 * **published**: FB-Test-S plus the annotated triples whose published pooling depth is ≤ d (exact paper
   reproduction); judged non-relevant = the N triples of depth ≤ d;
-* **rebuilt**: FB-Test-S plus the triples of this pipeline's own pool at depth ≤ d (``kgeval.pooling``),
+* **rebuilt**: FB-Test-S plus the triples of this pipeline's own pool at depth ≤ d (``kgeval.pools.pooling``),
   labelled by the published annotations where a label exists; a pooled triple without a published label is
   *pooled but unjudged* (trec_eval's qrels value −1, which infAP uses; every other measure treats it as
   non-relevant, like any unjudged document). With pre-filtering, triples the filter removes count as judged
@@ -20,14 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .data.kg import KnowledgeGraph
-from .data.labels import read_labels
-from .data.testsets import TestSet
-from .dumps import Dump
-from .io import atomic_open
-from .metrics.evaluate import Qrels
+from ..data.kg import KnowledgeGraph
+from ..data.labels import read_labels
+from ..data.testsets import TestSet
+from ..io import atomic_open
+from ..metrics.evaluate import Qrels
+from ..scores.dumps import Dump
+from ..scores.ranking import judged_entities
 from .pooling import Pool, triple_key
-from .ranking import judged_entities
 
 
 @dataclass

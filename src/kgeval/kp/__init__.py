@@ -1,0 +1,1 @@
+"""Knowledge Persistence (workflow/rules/kp.smk): the metric, the energy measurement and the steps of the KP rules."""

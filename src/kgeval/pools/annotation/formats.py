@@ -1,0 +1,92 @@
+"""The file formats of the annotation round trip: sheet and template headers, batch names, verified sources."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from ...errors import InputError
+from ...io import atomic_open
+
+EXPORT_HEADER = ["batch", "item", "head_id", "relation", "tail_id", "head_name", "tail_name", "question",
+                 "label", "source_link", "note"]
+
+# The adjudication sheet adds both annotators' answers, for the adjudicator to read (not validated).
+CONTEXT_COLUMNS = ["label_a", "source_link_a", "note_a", "label_b", "source_link_b", "note_b"]
+
+ADJUDICATION_HEADER = EXPORT_HEADER + CONTEXT_COLUMNS
+
+TEMPLATE_HEADER = ["relation", "template", "source"]
+
+TEMPLATE_SOURCES = ("hand", "derived")
+
+# Sources the paper calls verified (Wikipedia, IMDb, AllMusic, ...): links elsewhere are accepted but listed in
+# the merge report for the adjudicator or curator to check. A link matches a domain or any of its subdomains.
+VERIFIED_SOURCES = (
+    "wikipedia.org", "wikidata.org", "imdb.com", "allmusic.com", "discogs.com", "musicbrainz.org",
+    "britannica.com", "rottentomatoes.com", "boxofficemojo.com", "the-numbers.com", "oscars.org",
+    "grammy.com", "emmys.com", "goldenglobes.com", "bafta.org", "olympics.com", "olympedia.org",
+    "sports-reference.com", "baseball-reference.com", "basketball-reference.com", "pro-football-reference.com",
+    "hockey-reference.com", "fbref.com", "transfermarkt.com", "census.gov", "congress.gov", "bioguide.congress.gov",
+    "rockhall.com", "nndb.com", "findagrave.com", "usda.gov", "who.int", "cdc.gov", "nih.gov", "un.org",
+    "worldbank.org", "cia.gov",
+)
+
+_BATCH_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+_SUFFIX_RE = re.compile(r"_(s|\d+)$")
+
+Triple = tuple[str, str, str]
+
+
+def _read_sheet(path: str | Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """Header and ``(first line number, stripped fields)`` rows of a TSV written by us or a spreadsheet.
+
+    Fully blank rows are skipped; a BOM and CRLF/CR endings are accepted; quoted fields are unquoted."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from exc
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, data[: exc.start].count(b"\n") + 1, f"not valid UTF-8: {exc.reason}") from exc
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t", quotechar='"', strict=True)
+    header: list[str] | None = None
+    rows: list[tuple[int, list[str]]] = []
+    while True:
+        start = reader.line_num + 1
+        try:
+            raw = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise InputError(path, start, f"malformed quoting: {exc}") from exc
+        fields = [f.strip() for f in raw]
+        if not any(fields):
+            continue
+        if header is None:
+            if start != 1:
+                raise InputError(path, start, "the header must be the first line")
+            header = fields
+        else:
+            rows.append((start, fields))
+    if header is None:
+        raise InputError(path, 1, "empty file: expected a header row")
+    return header, rows
+
+
+def _write_sheet(out: str | Path, header: list[str], rows: Iterable[list[str]]) -> None:
+    with atomic_open(out) as fh:
+        _write_sheet_to(fh, header, rows)
+
+
+def _write_sheet_to(fh, header: list[str], rows: Iterable[list[str]]) -> None:
+    writer = csv.writer(fh, delimiter="\t", quotechar='"', quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow(row)

@@ -1,1 +1,0 @@
-"""Workflow steps that combine several modules (one function per rule)."""

@@ -1,0 +1,1 @@
+"""Summary tables (workflow/rules/tables.smk): model quality, findings and run times."""
