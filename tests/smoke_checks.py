@@ -59,11 +59,14 @@ def main() -> int:
 
     for testset in QUESTIONS:
         ev = pd.read_csv(root / f"results/metrics/{testset}/evaluation.csv")
-        check(sorted(ev["System"]) == sorted(models), f"{testset}: one evaluation row per model ({len(ev)} rows)")
+        dataset = config["test_sets"][testset]["dataset"]
+        outside = [n for n, e in config.get("external_systems", {}).items() if e["dataset"] == dataset]
+        check(sorted(ev["System"]) == sorted(models + outside),
+              f"{testset}: one evaluation row per model and outside system {outside} ({len(ev)} rows)")
         for col in ("micro_mrr", "macro_mrr"):
             vals = ev[col].to_numpy(dtype=float)
             check(bool(np.all(np.isfinite(vals)) and np.all((vals > 0) & (vals <= 1))),
-                  f"{testset}: {col} finite and in (0, 1] for every model ({np.round(vals, 4).tolist()})")
+                  f"{testset}: {col} finite and in (0, 1] for every system ({np.round(vals, 4).tolist()})")
 
     for testset, n in QRELS_LINES.items():
         lines = (root / f"results/trec/{testset}/qrels.txt").read_text().splitlines()

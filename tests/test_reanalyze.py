@@ -87,3 +87,78 @@ def test_runs_on_the_pipelines_own_tables(pooled, synth_kg, tmp_path):
     d3 = f4[(f4["Metric"] == "micro_mrr") & (f4["Depth"] == 3)]["tau"].iloc[0]
     assert d3 == pytest.approx(tau_between(table[table["Depth"] == 0], table[table["Depth"] == 3], "micro_mrr"))
     assert np.isfinite(pd.read_csv(tmp_path / "out/table4.csv")["micro_mrr"]).all()
+
+
+# ---- Figures 6, 7 and 8 from the release's other tables ---------------------------------------------------------
+def release_extras(root):
+    """lp_per_rel.csv, discriminative_power.csv and stability.csv in the release's layouts (its system names)."""
+    for name, shift in (("FB-Test-O", 0.0), ("FB-Test-S", -0.1), ("FB-Test-S-C", 0.05)):
+        write(root, name, "lp_per_rel.csv", pd.DataFrame({
+            "System": ["fb15k-237-hitter"] * 3 + ["fb15k-237-atte"] * 3,
+            "Relation": ["/r/a", "/r/b", "/r/c"] * 2,
+            "micro_mrr": [0.2 + shift, 0.5 + shift, 0.9 + shift, 0.1, 0.1, 0.1]}))
+    # three systems, every pair in both orders, as the release writes them
+    pairs = [("A", "B"), ("A", "C"), ("B", "C")]
+    p = {"micro_mrr": [0.01, 0.2, 0.04], "macro_mrr": [0.5, 0.001, 0.002], "gm_map": [0.3, 0.3, 0.3]}
+    rows = [{"SystemA": a, "SystemB": b, **{m: v[i] for m, v in p.items()}} for i, (a, b) in enumerate(pairs)]
+    rows += [{**r, "SystemA": r["SystemB"], "SystemB": r["SystemA"]} for r in rows]
+    write(root, "FB-Test-S-C", "discriminative_power.csv", pd.DataFrame(rows))
+    write(root, "FB-Test-O", "stability.csv", pd.DataFrame({
+        "Metric": ["micro_mrr"] * 4, "Size": [0.5, 0.5, 0.8, 0.8], "Repeat": [0, 1, 0, 1],
+        "tau": [0.6, 0.8, 0.9, 1.0]}))
+
+
+def test_figures_6_7_8_from_release_tables(tmp_path):
+    hand_tables(tmp_path / "release")
+    release_extras(tmp_path / "release")
+    out = tmp_path / "out"
+    notes = reanalyze(tmp_path / "release", out)
+    written = (out / "notes.txt").read_text().splitlines()[0]
+    assert "figure6" in written and "figure7" in written and "figure8" in written
+    for f in ("figure6.png", "figure6.pdf", "figure7.png", "figure8.png", "figure8.pdf"):
+        assert (out / f).stat().st_size > 0
+
+    # Figure 6: HittER found under the release's name; its per-relation values as written, per test set
+    f6 = pd.read_csv(out / "figure6.csv")
+    assert set(f6["System"]) == {"fb15k-237-hitter"}
+    s = f6[f6["TestSet"] == "FB-Test-S"].sort_values("relation")
+    assert s["micro_mrr"].tolist() == pytest.approx([0.1, 0.4, 0.8])
+    assert any("FB-Test-O 0.5000, FB-Test-S 0.4000, FB-Test-S-C 0.5500" in n for n in notes)
+
+    # Figure 7: mean and sd of tau per subset size
+    f7 = pd.read_csv(out / "figure7_summary.csv").set_index("Size")
+    assert f7.loc[0.5, "mean"] == pytest.approx(0.7) and f7.loc[0.5, "std"] == pytest.approx(np.std([0.6, 0.8], ddof=1))
+    assert f7.loc[0.8, "mean"] == pytest.approx(0.95) and (f7["TestSet"] == "FB-Test-O").all()
+
+    # Figure 8: three unordered pairs (the file lists six rows); share of p < 0.05 and mean p by hand;
+    # gm_map is not a metric of the figure
+    f8 = pd.read_csv(out / "figure8_summary.csv").set_index("Metric")
+    assert list(f8.index) == ["micro_mrr", "macro_mrr"]
+    assert (f8["pairs"] == 3).all() and (f8["TestSet"] == "FB-Test-S-C").all() and (f8["Test"] == "t-test").all()
+    assert f8.loc["micro_mrr", "significant_share"] == pytest.approx(2 / 3)
+    assert f8.loc["micro_mrr", "mean_p"] == pytest.approx((0.01 + 0.2 + 0.04) / 3)
+    assert f8.loc["macro_mrr", "significant_share"] == pytest.approx(2 / 3)
+
+
+def test_figure6_names_a_missing_system(tmp_path):
+    hand_tables(tmp_path / "release")
+    release_extras(tmp_path / "release")
+    notes = reanalyze(tmp_path / "release", tmp_path / "out", figure6_system="TuckER")
+    assert any("figure6 skipped" in n for n in notes) and not (tmp_path / "out" / "figure6.png").exists()
+
+
+def test_discriminative_power_without_pair_columns_is_an_error(tmp_path):
+    hand_tables(tmp_path / "release")
+    write(tmp_path / "release", "FB-Test-O", "discriminative_power.csv", pd.DataFrame({"x": [1], "micro_mrr": [0.1]}))
+    with pytest.raises(InputError, match="discriminative_power.csv.*SystemA"):
+        reanalyze(tmp_path / "release", tmp_path / "out")
+
+
+def test_command_line_hides_fonttools_lines_unless_verbose(tmp_path, capfd):
+    hand_tables(tmp_path / "release")
+    release_extras(tmp_path / "release")
+    assert main(["reanalyze", str(tmp_path / "release"), str(tmp_path / "a")]) == 0
+    quiet = capfd.readouterr().err
+    assert "figure6: median" in quiet and "fontTools" not in quiet
+    assert main(["-v", "reanalyze", str(tmp_path / "release"), str(tmp_path / "b")]) == 0
+    assert "fontTools" in capfd.readouterr().err

@@ -196,6 +196,8 @@ def _reanalyze(p: argparse.ArgumentParser):
     p.add_argument("out", help="output folder")
     p.add_argument("--names", default="", help="role=folder pairs overriding the published folder names, e.g. "
                    "original=Synth-Test-O,sample=Synth-Test-S,complete=Synth-Test-S-C,second=Synth2")
+    p.add_argument("--figure6-system", default="HittER",
+                   help="the system whose per-relation micro MRR Figure 6 draws (default HittER, as the paper)")
 
     def run(a):
         from .analysis.reanalyze import reanalyze
@@ -204,7 +206,7 @@ def _reanalyze(p: argparse.ArgumentParser):
         unknown = set(names) - {"original", "sample", "complete", "second"}
         if unknown:
             raise SystemExit(f"kgeval reanalyze: unknown role(s) {sorted(unknown)}")
-        notes = reanalyze(a.folder, a.out, names)
+        notes = reanalyze(a.folder, a.out, names, figure6_system=a.figure6_system)
         print(f"{a.out}: done" + (f"; {len(notes)} note(s) in notes.txt" if notes else ""))
         return 0
 
@@ -339,12 +341,14 @@ def _evaluate(p: argparse.ArgumentParser):
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="kgeval", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also show the INFO lines of third-party libraries (fontTools, matplotlib, …)")
     sub = parser.add_subparsers(dest="cmd", required=True)
     runners = {}
     for name, (add, help_) in {**BUILTIN, **COMMANDS}.items():
         runners[name] = add(sub.add_parser(name, help=help_))
     args = parser.parse_args(argv)
-    setup_logging()
+    setup_logging(verbose=args.verbose)
     enable_bars()  # on a terminal; redirected to a file, long commands log plain progress lines
     try:
         return int(runners[args.cmd](args) or 0)

@@ -189,6 +189,21 @@ def check_references(config: dict[str, Any], models: bool = True) -> None:
     study = config["study"]
     if tests[study["sample"]]["kind"] != "sample" or tests[study["complete"]]["kind"] != "pooled":
         raise ConfigError("config key study: 'sample' must be a sample test set and 'complete' a pooled one")
+    for name, ext in config.get("external_systems", {}).items():
+        key = f"config key external_systems/{name}"
+        if name in config["models"]:
+            raise ConfigError(f"{key}: {name!r} is already a model of the study; give the outside system another name")
+        if ext["dataset"] not in datasets:
+            raise ConfigError(f"{key}/dataset: unknown dataset {ext['dataset']!r}")
+        own = [t for t, ts in tests.items() if ts["dataset"] == ext["dataset"]]
+        if "runs" in ext:
+            stray = sorted(set(ext["runs"]) - set(own))
+            if stray:
+                raise ConfigError(f"{key}/runs: {stray} are not test sets of dataset {ext['dataset']}")
+            lacking = [t for t in own if t not in ext["runs"]]
+            if lacking:
+                raise ConfigError(f"{key}/runs: no run for test set(s) {lacking} of dataset {ext['dataset']} "
+                                  "(the study compares every system on every test set)")
     for name in config.get("evaluation", {}).get("trec_export", {}).get("test_sets", []):
         if name not in tests:
             raise ConfigError(f"config key evaluation/trec_export/test_sets: unknown test set {name!r}")

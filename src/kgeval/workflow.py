@@ -9,8 +9,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+# fontTools logs a line per font table it subsets whenever matplotlib writes a PDF
+QUIET_LOGGERS = ("fontTools", "matplotlib", "PIL", "numba", "h5py")
 
-def setup_logging(log_file: str | None = None, level: int = logging.INFO) -> None:
+
+def setup_logging(log_file: str | None = None, level: int = logging.INFO, verbose: bool = False) -> None:
+    """Log to stderr (and ``log_file``); third-party libraries' INFO lines only when ``verbose``."""
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:
         os.makedirs(os.path.dirname(log_file) or ".", exist_ok=True)
@@ -18,6 +22,8 @@ def setup_logging(log_file: str | None = None, level: int = logging.INFO) -> Non
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         handlers=handlers, force=True)
     logging.captureWarnings(True)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.NOTSET if verbose else logging.WARNING)
 
 
 def run_step(snakemake: Any, func: Callable[..., Any], **kwargs: Any) -> Any:

@@ -26,6 +26,8 @@ TRAINED_MODELS = [
 LIBKGE_MODELS = [
     m for m in SYSTEMS if config["models"][m].get("source", "train") == "libkge"
 ]
+# outside systems (config key external_systems): scored on their dataset's test sets beside the models
+EXTERNAL_SYSTEMS = list(config["external_systems"])
 
 
 def alternatives(values):
@@ -178,11 +180,27 @@ def get_testset_kg(wildcards):
     return f"resources/datasets/{testset_dataset(wildcards.testset)}/kg.npz"
 
 
+def testset_systems(testset):
+    """The models, then the outside systems of the test set's dataset."""
+    dataset = testset_dataset(testset)
+    return SYSTEMS + [
+        s for s in EXTERNAL_SYSTEMS if config["external_systems"][s]["dataset"] == dataset
+    ]
+
+
 def get_testset_dumps(wildcards):
     return {
         f"dump_{system}": f"results/scores/{wildcards.testset}/{system}"
-        for system in SYSTEMS
+        for system in testset_systems(wildcards.testset)
     }
+
+
+def get_external_system_files(wildcards):
+    """What an outside system is read from on one test set: its run file, or its model (checkpoint or folder)."""
+    spec = config["external_systems"][wildcards.model]
+    if "runs" in spec:
+        return {"system": spec["runs"].get(wildcards.testset, [])}
+    return {"system": spec["system"]}
 
 
 POOLED_SETS = [t for t in TEST_SETS if config["test_sets"][t]["kind"] == "pooled"]

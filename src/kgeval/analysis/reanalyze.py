@@ -8,10 +8,26 @@ column ``System``)::
     <original|sample|complete>/lp_per_rel_type.csv                  (System, QuestionType, RelationType, …)
     <complete>/lp_sample_rel_dist.csv
 
+and, where present::
+
+    <original|sample|complete>/lp_per_rel.csv        (System, Relation, micro_mrr, …): Figure 6
+    <any test set>/discriminative_power.csv         (SystemA, SystemB, one p-value column per metric): Figure 8
+    <any test set>/stability.csv                    (Metric, Size, tau: one row per subsample): Figure 7
+
 with the published folder names by default (FB-Test-O, FB-Test-S, FB-Test-S-C, WN18RR). Writes Figure 3, 4 and
-5 (CSV, PNG, PDF), Tables 3 and 4, τ between every pair of test sets for every shared metric, and the
-cross-dataset comparison of raw and chance-adjusted metrics where those columns exist. A missing file skips
-the outputs that need it, with a note in ``notes.txt``; a malformed table is an error naming the file.
+5 (CSV, PNG, PDF), Tables 3 and 4, Figures 6, 7 and 8 where their tables exist, τ between every pair of test sets
+for every shared metric, and the cross-dataset comparison of raw and chance-adjusted metrics where those columns
+exist. A missing file skips the outputs that need it, with a note in ``notes.txt``; a malformed table is an error
+naming the file.
+
+Figure 6 draws one system (``figure6_system``, HittER by default, as in the paper), matched exactly, then without
+regard to case, then as the last ``-``-separated part of the release's names (``fb15k-237-hitter``). The release's
+``discriminative_power.csv`` holds the p-values of the paired t-test of every system pair (the paper's Figure 8;
+each pair in both orders, read once);
+Figure 8 draws the metrics of the study's Figure 8 (micro and macro MRR and Hits@10, MAP@20, nDCG@20) that the
+file has, and ``figure8_summary.csv`` gives, per test set and metric, the pairs, the share significant at
+α = 0.05 and the mean p-value (the area under the sorted p-value curve divided by the number of pairs: smaller is
+more discriminative).
 """
 
 from __future__ import annotations
@@ -26,11 +42,16 @@ from ..errors import InputError
 from ..io import atomic_open, write_csv, write_table
 from ..metrics.registry import REGISTRY
 from . import families, figures, study
-from .selections import FIG3, FIG4, FIG5, TABLE3, TABLE4
+from .selections import FIG3, FIG4, FIG5, FIG6, MACRO_STUDY, MICRO_STUDY, TABLE3, TABLE4
 
 log = logging.getLogger(__name__)
 
 PUBLISHED_NAMES = {"original": "FB-Test-O", "sample": "FB-Test-S", "complete": "FB-Test-S-C", "second": "WN18RR"}
+ROLES = ("original", "sample", "complete", "second")
+LABEL_COLUMNS = ("System", "SystemA", "SystemB", "QuestionType", "RelationType", "Relation", "TestSet", "Metric",
+                 "Test")
+FIG8_METRICS = MICRO_STUDY + MACRO_STUDY
+ALPHA = 0.05
 
 
 def read_table(path: Path, required: tuple[str, ...] = ("System",)) -> pd.DataFrame:
@@ -41,12 +62,14 @@ def read_table(path: Path, required: tuple[str, ...] = ("System",)) -> pd.DataFr
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise InputError(path, 1, f"header lacks column(s) {missing}")
-    if df["System"].isna().any():
-        raise InputError(path, int(df.index[df["System"].isna()][0]) + 2, "row without a System")
-    dup = df.duplicated([c for c in required if c in df.columns])
+    for c in ("System", "SystemA", "SystemB"):
+        if c in required and df[c].isna().any():
+            raise InputError(path, int(df.index[df[c].isna()][0]) + 2, f"row without a {c}")
+    keys = [c for c in required if c in df.columns]
+    dup = df.duplicated(keys) if keys else pd.Series(False, index=df.index)
     if dup.any():
         raise InputError(path, int(df.index[dup][0]) + 2, "duplicate row for the same system")
-    numeric = [c for c in df.columns if c not in ("System", "QuestionType", "RelationType")]
+    numeric = [c for c in df.columns if c not in LABEL_COLUMNS]
     for c in numeric:
         bad = pd.to_numeric(df[c], errors="coerce").isna() & df[c].notna()
         if bad.any():
@@ -54,7 +77,45 @@ def read_table(path: Path, required: tuple[str, ...] = ("System",)) -> pd.DataFr
     return df
 
 
-def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None = None) -> list[str]:
+def match_system(systems, wanted: str) -> str | None:
+    """The name in ``systems`` that stands for ``wanted``: the same, the same up to case, or the last
+    ``-``-separated part of the name up to case (the release calls HittER ``fb15k-237-hitter``)."""
+    systems = list(dict.fromkeys(systems))
+    for test in (lambda s: s == wanted, lambda s: s.lower() == wanted.lower(),
+                 lambda s: s.lower().rsplit("-", 1)[-1] == wanted.lower()):
+        hits = [s for s in systems if test(str(s))]
+        if hits:
+            return hits[0]
+    return None
+
+
+def pvalues_long(df: pd.DataFrame, test_set: str, test: str = "t-test") -> pd.DataFrame:
+    """A discriminative-power table as rows (TestSet, Metric, Test, SystemA, SystemB, p): the release's wide layout
+    (one p-value column per metric) or the pipeline's long one (figure8_pvalues.csv: Metric, Test, p)."""
+    if {"Metric", "p"} <= set(df.columns):
+        long = df.copy()
+        long["Test"] = long["Test"] if "Test" in long else test
+    else:
+        metrics = [c for c in df.columns if c not in LABEL_COLUMNS]
+        # the release lists every pair in both orders: keep one row per unordered pair
+        pair = df[["SystemA", "SystemB"]].astype(str)
+        df = df[~pd.Series([frozenset(t) for t in pair.itertuples(index=False)], index=df.index).duplicated()]
+        long = df.melt(id_vars=["SystemA", "SystemB"], value_vars=metrics, var_name="Metric", value_name="p")
+        long["Test"] = test
+    long["TestSet"] = test_set
+    return long
+
+
+def discrimination_summary(long: pd.DataFrame, alpha: float = ALPHA) -> pd.DataFrame:
+    """Per test set, test and metric: the system pairs, the share with p < α, and the mean p-value."""
+    g = long.dropna(subset=["p"]).groupby(["TestSet", "Test", "Metric"], sort=False)["p"]
+    out = g.agg(pairs="count", mean_p="mean").reset_index()
+    out["significant_share"] = g.apply(lambda p: float((p < alpha).mean())).to_numpy()
+    return out[["TestSet", "Test", "Metric", "pairs", "significant_share", "mean_p"]]
+
+
+def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None = None,
+              figure6_system: str = "HittER") -> list[str]:
     """Write every analysis the tables allow into ``out``; return the notes (what was skipped and why)."""
     folder, out = Path(folder), Path(out)
     names = {**PUBLISHED_NAMES, **(names or {})}
@@ -117,6 +178,10 @@ def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None 
         notes.append("table4 skipped: needs the sample's and the complete set's evaluation.csv and "
                      "lp_sample_rel_dist.csv")
 
+    _figure6(folder, out, names, figure6_system, notes, written)
+    _figure7(folder, out, names, notes, written)
+    _figure8(folder, out, names, notes, written)
+
     present = {names[r]: df for r, df in ev.items() if df is not None}
     rows = []
     unknown = set()
@@ -147,3 +212,81 @@ def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None 
     for n in notes:
         log.info("%s", n)
     return notes
+
+
+def _figure6(folder: Path, out: Path, names: dict[str, str], system: str, notes: list[str], written: list[str]) -> None:
+    per_rel = {}
+    for role in ("original", "sample", "complete"):
+        path = folder / names[role] / "lp_per_rel.csv"
+        if path.is_file():
+            per_rel[names[role]] = read_table(path, ("System", "Relation"))
+    if not per_rel:
+        notes.append("figure6 skipped: no lp_per_rel.csv")
+        return
+    rows = []
+    for name, df in per_rel.items():
+        found = match_system(df["System"], system)
+        if found is None or FIG6 not in df.columns:
+            notes.append(f"figure6: {name}/lp_per_rel.csv has no system {system!r} or no column {FIG6}")
+            continue
+        sub = df[df["System"] == found]
+        rows.append(pd.DataFrame({"TestSet": name, "System": found, "relation": sub["Relation"], FIG6: sub[FIG6]}))
+    if not rows:
+        notes.append("figure6 skipped: no test set has the system")
+        return
+    f6 = pd.concat(rows, ignore_index=True)
+    write_csv(f6, out / "figure6.csv")
+    figures.figure6(f6, FIG6, system, out / "figure6.png", out / "figure6.pdf")
+    medians = f6.groupby("TestSet", sort=False)[FIG6].median()
+    notes.append("figure6: median per-relation " + FIG6 + " of " + system + ": "
+                 + ", ".join(f"{k} {v:.4f}" for k, v in medians.items()))
+    written.append("figure6")
+
+
+def _figure7(folder: Path, out: Path, names: dict[str, str], notes: list[str], written: list[str]) -> None:
+    parts = []
+    for role in ROLES:
+        path = folder / names[role] / "stability.csv"
+        if not path.is_file():
+            continue
+        df = read_table(path, ())
+        if not {"Metric", "Size", "tau"} <= set(df.columns):
+            notes.append(f"figure7: {path} lacks the columns Metric, Size, tau (one row per subsample): skipped")
+            continue
+        df = df.assign(TestSet=df["TestSet"] if "TestSet" in df else names[role])
+        parts.append(df)
+    if not parts:
+        notes.append("figure7 skipped: no stability.csv with Metric, Size, tau")
+        return
+    summary = study.stability_summary(pd.concat(parts, ignore_index=True))
+    write_csv(summary, out / "figure7_summary.csv")
+    figures.figure7(summary, out / "figure7.png", out / "figure7.pdf")
+    written.append("figure7")
+
+
+def _figure8(folder: Path, out: Path, names: dict[str, str], notes: list[str], written: list[str]) -> None:
+    parts = []
+    for role in ROLES:
+        path = folder / names[role] / "discriminative_power.csv"
+        if not path.is_file():
+            continue
+        df = read_table(path, ())
+        if not ({"SystemA", "SystemB"} <= set(df.columns) or {"Metric", "p"} <= set(df.columns)):
+            raise InputError(path, 1, "header lacks SystemA and SystemB (wide) or Metric and p (long)")
+        parts.append(pvalues_long(df, names[role]))
+    if not parts:
+        notes.append("figure8 skipped: no discriminative_power.csv")
+        return
+    long = pd.concat(parts, ignore_index=True)
+    long = long[long["Metric"].isin(FIG8_METRICS)]
+    if long.empty:
+        notes.append(f"figure8 skipped: discriminative_power.csv has none of {FIG8_METRICS}")
+        return
+    # test sets in role order, metrics in the study's order
+    order = {name: i for i, name in enumerate(dict.fromkeys(long["TestSet"]))}
+    long = long.assign(_t=long["TestSet"].map(order), _m=long["Metric"].map(FIG8_METRICS.index))
+    long = long.sort_values(["_t", "_m"], kind="stable").drop(columns=["_t", "_m"])
+    summary = discrimination_summary(long)
+    write_csv(summary, out / "figure8_summary.csv")
+    figures.figure8(long, out / "figure8.png", out / "figure8.pdf", ALPHA, tests=list(dict.fromkeys(long["Test"])))
+    written.append("figure8")

@@ -79,6 +79,12 @@ def parse_system(spec: str, testsets: list[str], name: str | None = None) -> Sys
     return System(name or path.name.split(".")[0], "run", path, {testset: path})
 
 
+def run_in_folder(folder: Path, testset: str) -> Path | None:
+    """The run file of ``testset`` in a folder of run files named after their test sets, if there is one."""
+    found = [p for p in sorted(folder.iterdir()) if p.is_file() and _run_testset(p, [testset])]
+    return found[0] if found else None
+
+
 def load_scorer(system: System, kg: KnowledgeGraph):
     """The model of a checkpoint or PyKEEN system, with ``score_questions``, in eval mode on the CPU."""
     if system.kind == "pykeen":
