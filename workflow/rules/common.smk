@@ -184,7 +184,9 @@ def testset_systems(testset):
     """The models, then the outside systems of the test set's dataset."""
     dataset = testset_dataset(testset)
     return SYSTEMS + [
-        s for s in EXTERNAL_SYSTEMS if config["external_systems"][s]["dataset"] == dataset
+        s
+        for s in EXTERNAL_SYSTEMS
+        if config["external_systems"][s]["dataset"] == dataset
     ]
 
 
