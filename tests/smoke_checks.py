@@ -63,6 +63,19 @@ def main() -> int:
         outside = [n for n, e in config.get("external_systems", {}).items() if e["dataset"] == dataset]
         check(sorted(ev["System"]) == sorted(models + outside),
               f"{testset}: one evaluation row per model and outside system {outside} ({len(ev)} rows)")
+        # an outside system that is the very checkpoint selection kept must score exactly as that model
+        for name in outside:
+            spec = config["external_systems"][name]
+            for m in models:
+                sel = root / f"results/models/{dataset}/{m}/selection.json"
+                if not sel.is_file():
+                    continue
+                kept = json.loads(sel.read_text())["selected_seed"]
+                if spec.get("system") == f"resources/models/{dataset}/{m}/seed{kept}.pt":
+                    rows = ev.set_index("System").loc[[m, name]].drop(columns=["TestSet"], errors="ignore")
+                    kept_row, outside_row = rows.to_numpy()
+                    check(bool(np.allclose(kept_row, outside_row, equal_nan=True, rtol=0, atol=0)),
+                          f"{testset}: outside system {name} (selected seed {kept} of {m}) scores exactly as {m}")
         for col in ("micro_mrr", "macro_mrr"):
             vals = ev[col].to_numpy(dtype=float)
             check(bool(np.all(np.isfinite(vals)) and np.all((vals > 0) & (vals <= 1))),

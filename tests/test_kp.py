@@ -4,6 +4,7 @@ cases, the carbon helpers, and the workflow steps end to end on a tiny trained m
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,7 @@ import pytest
 import torch
 
 from kgeval.data.kg import KnowledgeGraph
-from kgeval.errors import ScoreError
+from kgeval.errors import ConfigError, ScoreError
 from kgeval.kp.persistence import (
     KPError,
     average_vector_length,
@@ -26,6 +27,8 @@ from kgeval.kp.persistence import (
     triple_keys,
     zero_dim_diagram,
 )
+
+SCHEMA = Path(__file__).resolve().parents[1] / "config" / "schema.yaml"
 
 torch.set_num_threads(1)
 
@@ -229,11 +232,14 @@ def test_unknown_country_is_an_error():
 
 # ---- workflow configuration and steps ------------------------------------------------------------------------------
 def _config(**kp):
+    """A configuration whose kp block holds ``kp`` with the schema's defaults (as validation leaves it)."""
+    from kgeval.config import section_defaults
+
     return {"datasets": {"D": {}, "E": {}},
             "test_sets": {"D-O": {"dataset": "D", "kind": "full"}, "E-S": {"dataset": "E", "kind": "sample"}},
             "models": {"A": {"train": {"snapshots": True}}, "B": {"train": {}},
                        "C": {"source": "libkge", "train": {"snapshots": True}}},
-            "kp": kp}
+            "kp": section_defaults(SCHEMA, "kp", kp)}
 
 
 def test_workflow_configuration():
@@ -257,6 +263,9 @@ def test_workflow_configuration():
         kp_early_stopping_models(_config(early_stopping_models=["A", "B"]), "D")
     with pytest.raises(ValueError, match="no test set of kind full"):
         kp_datasets(_config(datasets=["E"]))
+    # defaults live only in the schema: a block that validation has not filled is refused, naming the key
+    with pytest.raises(ConfigError, match="config key kp: read before validation"):
+        kp_settings({"kp": {"projections": 10}})
 
 
 def test_early_stopping_needs_snapshots(tmp_path):

@@ -119,6 +119,24 @@ def validate_workflow_config(config: dict[str, Any], schema: str | Path, models:
         raise SystemExit(1) from None
 
 
+def section_defaults(schema: str | Path, key: str, value: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The top-level block ``key`` (``value``, or empty) with the schema's defaults filled in, as validating a
+    whole config does: for code and tests that read one block without a whole config."""
+    import copy
+
+    import jsonschema
+
+    with open(schema, encoding="utf-8") as fh:
+        root = yaml.safe_load(fh)
+    sub = {"$defs": root.get("$defs", {}), **root["properties"][key]}
+    block = copy.deepcopy(value) if value is not None else {}
+    validator = _with_defaults(jsonschema.validators.validator_for(root))(sub)
+    errors = list(validator.iter_errors(block))
+    if errors:
+        raise ConfigError(schema_error_message(errors[0]))
+    return block
+
+
 def _with_defaults(validator_cls):
     validate_properties = validator_cls.VALIDATORS["properties"]
 
@@ -239,7 +257,7 @@ def run_depth(config: dict[str, Any], testset: str) -> int:
     """K of the top-K run stored in a test set's score dumps: ``evaluation/run_depth_by_testset`` where it names
     the test set, else ``evaluation/run_depth``."""
     evaluation = config.get("evaluation", {})
-    return int(evaluation.get("run_depth_by_testset", {}).get(testset, evaluation.get("run_depth", 1000)))
+    return int(evaluation["run_depth_by_testset"].get(testset, evaluation["run_depth"]))
 
 
 def model_settings(config: dict[str, Any], dataset: str, model: str) -> dict[str, Any]:

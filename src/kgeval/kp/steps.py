@@ -21,28 +21,20 @@ import numpy as np
 import pandas as pd
 
 from ..config import full_testsets, model_settings
+from ..errors import ConfigError
 from ..io import atomic_open, read_json, sha256_file, to_markdown, write_csv, write_json, write_table
 from ..metrics.kendall import tau_b
 
 log = logging.getLogger(__name__)
 
 # ---- workflow configuration (read by workflow/rules/kp.smk at parse time: keep this module light) -------------
-KP_DEFAULTS: dict[str, Any] = {
-    "datasets": None, "sample_multiple": 1.0, "projections": 50, "seed": 0, "p": 2.0, "batch_size": 4096,
-    "splits": ["test", "train"], "early_stopping_models": None, "early_stopping_splits": ["valid", "test"],
-    "early_stopping_test_mrr": True, "timing_splits": ["valid", "test"], "timing_repeats": 3,
-    "timing_min_seconds": 5.0, "country_iso_code": "USA", "measure_power_secs": 1.0, "projection": {},
-}
-PROJECTION_DEFAULTS: dict[str, Any] = {
-    "gpu": "NVIDIA Tesla P100 PCIe 16 GB", "power_w": 250.0, "pue": 1.0, "intensity_g_per_kwh": 475.0,
-    "epochs": 100, "eval_every": 5,
-}
-
-
 def kp_settings(config: dict[str, Any]) -> dict[str, Any]:
-    """The ``kp`` block of the configuration with every default filled in (``projection`` too)."""
-    kp = {**KP_DEFAULTS, **(config.get("kp") or {})}
-    kp["projection"] = {**PROJECTION_DEFAULTS, **(kp.get("projection") or {})}
+    """The ``kp`` block of a validated configuration: the schema (config/schema.yaml) fills every default, and is
+    the only place a default lives."""
+    kp = config.get("kp")
+    if not kp or "projections" not in kp or "power_w" not in kp.get("projection", {}):
+        raise ConfigError("config key kp: read before validation filled its defaults (kgeval.config.validate_config, "
+                          "or section_defaults for the block alone)")
     return kp
 
 
