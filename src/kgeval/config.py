@@ -30,23 +30,32 @@ def validate_config(config: dict[str, Any], schema: str | Path, models: bool = T
 def check_schema(config: dict[str, Any], schema: str | Path) -> dict[str, Any]:
     """Validate against the JSON schema, filling defaults; the first error is raised as a one-line
     :class:`ConfigError` naming the key, what was expected and, for an unknown key, the closest valid one."""
-    import jsonschema
-
-    try:
-        with open(schema, encoding="utf-8") as fh:
-            schema_obj = yaml.safe_load(fh)
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{schema}: cannot read the config schema: {exc}") from None
+    schema_obj = _read_schema(schema)
     if not isinstance(config, dict):
         raise ConfigError(f"the config is a {type(config).__name__}, expected a mapping of keys to values")
-    validator_cls = jsonschema.validators.validator_for(schema_obj)
-    validator = _with_defaults(validator_cls)(schema_obj)
+    _fill_and_check(config, schema_obj, schema_obj)
+    return config
+
+
+def _read_schema(schema: str | Path) -> dict[str, Any]:
+    try:
+        with open(schema, encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{schema}: cannot read the config schema: {exc}") from None
+
+
+def _fill_and_check(instance: dict[str, Any], sub_schema: dict[str, Any], root: dict[str, Any]) -> None:
+    """Validate ``instance`` against ``sub_schema`` (of the schema ``root``), filling defaults in place; the first
+    error as a one-line :class:`ConfigError`."""
+    import jsonschema
+
+    validator = _with_defaults(jsonschema.validators.validator_for(root))(sub_schema)
     # an unknown key first: a misspelt key also shows up as a missing required one
-    errors = sorted(validator.iter_errors(config),
+    errors = sorted(validator.iter_errors(instance),
                     key=lambda e: (e.validator != "additionalProperties", [str(p) for p in e.absolute_path]))
     if errors:
         raise ConfigError(schema_error_message(errors[0]))
-    return config
 
 
 def _short(value: Any, limit: int = 60) -> str:
@@ -124,16 +133,9 @@ def section_defaults(schema: str | Path, key: str, value: dict[str, Any] | None 
     whole config does: for code and tests that read one block without a whole config."""
     import copy
 
-    import jsonschema
-
-    with open(schema, encoding="utf-8") as fh:
-        root = yaml.safe_load(fh)
-    sub = {"$defs": root.get("$defs", {}), **root["properties"][key]}
+    root = _read_schema(schema)
     block = copy.deepcopy(value) if value is not None else {}
-    validator = _with_defaults(jsonschema.validators.validator_for(root))(sub)
-    errors = list(validator.iter_errors(block))
-    if errors:
-        raise ConfigError(schema_error_message(errors[0]))
+    _fill_and_check(block, {"$defs": root.get("$defs", {}), **root["properties"][key]}, root)
     return block
 
 

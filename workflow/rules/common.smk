@@ -201,7 +201,7 @@ def get_external_system_files(wildcards):
     """What an outside system is read from on one test set: its run file, or its model (checkpoint or folder)."""
     spec = config["external_systems"][wildcards.model]
     if "runs" in spec:
-        return {"system": spec["runs"].get(wildcards.testset, [])}
+        return {"system": spec["runs"][wildcards.testset]}
     return {"system": spec["system"]}
 
 

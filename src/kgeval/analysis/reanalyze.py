@@ -214,12 +214,15 @@ def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None 
     return notes
 
 
+def _present(folder: Path, names: dict[str, str], roles, file: str) -> dict[str, Path]:
+    """Test-set name -> path of ``file`` in the folder of each role that has it, in role order."""
+    paths = {names[role]: folder / names[role] / file for role in roles}
+    return {name: path for name, path in paths.items() if path.is_file()}
+
+
 def _figure6(folder: Path, out: Path, names: dict[str, str], system: str, notes: list[str], written: list[str]) -> None:
-    per_rel = {}
-    for role in ("original", "sample", "complete"):
-        path = folder / names[role] / "lp_per_rel.csv"
-        if path.is_file():
-            per_rel[names[role]] = read_table(path, ("System", "Relation"))
+    per_rel = {name: read_table(path, ("System", "Relation"))
+               for name, path in _present(folder, names, ("original", "sample", "complete"), "lp_per_rel.csv").items()}
     if not per_rel:
         notes.append("figure6 skipped: no lp_per_rel.csv")
         return
@@ -245,16 +248,12 @@ def _figure6(folder: Path, out: Path, names: dict[str, str], system: str, notes:
 
 def _figure7(folder: Path, out: Path, names: dict[str, str], notes: list[str], written: list[str]) -> None:
     parts = []
-    for role in ROLES:
-        path = folder / names[role] / "stability.csv"
-        if not path.is_file():
-            continue
+    for name, path in _present(folder, names, ROLES, "stability.csv").items():
         df = read_table(path, ())
         if not {"Metric", "Size", "tau"} <= set(df.columns):
             notes.append(f"figure7: {path} lacks the columns Metric, Size, tau (one row per subsample): skipped")
             continue
-        df = df.assign(TestSet=df["TestSet"] if "TestSet" in df else names[role])
-        parts.append(df)
+        parts.append(df.assign(TestSet=df["TestSet"] if "TestSet" in df else name))
     if not parts:
         notes.append("figure7 skipped: no stability.csv with Metric, Size, tau")
         return
@@ -266,14 +265,11 @@ def _figure7(folder: Path, out: Path, names: dict[str, str], notes: list[str], w
 
 def _figure8(folder: Path, out: Path, names: dict[str, str], notes: list[str], written: list[str]) -> None:
     parts = []
-    for role in ROLES:
-        path = folder / names[role] / "discriminative_power.csv"
-        if not path.is_file():
-            continue
+    for name, path in _present(folder, names, ROLES, "discriminative_power.csv").items():
         df = read_table(path, ())
         if not ({"SystemA", "SystemB"} <= set(df.columns) or {"Metric", "p"} <= set(df.columns)):
             raise InputError(path, 1, "header lacks SystemA and SystemB (wide) or Metric and p (long)")
-        parts.append(pvalues_long(df, names[role]))
+        parts.append(pvalues_long(df, name))
     if not parts:
         notes.append("figure8 skipped: no discriminative_power.csv")
         return

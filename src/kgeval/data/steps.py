@@ -122,7 +122,7 @@ def verify_resources(manifest: str | Path, files: list[str], out: str | Path, en
     rows = []
     if len(entries) != len(files):
         raise ValueError(f"{len(files)} files but {len(entries)} manifest entries")
-    for path, rel in zip(files, entries, strict=True):
+    for path, rel in zip(files, entries):
         res = resources[rel]
         try:
             verify(path, res)

@@ -11,7 +11,7 @@ from typing import Any
 from ..data.kg import KnowledgeGraph
 from ..errors import ConfigError
 from .pykeen import is_pykeen_dir
-from .systems import System, dump_system, load_scorer, parse_system, run_in_folder
+from .systems import System, dump_system, load_scorer, parse_system, runs_in_folder
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,7 @@ def configured_system(name: str, spec: dict[str, Any], testset: str) -> System:
         return System(name, "run", path, {testset: path})
     path = Path(spec["system"])
     if path.is_dir() and not is_pykeen_dir(path):  # a folder of run files, one per test set
-        run = run_in_folder(path, testset)
+        run = runs_in_folder(path, [testset]).get(testset)
         if run is None:
             raise ConfigError(f"config key external_systems/{name}/system: {path} holds no run file named after "
                               f"test set {testset} ({testset}.run, {testset}.run.gz, …) and is not a PyKEEN folder")

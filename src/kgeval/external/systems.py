@@ -47,6 +47,11 @@ def _run_testset(path: Path, testsets: list[str]) -> str | None:
     return stem if stem in testsets else None
 
 
+def runs_in_folder(folder: Path, testsets: list[str]) -> dict[str, Path]:
+    """Test set -> run file, for the files of ``folder`` named after one of ``testsets``."""
+    return {t: p for p in sorted(folder.iterdir()) if p.is_file() and (t := _run_testset(p, testsets))}
+
+
 def parse_system(spec: str, testsets: list[str], name: str | None = None) -> System:
     """One SYSTEM argument (see the module docstring) against the dataset's test sets."""
     prefix, _, rest = spec.partition("=")
@@ -62,7 +67,7 @@ def parse_system(spec: str, testsets: list[str], name: str | None = None) -> Sys
     if path.is_dir():
         if pykeen_io.is_pykeen_dir(path):
             return System(name or path.name, "pykeen", path)
-        runs = {t: p for p in sorted(path.iterdir()) if p.is_file() and (t := _run_testset(p, testsets))}
+        runs = runs_in_folder(path, testsets)
         if not runs:
             raise InputError(path, None, f"neither a PyKEEN folder ({pykeen_io.MODEL_FILE}) nor a folder of run "
                                          f"files named after a test set ({', '.join(testsets)})")
@@ -77,12 +82,6 @@ def parse_system(spec: str, testsets: list[str], name: str | None = None) -> Sys
         raise InputError(path, None, f"which test set is this run for? Write TESTSET={path} or name the file after "
                                      f"its test set ({', '.join(testsets)})")
     return System(name or path.name.split(".")[0], "run", path, {testset: path})
-
-
-def run_in_folder(folder: Path, testset: str) -> Path | None:
-    """The run file of ``testset`` in a folder of run files named after their test sets, if there is one."""
-    found = [p for p in sorted(folder.iterdir()) if p.is_file() and _run_testset(p, [testset])]
-    return found[0] if found else None
 
 
 def load_scorer(system: System, kg: KnowledgeGraph):

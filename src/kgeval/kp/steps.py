@@ -27,6 +27,7 @@ from ..metrics.kendall import tau_b
 
 log = logging.getLogger(__name__)
 
+
 # ---- workflow configuration (read by workflow/rules/kp.smk at parse time: keep this module light) -------------
 def kp_settings(config: dict[str, Any]) -> dict[str, Any]:
     """The ``kp`` block of a validated configuration: the schema (config/schema.yaml) fills every default, and is
