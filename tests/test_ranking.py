@@ -126,6 +126,20 @@ def test_nan_score_names_model_and_question():
         run_engine(kg, full_test(kg, "T"), table_scorer(bad), model_name="M")
 
 
+def test_infinite_score_is_caught_and_huge_finite_scores_are_not(monkeypatch):
+    # the engine checks a batch's sum first: +inf must still be reported, and finite scores whose sum
+    # overflows float32 must pass the exact check and rank as usual
+    kg = tiny_kg()
+    bad = dict(SCORES)
+    bad[(TAIL, 0, 0)] = [9.0, 7.0, float("inf"), 7.0, 7.0]
+    with pytest.raises(ScoreError, match=r"non-finite score inf for question tail0 .* candidate 2"):
+        run_engine(kg, full_test(kg, "T"), table_scorer(bad), model_name="M")
+    big = {key: [{9.0: 3.0e38, 8.0: 2.9e38}.get(v, v) for v in row] for key, row in SCORES.items()}
+    a = run_engine(kg, full_test(kg, "T"), table_scorer(SCORES))
+    b = run_engine(kg, full_test(kg, "T"), table_scorer(big))
+    assert np.array_equal(a.n_gt, b.n_gt) and np.array_equal(a.n_eq, b.n_eq)
+
+
 def brute_force_micro(kg, ts, scorer):
     """Realistic micro ranks by the textbook loop: filter every other known answer."""
     known = {tuple(t) for t in kg.known(("train", "valid")).tolist()} | {tuple(t) for t in ts.positives.tolist()}
@@ -142,7 +156,10 @@ def brute_force_micro(kg, ts, scorer):
 
 
 @pytest.mark.parametrize("ties", [False, True])
-def test_engine_equals_brute_force_on_synthetic(synth_kg, synth_dir, ties):
+@pytest.mark.parametrize("block_cells", [None, 1, 3 * 128])
+def test_engine_equals_brute_force_on_synthetic(synth_kg, synth_dir, ties, block_cells, monkeypatch):
+    if block_cells:  # counting in blocks of one row, or of a few rows cutting through questions' answer lists
+        monkeypatch.setattr("kgeval.scores.ranking._COUNT_BLOCK_CELLS", block_cells)
     seed = sample_test(synth_kg, "S", synth_dir["sample_idxs"], synth_dir["samples"])
     ts = pooled_test(synth_kg, "SC", seed, synth_dir["annotations"], synth_dir["pooling_depth"])
     scorer = random_scorer(synth_kg, ties=ties)

@@ -217,8 +217,9 @@ def rank_questions(scorer: Scorer, questions: Questions, judged: Judged, known: 
             if S.shape != (len(qi), E):
                 raise ScoreError(f"model {model_name}: scorer returned shape {tuple(S.shape)}, "
                                  f"expected {(len(qi), E)}")
-            finite = torch.isfinite(S)
-            if not bool(finite.all()):
+            # one reduction instead of a boolean matrix: the sum is finite when every score is (NaN and ±inf
+            # propagate); only a sum that overflows or a real non-finite score pays for the exact check
+            if not bool(torch.isfinite(S.sum())) and not bool((finite := torch.isfinite(S)).all()):
                 bad = int(torch.nonzero(~finite.all(dim=1))[0, 0])
                 col = int(torch.nonzero(~finite[bad])[0, 0])
                 q = int(qi[bad])
@@ -279,8 +280,7 @@ def _count_above(S: torch.Tensor, rows: torch.Tensor, thresholds: torch.Tensor,
 
     Filtered cells hold -inf and never count (thresholds are finite). ``first`` marks each question's first
     judged entity: every row of S has exactly one, so those are compared against S in place; the others
-    against gathered copies of their rows. On CPU numpy's count_nonzero is several times faster than torch's
-    comparison-and-sum.
+    against gathered copies of their rows. ``rows`` is sorted.
     """
     n = len(rows)
     gt = np.zeros(n, np.int64)
@@ -289,20 +289,43 @@ def _count_above(S: torch.Tensor, rows: torch.Tensor, thresholds: torch.Tensor,
         return gt, eq
     first_t = torch.as_tensor(first, device=S.device)
     order = rows[first_t]  # row of each first judged entity: one per row of S, in row order
-    if len(order) == S.shape[0] and bool((order == torch.arange(S.shape[0], device=S.device)).all()):
-        t = thresholds[first_t][:, None]
-        gt[first], eq[first] = _compare(S, t)
-        rest = ~first
-    else:
-        rest = np.ones(n, bool)
-    if rest.any():
-        rest_t = torch.as_tensor(rest, device=S.device)
-        gt[rest], eq[rest] = _compare(S[rows[rest_t]], thresholds[rest_t][:, None])
+    in_place = len(order) == S.shape[0] and bool((order == torch.arange(S.shape[0], device=S.device)).all())
+    if S.device.type != "cpu":
+        if in_place:
+            gt[first], eq[first] = _compare(S, thresholds[first_t][:, None])
+        rest = ~first if in_place else np.ones(n, bool)
+        if rest.any():
+            rest_t = torch.as_tensor(rest, device=S.device)
+            gt[rest], eq[rest] = _compare(S[rows[rest_t]], thresholds[rest_t][:, None])
+        return gt, eq
+    # CPU: numpy's count_nonzero is several times faster than torch's comparison-and-sum, and working through S
+    # in blocks of rows that fit the cache reads each score from memory once for both comparisons (and the
+    # gathered rows of questions with several answers never exist as one large copy)
+    Sn, tn, rn = S.numpy(), thresholds.numpy(), rows.numpy()
+    first_idx = np.flatnonzero(first) if in_place else np.zeros(0, np.int64)
+    rest_idx = np.flatnonzero(~first) if in_place else np.arange(n)
+    rest_rows = rn[rest_idx]
+    step = max(1, _COUNT_BLOCK_CELLS // max(S.shape[1], 1))
+    for r0 in range(0, S.shape[0], step):
+        block = Sn[r0:r0 + step]
+        if in_place:
+            i = first_idx[r0:r0 + step]
+            gt[i], eq[i] = _compare_np(block, tn[i][:, None])
+        lo, hi = np.searchsorted(rest_rows, [r0, r0 + step])
+        if hi > lo:
+            i = rest_idx[lo:hi]
+            gt[i], eq[i] = _compare_np(block[rest_rows[lo:hi] - r0], tn[i][:, None])
     return gt, eq
 
 
+# cells of S per block of _count_above on CPU (1 MiB of float32 scores: a block and its comparisons stay in
+# a core's L2 cache)
+_COUNT_BLOCK_CELLS = 1 << 18
+
+
+def _compare_np(M: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.count_nonzero(M > t, axis=1), np.count_nonzero(M == t, axis=1)
+
+
 def _compare(M: torch.Tensor, t: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
-    if M.device.type == "cpu":
-        Mn, tn = M.numpy(), t.numpy()
-        return np.count_nonzero(Mn > tn, axis=1), np.count_nonzero(Mn == tn, axis=1)
     return (M > t).sum(1).cpu().numpy(), (M == t).sum(1).cpu().numpy()
