@@ -126,7 +126,7 @@ def test_nan_score_names_model_and_question():
         run_engine(kg, full_test(kg, "T"), table_scorer(bad), model_name="M")
 
 
-def test_infinite_score_is_caught_and_huge_finite_scores_are_not(monkeypatch):
+def test_infinite_score_is_caught_and_huge_finite_scores_are_not():
     # the engine checks a batch's sum first: +inf must still be reported, and finite scores whose sum
     # overflows float32 must pass the exact check and rank as usual
     kg = tiny_kg()

@@ -290,21 +290,20 @@ def _count_above(S: torch.Tensor, rows: torch.Tensor, thresholds: torch.Tensor,
     first_t = torch.as_tensor(first, device=S.device)
     order = rows[first_t]  # row of each first judged entity: one per row of S, in row order
     in_place = len(order) == S.shape[0] and bool((order == torch.arange(S.shape[0], device=S.device)).all())
+    first_idx = np.flatnonzero(first) if in_place else np.zeros(0, np.int64)
+    rest_idx = np.flatnonzero(~first) if in_place else np.arange(n)
     if S.device.type != "cpu":
         if in_place:
-            gt[first], eq[first] = _compare(S, thresholds[first_t][:, None])
-        rest = ~first if in_place else np.ones(n, bool)
-        if rest.any():
-            rest_t = torch.as_tensor(rest, device=S.device)
-            gt[rest], eq[rest] = _compare(S[rows[rest_t]], thresholds[rest_t][:, None])
+            gt[first_idx], eq[first_idx] = _compare(S, thresholds[first_t][:, None])
+        if len(rest_idx):
+            rest_t = torch.as_tensor(rest_idx, device=S.device)
+            gt[rest_idx], eq[rest_idx] = _compare(S[rows[rest_t]], thresholds[rest_t][:, None])
         return gt, eq
     # CPU: numpy's count_nonzero is several times faster than torch's comparison-and-sum, and working through S
     # in blocks of rows that fit the cache reads each score from memory once for both comparisons (and the
     # gathered rows of questions with several answers never exist as one large copy)
-    Sn, tn, rn = S.numpy(), thresholds.numpy(), rows.numpy()
-    first_idx = np.flatnonzero(first) if in_place else np.zeros(0, np.int64)
-    rest_idx = np.flatnonzero(~first) if in_place else np.arange(n)
-    rest_rows = rn[rest_idx]
+    Sn, tn = S.numpy(), thresholds.numpy()
+    rest_rows = rows.numpy()[rest_idx]
     step = max(1, _COUNT_BLOCK_CELLS // max(S.shape[1], 1))
     for r0 in range(0, S.shape[0], step):
         block = Sn[r0:r0 + step]
