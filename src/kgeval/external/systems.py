@@ -75,7 +75,7 @@ def parse_system(spec: str, testsets: list[str], name: str | None = None) -> Sys
     if path.suffix == ".pt":
         side = Path(str(path) + ".json")
         kind = "kgeval" if side.is_file() else "libkge"
-        default = path.parent.name if path.stem == "model" else path.stem  # resources/models/<d>/<model>/model.pt
+        default = path.parent.name if path.stem == "model" else path.stem  # results/models/<d>/<model>/model.pt
         return System(name or default, kind, path)
     testset = _run_testset(path, testsets)
     if testset is None:
