@@ -92,7 +92,7 @@ rule kp_early_stopping_model:
     output:
         checkpoints="results/kp/{dataset}/early_stopping/{model}.csv",
     log:
-        "logs/kp_early_stopping/{dataset}/{model}.log",
+        "logs/kp_early_stopping_model/{dataset}/{model}.log",
     benchmark:
         "logs/benchmarks/kp_early_stopping_model/{dataset}/{model}.tsv"
     wildcard_constraints:
