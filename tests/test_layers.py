@@ -26,6 +26,7 @@ LAYERS = [
     {"kp"},
     {"tables"},
     {"external"},
+    {"api"},  # the Python API (kgeval.api), which the command line may call
     {"cli"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

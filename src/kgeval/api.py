@@ -1,0 +1,506 @@
+"""kgeval's Python API: test sets with their judgments, evaluation of a run, and placement among the study's systems.
+
+Three calls cover the notebook workflow, in the style of ir_datasets, ir_measures and ranx::
+
+    from kgeval import load_testset, evaluate, place
+
+    sc = load_testset("FB-Test-S-C")                         # questions, answers, qrels as DataFrames
+    result = evaluate("my.run", sc, measures=["MRR", "Hits@10", "nDCG@20", "RR@10"])
+    result.aggregate                                         # one row per measure: micro and macro value
+    place(result)                                            # rank and significance among the study's systems
+
+Every number comes from the functions that build the workflow's own tables and that ``kgeval evaluate`` calls:
+a run is read and filtered by :mod:`kgeval.external.runfile` into a score dump, evaluated by
+:func:`kgeval.metrics.evaluate.evaluate` and placed by :mod:`kgeval.external.placement`; measure names resolve
+onto :data:`kgeval.metrics.registry.REGISTRY`. Nothing here computes a metric of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .errors import KgevalError
+
+__all__ = ["TestCollection", "Result", "load_testset", "evaluate", "place", "compare", "resolve_measures",
+           "DataUnavailableError"]
+
+Run = pd.DataFrame | Mapping[str, Mapping[str, float]] | str | os.PathLike
+"""A run: a DataFrame (``qid``, ``docno``, ``score``[, ``rank``]), a dict ``{qid: {docno: score}}`` (pytrec_eval's
+and ranx's form) or the path of a TREC run file (``qid Q0 docno rank score tag``, plain or ``.gz``)."""
+
+DEFAULT_MEASURES = ("MRR", "Hits@1", "Hits@10", "MR", "nDCG@20", "AP@20", "RR@10")
+_DEPTH_NAME = re.compile(r"^(?P<base>.+)\((?P<depth>\d+)\)$")  # FB-Test-S-C(3): FB-Test-S-C at pooling depth 3
+_RR_CUT = re.compile(r"^RR@(?P<k>\d+)$")
+
+
+class DataUnavailableError(KgevalError):
+    """The data a test set needs is missing and the workflow could not build it (no network, no mirror)."""
+
+
+# ---- locating the workflow and its data ------------------------------------------------------------------------
+def _repo_root() -> Path | None:
+    """The checkout this package was installed from (an editable install), when it holds the workflow."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "Snakefile").is_file() else None
+
+
+def _config_path(workdir: Path, config: str | os.PathLike | None) -> Path:
+    if config is not None:
+        path = Path(config)
+        return path if path.is_absolute() or path.is_file() else workdir / path
+    return workdir / "config" / "config.yaml"
+
+
+def _load_config(workdir: Path, config: str | os.PathLike | None) -> tuple[dict[str, Any], Path]:
+    from .config import load_config_file, validate_config
+
+    path = _config_path(workdir, config)
+    schema = path.parent / "schema.yaml"
+    if not schema.is_file():
+        root = _repo_root()
+        schema = root / "config" / "schema.yaml" if root else schema
+    return validate_config(load_config_file(path), schema, models=False), path
+
+
+def data_files(workdir: str | os.PathLike, dataset: str, testset: str) -> dict[str, Path]:
+    """The data stage's files of one test set, as the rules declare them (``prepare_kg``: ``kg``;
+    ``build_testset``: ``tsv``, ``questions``; ``workflow/rules/data.smk``). The one place the API names them;
+    ``tests/test_api.py`` checks it against the rules."""
+    res = Path(workdir) / "resources"
+    return {"kg": res / "datasets" / dataset / "kg.npz",
+            "tsv": res / "testsets" / f"{testset}.tsv",
+            "questions": res / "testsets" / f"{testset}.questions.tsv"}
+
+
+def _build(workdir: Path, config_path: Path, targets: list[Path]) -> None:
+    """Build only ``targets`` with the workflow (``snakemake --cores 1``), once, into ``workdir``."""
+    snakefile = workdir / "Snakefile"
+    extra: list[str] = []
+    if not snakefile.is_file():
+        root = _repo_root()
+        if root is None:
+            raise DataUnavailableError(f"{targets[0]} is missing and {workdir} holds no Snakefile: run the data "
+                                       "stage in the workflow folder (snakemake --cores 1 <file>)")
+        extra = ["--snakefile", str(root / "Snakefile"), "--directory", str(workdir)]
+    rel = [str(t.relative_to(workdir)) if t.is_relative_to(workdir) else str(t) for t in targets]
+    exe = shutil.which("snakemake") or str(Path(sys.executable).with_name("snakemake"))
+    cmd = [exe, "--cores", "1", "--configfile", str(config_path), "--replace-workflow-config", *extra, "--", *rel]
+    shown = f"cd {workdir} && snakemake --cores 1 --configfile {config_path} --replace-workflow-config {' '.join(rel)}"
+    log = workdir / "logs" / "kgeval-api-build.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w", encoding="utf-8") as fh:
+        done = subprocess.run(cmd, cwd=workdir, stdout=fh, stderr=subprocess.STDOUT, check=False)
+    if done.returncode != 0 or not all(t.is_file() for t in targets):
+        raise DataUnavailableError(
+            f"could not build the test set's data (log: {log}); without network access set KGEVAL_MIRROR to a "
+            f"data mirror folder (or `mirror:` in the config) and run: {shown}")
+
+
+# ---- test sets -----------------------------------------------------------------------------------------------
+@dataclass
+class TestCollection:
+    """A test set with its judgments, as DataFrames (an IR test collection: topics and qrels).
+
+    Attributes:
+        name: the test set, with the pooling depth when one was asked (``FB-Test-S-C(3)``).
+        base: the test set's name in the workflow (``FB-Test-S-C``).
+        dataset: its dataset (``FB15k-237``).
+        depth: the pooling depth the judgments are cut at (FB-Test-S-C(d): judgments made at depth ≤ d), or None.
+        questions: one row per question: ``qid`` (the published id, ``head<i>``/``tail<i>``), ``side`` (the side
+            asked for), ``entity`` (the known entity), ``relation``.
+        answers: one row per (question, relevant answer): ``qid``, ``docno`` (the answer's entity id).
+        qrels: every judgment: ``qid``, ``docno``, ``relevance`` (1 relevant, 0 judged non-relevant), the columns
+            of a TREC qrels file; :meth:`qrels_dict` gives pytrec_eval's and ranx's form.
+        files: the workflow files it was read from (``kg``, ``tsv``, ``questions``).
+        workdir: the workflow folder.
+        config: the validated workflow configuration.
+    """
+
+    __test__ = False  # not a pytest class
+
+    name: str
+    base: str
+    dataset: str
+    depth: int | None
+    questions: pd.DataFrame
+    answers: pd.DataFrame
+    qrels: pd.DataFrame
+    files: dict[str, Path]
+    workdir: Path
+    config: dict[str, Any] = field(repr=False)
+    config_path: Path | None = field(default=None, repr=False)
+
+    def qrels_dict(self) -> dict[str, dict[str, int]]:
+        """``{qid: {docno: relevance}}``, as pytrec_eval and ranx take judgments."""
+        out: dict[str, dict[str, int]] = {}
+        for qid, docno, rel in self.qrels[["qid", "docno", "relevance"]].itertuples(index=False):
+            out.setdefault(qid, {})[docno] = int(rel)
+        return out
+
+    def load_kg(self):
+        """The dataset's :class:`~kgeval.data.kg.KnowledgeGraph` (entities, relations, splits)."""
+        from .data.kg import KnowledgeGraph
+
+        return KnowledgeGraph.load(self.files["kg"])
+
+
+def load_testset(name: str, depth: int | None = None, workdir: str | os.PathLike = ".",
+                 config: str | os.PathLike | None = None, build: bool = True) -> TestCollection:
+    """Load a test set with its judgments: FB-Test-O, FB-Test-S, FB-Test-S-C (at pooling depth ``depth``, 1–10,
+    or written ``"FB-Test-S-C(3)"``), WN18RR, or any test set of the configuration.
+
+    The data come from the workflow's data stage in ``workdir`` (``resources/``). When they are missing and
+    ``build`` is true, only the files this test set needs are built, once, with ``snakemake --cores 1`` (the
+    download uses ``KGEVAL_MIRROR`` when set); when that is impossible a :class:`DataUnavailableError` names the
+    command to run.
+
+    Args:
+        name: the test set's name in the configuration, optionally with a depth in parentheses.
+        depth: pooling depth of the judgments (only for a pooled test set such as FB-Test-S-C).
+        workdir: the workflow folder (where ``Snakefile`` and ``resources/`` are).
+        config: the workflow configuration (default ``config/config.yaml`` in ``workdir``).
+        build: build missing data with the workflow.
+
+    Returns:
+        The test set's questions, relevant answers and judgments as DataFrames.
+
+    Example:
+        >>> sc = load_testset("FB-Test-S-C", depth=3)          # doctest: +SKIP
+        >>> len(sc.questions), int(sc.qrels.relevance.sum())   # doctest: +SKIP
+    """
+    from .data.kg import KnowledgeGraph
+    from .data.questions import load_questions
+    from .data.testsets import TestSet
+    from .scores.ranking import judged_entities
+
+    workdir = Path(workdir).resolve()
+    m = _DEPTH_NAME.match(name)
+    base = name
+    if m:
+        base = m["base"]
+        if depth is not None and depth != int(m["depth"]):
+            raise ValueError(f"{name}: depth {depth} contradicts the name's depth {m['depth']}")
+        depth = int(m["depth"])
+    cfg, cfg_path = _load_config(workdir, config)
+    specs = cfg["test_sets"]
+    if base not in specs:
+        raise KeyError(f"{base!r} is not a test set of {cfg_path} (test sets: {', '.join(specs)})")
+    if depth is not None and specs[base]["kind"] != "pooled":
+        raise ValueError(f"{base} is not a pooled test set: a pooling depth applies only to "
+                         f"{', '.join(t for t, s in specs.items() if s['kind'] == 'pooled')}")
+    dataset = specs[base]["dataset"]
+    files = data_files(workdir, dataset, base)
+    missing = [p for p in files.values() if not p.is_file()]
+    if missing:
+        if not build:
+            raise DataUnavailableError(f"{missing[0]} is missing: run the data stage (snakemake --cores 1 "
+                                       f"{' '.join(str(p) for p in missing)}) or call with build=True")
+        _build(workdir, cfg_path, list(files.values()))
+
+    kg = KnowledgeGraph.load(files["kg"])
+    ts = TestSet.load(files["tsv"], kg, base)
+    if depth is not None:
+        ts = ts.at_depth(depth)
+    qs = load_questions(files["questions"], kg)
+    ents, rels = np.array(kg.entities, dtype=object), np.array(kg.relations, dtype=object)
+    qid = np.array(qs.qid, dtype=object)
+    questions = pd.DataFrame({"qid": qid, "side": np.where(qs.side == 0, "head", "tail"),
+                              "entity": ents[qs.entity], "relation": rels[qs.relation]})
+    j = judged_entities(ts, qs)
+    qrels = pd.DataFrame({"qid": qid[j.q], "docno": ents[j.entity], "relevance": j.label.astype(np.int64)})
+    answers = qrels.loc[qrels["relevance"] == 1, ["qid", "docno"]].reset_index(drop=True)
+    label = base if depth is None else f"{base}({depth})"
+    return TestCollection(label, base, dataset, depth, questions, answers, qrels, files, workdir, cfg, cfg_path)
+
+
+# ---- measures ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Measure:
+    name: str  # as the user asked for it
+    micro: str | None  # column of the per-answer table
+    macro: str | None  # column of the per-question table (macro KGC metric or trec_eval measure)
+    rr_cut: int | None = None  # RR@k: recip_rank of questions whose first relevant document is within k
+
+
+def _trec_column(name: str) -> str:
+    from .metrics.trec import parse_measure
+
+    func, k, condensed = parse_measure(name)
+    return ("condensed_" if condensed else "") + func.__name__ + (f"_{k}" if k is not None else "")
+
+
+def resolve_measures(measures: Iterable[str]) -> list[tuple[str, str | None, str | None]]:
+    """Map measure names onto the metric registry's columns: ``(name, micro column, macro column)``.
+
+    Accepted: KGC rank metrics by their registry names without the aggregation (``MRR``, ``MR``, ``Hits@10``,
+    ``AMRI``, ``z-MRR`` is ``zmrr`` …: both micro and macro), a column itself (``micro_mrr``, ``ndcg_cut_20``),
+    and trec_eval or ir_measures names (``nDCG@20``, ``AP@20``, ``P@10``, ``R@100``, ``Success@10``, ``RR``,
+    ``RR@10``, ``Bpref``, ``infAP``: per question). ``Success@k`` is trec_eval's success (any relevant answer in the
+    top k, trec_eval's tie order); ``Hits@k`` is the KGC metric (realistic ranks).
+    """
+    return [(m.name, m.micro, m.macro) for m in _resolve(measures)]
+
+
+def _resolve(measures: Iterable[str]) -> list[_Measure]:
+    from .metrics.registry import REGISTRY
+
+    out = []
+    for name in measures:
+        key = name.lower().replace("-", "")
+        rr = _RR_CUT.match(name)
+        if name in REGISTRY:
+            agg = REGISTRY[name].aggregation
+            out.append(_Measure(name, name if agg == "micro" else None, None if agg == "micro" else name))
+        elif f"micro_{key}" in REGISTRY and f"macro_{key}" in REGISTRY:
+            out.append(_Measure(name, f"micro_{key}", f"macro_{key}"))
+        elif rr:
+            out.append(_Measure(name, None, "recip_rank", int(rr["k"])))
+        else:
+            try:
+                column = _trec_column(name)
+            except ValueError as exc:
+                raise ValueError(f"unknown measure {name!r}: {exc}. KGC metrics: MRR, MR, Hits@k, AMRI, … "
+                                 "(kgeval.metrics.registry)") from None
+            out.append(_Measure(name, None, column))
+    return out
+
+
+# ---- runs ----------------------------------------------------------------------------------------------------
+def _run_frame(run: pd.DataFrame | Mapping[str, Mapping[str, float]]) -> pd.DataFrame:
+    if isinstance(run, pd.DataFrame):
+        df = run.rename(columns={"query_id": "qid", "doc_id": "docno", "q_id": "qid"})
+        missing = [c for c in ("qid", "docno", "score") if c not in df.columns]
+        if missing:
+            raise ValueError(f"a run DataFrame needs the columns qid, docno, score (missing: {', '.join(missing)})")
+        return df
+    rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    return pd.DataFrame(rows, columns=["qid", "docno", "score"])
+
+
+def _write_run(df: pd.DataFrame, path: Path, tag: str) -> Path:
+    """The run as a TREC run file: kgeval reads every run through the same checked reader."""
+    df = df.copy()
+    df["qid"] = df["qid"].astype(str)
+    df["docno"] = df["docno"].astype(str)
+    if "rank" not in df.columns:
+        df = df.sort_values(["qid", "score", "docno"], ascending=[True, False, False], kind="stable")
+        df["rank"] = df.groupby("qid", sort=False).cumcount() + 1
+    # repr-exact floats: the file reader must see the scores the caller gave
+    scores = [repr(float(s)) for s in df["score"].to_numpy()]
+    out = pd.DataFrame({"qid": df["qid"], "Q0": "Q0", "docno": df["docno"], "rank": df["rank"], "score": scores,
+                        "tag": tag})
+    out.to_csv(path, sep=" ", header=False, index=False)
+    return path
+
+
+@dataclass
+class Result:
+    """One system evaluated on one test set.
+
+    Attributes:
+        name: the system's name.
+        testset: the :class:`TestCollection` it was evaluated on.
+        aggregate: one row per requested measure: ``measure``, ``micro`` (mean over answers), ``macro`` (mean over
+            questions; for trec_eval measures their value), and the registry columns they come from.
+        per_question: one row per question: ``qid``, ``side``, ``relation``, ``rank`` (macro: the best-ranked
+            answer's realistic rank), then each measure's per-question value.
+        per_answer: one row per (question, relevant answer): ``qid``, ``docno``, ``rank`` (micro: realistic rank
+            among the non-answers), then each KGC measure's per-answer value.
+        table: the row ``kgeval evaluate`` writes to ``evaluation.csv`` (every column of the pipeline's evaluation
+            tables, with BCa bootstrap intervals ``micro_mrr_lo``/``_hi``, ``macro_mrr_lo``/``_hi``).
+        run_depth: the run's depth (most documents listed for one question).
+        run_complete: whether the run lists every candidate (only then are MR and rank-magnitude metrics known).
+        evaluation: the underlying :class:`kgeval.metrics.evaluate.Evaluation` (all per-item columns).
+    """
+
+    name: str
+    testset: TestCollection
+    aggregate: pd.DataFrame
+    per_question: pd.DataFrame
+    per_answer: pd.DataFrame
+    table: pd.DataFrame
+    run_depth: int
+    run_complete: bool
+    evaluation: Any = field(repr=False)
+
+    def value(self, measure: str, aggregation: str = "macro") -> float:
+        """The aggregate value of ``measure`` (``"micro"`` or ``"macro"``; trec_eval measures are ``"macro"``)."""
+        row = self.aggregate.set_index("measure").loc[measure]
+        return float(row[aggregation])
+
+    def as_dict(self, aggregation: str = "macro") -> dict[str, float]:
+        """``{measure: value}``, like ir_measures' ``calc_aggregate``."""
+        return {m: float(v) for m, v in zip(self.aggregate["measure"], self.aggregate[aggregation])}
+
+
+def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = DEFAULT_MEASURES,
+             name: str = "run", allow_missing: bool = False, out: str | os.PathLike | None = None,
+             bootstrap: int = 1000, workdir: str | os.PathLike = ".") -> Result:
+    """Evaluate a run on a test set exactly as ``kgeval evaluate`` and the workflow's metric tables do.
+
+    The run is filtered like the study's models (micro: the other known answers; macro: the question's
+    train ∪ valid answers), tied scores get realistic KGC ranks and trec_eval's order for trec_eval measures;
+    a run cut at depth K counts answers it does not list as not retrieved, and leaves MR and other rank-magnitude
+    metrics empty (NaN).
+
+    Args:
+        run: a DataFrame (``qid``, ``docno``, ``score``[, ``rank``]; ir_measures' ``query_id``/``doc_id`` are
+            accepted), a dict ``{qid: {docno: score}}``, or the path of a TREC run file. ``qid`` is the published
+            question id (``testset.questions.qid``), ``docno`` the dataset's entity id.
+        testset: a :class:`TestCollection` from :func:`load_testset`, or a test set's name.
+        measures: measure names (:func:`resolve_measures`): ``MRR``, ``MR``, ``Hits@10``, ``nDCG@20``, ``P@10``,
+            ``RR@10``, ``Success@10``, ``AP@20``, ``micro_mrr``, ``ndcg_cut_20`` …
+        name: the system's name (in ``table`` and in placement).
+        allow_missing: score questions the run lacks zero (``trec_eval -c``) instead of raising an error.
+        out: keep the score dump under ``out/dumps/<name>/<test set>`` (default: a temporary folder).
+        bootstrap: BCa bootstrap resamples of the MRR intervals in ``table``.
+        workdir: the workflow folder, when ``testset`` is a name.
+
+    Returns:
+        The aggregate, per-question and per-answer values.
+
+    Example:
+        >>> r = evaluate({"head0": {"/m/0abc": 1.5}}, "FB-Test-S-C", measures=["MRR", "nDCG@20"],
+        ...              allow_missing=True)                               # doctest: +SKIP
+        >>> r.aggregate                                                    # doctest: +SKIP
+    """
+    from .config import run_depth
+    from .data.kg import KnowledgeGraph
+    from .external.evaluate import HEADLINE, mean_interval
+    from .external.systems import System, dump_system
+    from .metrics.evaluate import evaluate as evaluate_dump
+    from .metrics.evaluate import qrels_at_depth
+    from .metrics.steps import summary_frame
+    from .scores.dumps import load_dump
+
+    tc = testset if isinstance(testset, TestCollection) else load_testset(testset, workdir=workdir)
+    wanted = _resolve(measures)
+    trec_measures = list(tc.config["evaluation"]["trec_measures"])
+    trec_measures += [m.macro for m in wanted if m.macro and m.micro is None and m.macro not in trec_measures]
+    if any(c in name for c in " \t\n/"):
+        raise ValueError(f"system name {name!r} may not contain whitespace or '/'")
+
+    with tempfile.TemporaryDirectory(prefix="kgeval-api-") as tmp:
+        if isinstance(run, str | os.PathLike):
+            path = Path(run)
+            if not path.is_file():
+                raise FileNotFoundError(f"{path}: run file not found")
+        else:
+            path = _write_run(_run_frame(run), Path(tmp) / f"{tc.base}.run", name)
+        kg = KnowledgeGraph.load(tc.files["kg"])
+        system = System(name, "run", path, {tc.base: path})
+        folder = Path(out if out is not None else tmp) / "dumps" / name / tc.base
+        files = {"tsv": str(tc.files["tsv"]), "questions": str(tc.files["questions"])}
+        meta = dump_system(system, kg, tc.base, files, folder, k=run_depth(tc.config, tc.base),
+                           allow_missing=allow_missing)
+        dump = load_dump(folder)
+        ev = evaluate_dump(dump, qrels_at_depth(dump, tc.depth), kg.relation_category, trec_measures, families=True)
+
+    table = summary_frame({name: ev.summary}, {"TestSet": tc.name})
+    for metric, items in HEADLINE.items():
+        table[f"{metric}_lo"], table[f"{metric}_hi"] = mean_interval(getattr(ev, items)[metric].to_numpy(),
+                                                                     bootstrap, 0)
+    rels = np.array(kg.relations, dtype=object)
+    ents = np.array(kg.entities, dtype=object)
+    pq = pd.DataFrame({"qid": ev.per_question["qid"].to_numpy(), "side": ev.per_question["side"].to_numpy(),
+                       "relation": rels[ev.per_question["relation"].to_numpy()],
+                       "rank": ev.per_question["rank"].to_numpy()})
+    pa = pd.DataFrame({"qid": ev.per_answer["qid"].to_numpy(), "docno": ents[ev.per_answer["entity"].to_numpy()],
+                       "rank": ev.per_answer["rank"].to_numpy()})
+    rows = []
+    for m in wanted:
+        micro = macro = np.nan
+        if m.micro is not None:
+            pa[m.name] = ev.per_answer[m.micro].to_numpy()
+            micro = ev.summary.get(m.micro, np.nan)
+        if m.macro is not None:
+            values = ev.per_question[m.macro].to_numpy(dtype=np.float64)
+            if m.rr_cut is not None:  # the first relevant document beyond rank k counts zero
+                values = np.where(values >= 1.0 / m.rr_cut, values, 0.0)
+            pq[m.name] = values
+            macro = float(values.mean()) if m.rr_cut is not None and len(values) else ev.summary.get(m.macro, np.nan)
+        rows.append({"measure": m.name, "micro": float(micro), "macro": float(macro), "micro_column": m.micro,
+                     "macro_column": m.macro if m.rr_cut is None else f"recip_rank (cut at {m.rr_cut})"})
+    aggregate = pd.DataFrame(rows, columns=["measure", "micro", "macro", "micro_column", "macro_column"])
+    return Result(name, tc, aggregate, pq, pa, table, int(meta["run_depth"]), bool(meta["run_complete"]), ev)
+
+
+# ---- placement among the study's systems ---------------------------------------------------------------------
+def _study(result: Result, results: str | os.PathLike | None) -> dict[str, Path]:
+    from .external import placement
+
+    if result.testset.depth is not None:
+        raise ValueError(f"placement compares with the study's {result.testset.base} under all its judgments; "
+                         f"evaluate on {result.testset.base} without a depth")
+    folder = Path(results) if results is not None else result.testset.workdir / "results"
+    files = placement.study_files(folder, [result.testset.base])
+    if not files:
+        raise FileNotFoundError(f"{folder}: no metric tables of {result.testset.base} (the workflow's "
+                                f"metrics/{result.testset.base}/evaluation.csv with its per-item parquet files)")
+    placement.check_names(files, [result.name])
+    return files[result.testset.base]
+
+
+def place(result: Result | Sequence[Result], results: str | os.PathLike | None = None,
+          metrics: Sequence[str] | None = None, trials: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Where each evaluated system stands among the study's systems (the rows of ``kgeval evaluate``'s
+    ``placement.csv``).
+
+    One row per (system, metric, study system): the system's value and rank (1 + the study systems strictly
+    better), the study system's value, the number of shared items, the paired t-test p-value with Holm's
+    correction over the system's comparisons (``t_p``, ``t_p_holm``, ``significant_t``) and the randomised
+    Tukey HSD p-value over all systems (``hsd_p``).
+
+    Args:
+        result: one or more results of :func:`evaluate` on the same test set.
+        results: the workflow's results folder holding the study (default ``<workdir>/results``).
+        metrics: registry columns to place on (default: micro and macro MRR and Hits@10, MAP@20, nDCG@20).
+        trials: randomised Tukey HSD trials.
+        seed: seed of the Tukey HSD permutations.
+    """
+    from .external import placement
+
+    results_list = [result] if isinstance(result, Result) else list(result)
+    frames = []
+    for r in results_list:
+        files = {r.testset.base: _study(r, results)}
+        frames.append(placement.placement_table({(r.name, r.testset.base): r.evaluation}, files,
+                                                list(metrics or placement.HEADLINE), trials, seed))
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def compare(result: Result | Sequence[Result], results: str | os.PathLike | None = None,
+            measures: Sequence[str] = ("MRR", "Hits@10", "nDCG@20")) -> pd.DataFrame:
+    """A table of the study's systems and the evaluated ones on ``measures`` (registry columns, micro and macro
+    where both exist), best first by the first column, with ``evaluated`` marking your systems — ranx's
+    ``compare`` without the significance marks (:func:`place` gives those)."""
+    from .metrics.registry import higher_is_better
+
+    results_list = [result] if isinstance(result, Result) else list(result)
+    columns = [c for m in _resolve(measures) for c in (m.micro, m.macro) if c is not None]
+    study = [_study(r, results) for r in results_list]
+    from .external.placement import study_systems
+
+    table = study_systems(study[0]).copy()
+    table["evaluated"] = False
+    own = pd.concat([r.table.assign(evaluated=True) for r in results_list], ignore_index=True)
+    table = pd.concat([table, own], ignore_index=True)
+    keep = ["System"] + [c for c in columns if c in table.columns] + ["evaluated"]
+    table = table[keep]
+    first = keep[1]
+    table = table.sort_values(first, ascending=not higher_is_better(first), kind="stable").reset_index(drop=True)
+    table.insert(0, "rank", np.arange(1, len(table) + 1))
+    return table

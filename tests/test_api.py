@@ -1,0 +1,207 @@
+"""The Python API (``kgeval.api``): test sets against their files, evaluation against ir_measures (pytrec_eval)
+and the ``kgeval evaluate`` command on the same run, placement against the command's ``placement.csv``, and the
+worked example of ``docs/guide/python-api.md`` executed as written."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import ROOT
+from helpers import random_scorer, write_run
+
+import kgeval
+from kgeval.api import DataUnavailableError, data_files, evaluate, load_testset, place, resolve_measures
+from kgeval.cli import main as cli_main
+from kgeval.data.kg import KnowledgeGraph
+from kgeval.data.questions import load_questions
+from kgeval.metrics.steps import evaluate_testset
+
+SC = "Synth-Test-S-C"
+STUDY = ("Alpha", "Beta", "Gamma")
+
+
+def _cli_evaluate(workdir: Path, systems: list[Path], out: Path, results: Path, *extra: str) -> None:
+    assert cli_main(["evaluate", *map(str, systems), "--dataset", "Synth", "--out", str(out),
+                     "--config", str(workdir / "config/tiny.yaml"), "--schema", str(workdir / "config/schema.yaml"),
+                     "--resources", str(workdir / "resources"), "--testsets", SC, "--bootstrap", "20",
+                     "--results", str(results), *extra]) == 0
+
+
+@pytest.fixture(scope="module")
+def api_work(workdir, tmp_path_factory):
+    """The synthetic workflow folder with a study of three systems on Synth-Test-S-C in its results/ (written by
+    the pipeline's own evaluate_testset), and one more run to evaluate."""
+    kg = KnowledgeGraph.load(workdir / "resources/datasets/Synth/kg.npz")
+    qs = load_questions(workdir / f"resources/testsets/{SC}.questions.tsv", kg)
+    runs = tmp_path_factory.mktemp("api_runs")
+    for k, name in enumerate(STUDY):
+        write_run(runs / f"{name}.run", kg, qs, random_scorer(kg, seed=10 + k), depth=100)
+    write_run(runs / f"{SC}.run", kg, qs, random_scorer(kg, seed=77), depth=60)
+    dumps = tmp_path_factory.mktemp("api_study")
+    _cli_evaluate(workdir, [f"{SC}={runs / f'{s}.run'}" for s in STUDY], dumps, dumps / "none",
+                  *[a for s in STUDY for a in ("--name", s)])
+    m = workdir / "results" / "metrics" / SC
+    if not (m / "evaluation.csv").is_file():
+        m.mkdir(parents=True, exist_ok=True)
+        evaluate_testset({s: str(dumps / "dumps" / s / SC) for s in STUDY}, workdir / "resources/datasets/Synth/kg.npz",
+                         m / "evaluation.csv", m / "lp_per_rel_type.csv", m / "per_question.parquet",
+                         m / "per_answer.parquet", measures=["map_cut_20", "ndcg_cut_20", "P_10", "unjudged_10"])
+    return workdir, runs / f"{SC}.run", kg
+
+
+def test_version_and_lazy_exports():
+    assert kgeval.__version__ == "0.1.0"
+    assert kgeval.evaluate is evaluate and kgeval.load_testset is load_testset
+    assert set(kgeval.__all__) >= {"load_testset", "evaluate", "place", "compare"}
+
+
+def test_data_files_are_the_rules_outputs():
+    """The API's one mapping of the data stage's files equals the outputs rules prepare_kg and build_testset
+    declare."""
+    rules = (ROOT / "workflow/rules/data.smk").read_text()
+    declared = dict(re.findall(r'^\s+(kg|judgments|questions)="([^"]+)"', rules, re.M))
+    files = data_files("/w", "{dataset}", "{testset}")
+    assert str(files["kg"]) == "/w/" + declared["kg"]
+    assert str(files["tsv"]) == "/w/" + declared["judgments"]
+    assert str(files["questions"]) == "/w/" + declared["questions"]
+
+
+def test_measure_names_resolve_onto_the_registry():
+    assert resolve_measures(["MRR", "Hits@10", "MR", "zmrr", "micro_mrr", "nDCG@20", "AP@20", "P@10", "RR",
+                             "Success@10", "R@100", "ndcg_cut_20", "RR@10"]) == [
+        ("MRR", "micro_mrr", "macro_mrr"), ("Hits@10", "micro_hits@10", "macro_hits@10"),
+        ("MR", "micro_mr", "macro_mr"), ("zmrr", "micro_zmrr", "macro_zmrr"), ("micro_mrr", "micro_mrr", None),
+        ("nDCG@20", None, "ndcg_cut_20"), ("AP@20", None, "map_cut_20"), ("P@10", None, "P_10"),
+        ("RR", None, "recip_rank"), ("Success@10", None, "success_10"), ("R@100", None, "recall_100"),
+        ("ndcg_cut_20", None, "ndcg_cut_20"), ("RR@10", None, "recip_rank")]
+    with pytest.raises(ValueError, match="unknown measure 'Foo@3'"):
+        resolve_measures(["Foo@3"])
+
+
+def test_load_testset_matches_its_files(api_work):
+    workdir, _, kg = api_work
+    sc = load_testset(SC, workdir=workdir, config="config/tiny.yaml")
+    raw = pd.read_csv(workdir / f"resources/testsets/{SC}.tsv", sep="\t")
+    qfile = pd.read_csv(workdir / f"resources/testsets/{SC}.questions.tsv", sep="\t")
+    assert sc.dataset == "Synth" and sc.depth is None
+    assert sc.questions["qid"].tolist() == qfile["qid"].tolist()
+    # every positive triple is the relevant answer of its head and its tail question (one row per side)
+    assert len(sc.answers) == 2 * int((raw["label"] == 1).sum())
+    assert int(sc.qrels["relevance"].sum()) == len(sc.answers)
+    # a tail question (h, r, ?) has the tails of the positives (h, r, t) as answers
+    q = qfile[qfile["side"] == "tail"].iloc[0]
+    expect = set(raw[(raw["head"] == q["entity"]) & (raw["relation"] == q["relation"]) & (raw["label"] == 1)]["tail"])
+    assert set(sc.answers[sc.answers["qid"] == q["qid"]]["docno"]) == expect
+    # FB-Test-S-C(d): only judgments made at pooling depth <= d
+    d = int(raw["depth"].max()) - 1
+    cut = load_testset(f"{SC}({d})", workdir=workdir, config="config/tiny.yaml")
+    assert cut.name == f"{SC}({d})" and cut.depth == d
+    assert len(cut.answers) == 2 * int(((raw["label"] == 1) & (raw["depth"] <= d)).sum()) < len(sc.answers)
+    with pytest.raises(ValueError, match="not a pooled test set"):
+        load_testset("Synth-Test-O", depth=2, workdir=workdir, config="config/tiny.yaml")
+    with pytest.raises(KeyError, match="'Nope' is not a test set"):
+        load_testset("Nope", workdir=workdir, config="config/tiny.yaml")
+
+
+def test_missing_data_without_a_workflow_names_the_command(tmp_path):
+    (tmp_path / "config").mkdir()
+    for f in ("tiny.yaml", "schema.yaml"):
+        shutil.copy(ROOT / "config" / f, tmp_path / "config" / f)
+    with pytest.raises(DataUnavailableError, match=r"snakemake --cores 1 .*Synth-Test-O\.tsv"):
+        load_testset("Synth-Test-O", workdir=tmp_path, config="config/tiny.yaml", build=False)
+
+
+@pytest.mark.peer
+def test_evaluate_equals_the_command_and_ir_measures(api_work, tmp_path):
+    ir_measures = pytest.importorskip("ir_measures")
+    workdir, run_path, kg = api_work
+    sc = load_testset(SC, workdir=workdir, config="config/tiny.yaml")
+    measures = ["MRR", "Hits@10", "MR", "nDCG@20", "RR@10", "P@10", "RR"]
+    res = evaluate(run_path, sc, measures=measures, name="Mine", bootstrap=20)
+    assert res.run_depth == 60 and not res.run_complete
+    agg = res.aggregate.set_index("measure")
+    assert np.isnan(agg.loc["MR", "micro"]) and np.isnan(agg.loc["nDCG@20", "micro"])  # cut run; per question
+
+    # the command on the same run file: the same evaluation.csv values
+    _cli_evaluate(workdir, [run_path], tmp_path / "cli", tmp_path / "none", "--name", "Mine")
+    cli = pd.read_csv(tmp_path / "cli" / "evaluation.csv").iloc[0]
+    for measure, agg_name, column in [("MRR", "micro", "micro_mrr"), ("MRR", "macro", "macro_mrr"),
+                                      ("Hits@10", "micro", "micro_hits@10"), ("Hits@10", "macro", "macro_hits@10"),
+                                      ("nDCG@20", "macro", "ndcg_cut_20"), ("RR", "macro", "recip_rank"),
+                                      ("P@10", "macro", "P_10")]:
+        assert res.value(measure, agg_name) == pytest.approx(cli[column], abs=1e-10)  # the csv keeps 10 decimals, measure
+    assert res.table["micro_mrr_lo"].iloc[0] == pytest.approx(cli["micro_mrr_lo"], abs=1e-10)
+
+    # ir_measures (pytrec_eval) on the run without the entities the macro filter removes (a question's train ∪
+    # valid answers), which kgeval drops itself
+    known = set()
+    for h, r, t in np.concatenate([kg.splits["train"], kg.splits["valid"]]).tolist():
+        known.add(("tail", kg.entities[h], kg.relations[r], kg.entities[t]))
+        known.add(("head", kg.entities[t], kg.relations[r], kg.entities[h]))
+    run = pd.read_csv(run_path, sep=" ", header=None, names=["query_id", "Q0", "doc_id", "rank", "score", "tag"])
+    q = sc.questions.set_index("qid")
+    keep = [(q.at[a, "side"], q.at[a, "entity"], q.at[a, "relation"], d) not in known
+            for a, d in zip(run["query_id"], run["doc_id"])]
+    run = run[keep]
+    assert len(run) < len(pd.read_csv(run_path, sep=" ", header=None))  # the filter removed something
+    qrels = sc.qrels.rename(columns={"qid": "query_id", "docno": "doc_id"})
+    theirs = ir_measures.calc_aggregate([ir_measures.RR @ 10, ir_measures.RR, ir_measures.nDCG @ 20,
+                                         ir_measures.P @ 10], qrels, run[["query_id", "doc_id", "score"]])
+    assert res.value("RR@10") == pytest.approx(theirs[ir_measures.RR @ 10], abs=1e-12)
+    assert res.value("RR") == pytest.approx(theirs[ir_measures.RR], abs=1e-12)
+    assert res.value("nDCG@20") == pytest.approx(theirs[ir_measures.nDCG @ 20], abs=1e-12)
+    assert res.value("P@10") == pytest.approx(theirs[ir_measures.P @ 10], abs=1e-12)
+    assert 0 < res.value("RR@10") < res.value("RR")
+
+    # the same run as a DataFrame and as a dict: the same values
+    as_df = evaluate(run[["query_id", "doc_id", "score"]], sc, measures=measures, name="Mine", bootstrap=20)
+    as_dict = {}
+    for a, d, s in zip(run["query_id"], run["doc_id"], run["score"]):
+        as_dict.setdefault(a, {})[d] = float(s)
+    by_dict = evaluate(as_dict, sc, measures=measures, name="Mine", bootstrap=20)
+    for other in (as_df, by_dict):
+        pd.testing.assert_frame_equal(other.aggregate, res.aggregate)
+        pd.testing.assert_frame_equal(other.per_question, res.per_question)
+
+
+def test_place_equals_the_commands_placement(api_work, tmp_path):
+    workdir, run_path, _ = api_work
+    sc = load_testset(SC, workdir=workdir, config="config/tiny.yaml")
+    res = evaluate(run_path, sc, name="Mine", bootstrap=20)
+    ours = place(res, trials=50)
+    _cli_evaluate(workdir, [run_path], tmp_path / "cli", workdir / "results", "--name", "Mine",
+                  "--tukey-trials", "50")
+    cli = pd.read_csv(tmp_path / "cli" / "placement.csv")
+    assert len(ours) == len(cli) == 6 * len(STUDY)
+    for col in ("rank", "value", "opponent_value", "t_p_holm", "hsd_p", "items"):
+        np.testing.assert_allclose(ours[col].to_numpy(float), cli[col].to_numpy(float), rtol=1e-9, atol=1e-10,
+                                   equal_nan=True)  # the csv keeps 10 significant decimals
+    depth = load_testset(f"{SC}(2)", workdir=workdir, config="config/tiny.yaml")
+    with pytest.raises(ValueError, match="without a depth"):
+        place(evaluate(run_path, depth, name="Mine", bootstrap=20))
+
+
+def test_the_documented_example_runs(api_work, monkeypatch, capsys):
+    """docs/guide/python-api.md's code blocks, executed in the workflow folder as a reader would."""
+    workdir, _, _ = api_work
+    pytest.importorskip("ir_measures")
+    text = (ROOT / "docs/guide/python-api.md").read_text()
+    blocks = re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
+    assert len(blocks) >= 2
+    monkeypatch.chdir(workdir)
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, "python-api.md", "exec"), namespace)
+    result, placement = namespace["result"], namespace["placement"]
+    assert result.value("MRR", "macro") == pytest.approx(result.per_question["MRR"].mean(), abs=1e-12)
+    assert result.value("MRR", "micro") == pytest.approx(result.table["micro_mrr"].iloc[0], abs=1e-12)
+    assert placement["rank"].between(1, len(STUDY) + 1).all()
+    assert set(placement["Opponent"]) == set(STUDY)
+    assert "Popularity" in capsys.readouterr().out
+    assert os.getcwd() == str(workdir)
