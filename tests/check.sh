@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command (README.md). In order:
-#   1. static checks and unit tests: ruff, pytest (two workers), snakemake --lint, snakefmt --check;
+#   1. static checks and unit tests: ruff, pytest (two workers), the documentation (mkdocs build --strict),
+#      snakemake --lint, snakefmt --check;
 #   2. dry runs of the default and the smoke configuration;
 #   3. the whole workflow on the tiny synthetic configuration, and its HTML report;
 #   then side by side, two at a time (4 beside 5 and then 6):
@@ -62,6 +63,9 @@ ruff check .
 part "pytest"
 # two workers (pytest-xdist): every test seeds its own generators, so results do not depend on the worker
 python -m pytest -q -n 2
+part "documentation (mkdocs build --strict)"
+# warnings are errors (mkdocs.yml: strict): a broken link or a page missing from the navigation fails here
+NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$(mktemp -d "${TMPDIR:-/tmp}/kgeval-site.XXXXXX")"
 part "snakemake --lint"
 snakemake --lint
 part "snakefmt --check"

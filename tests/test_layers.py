@@ -1,4 +1,4 @@
-"""The package's house plan (README "Where things are"): every workflow stage is one package, a stage imports only
+"""The package's house plan (docs/dev/layout.md, "Where things are"): every workflow stage is one package, a stage imports only
 from its own layer or a lower one, no module takes part in an import circle, and no path of the workflow's
 outputs is spelled inside the package (the rules own them; the command line's defaults aside)."""
 

@@ -1,5 +1,5 @@
 """Every rule keeps its log in `logs/<rule>/` (or `logs/<rule>.log`) and its benchmark in
-`logs/benchmarks/<rule>/` (or `.tsv`): a reader finds a job's log from the rule's name alone (README "When a run
+`logs/benchmarks/<rule>/` (or `.tsv`): a reader finds a job's log from the rule's name alone (docs/guide/when-a-run-stops.md, "When a run
 stops"), and `run_times` reads each job's rule from its benchmark path's first component. `run_times` itself has no
 benchmark: it is the table of the others' benchmarks, written last."""
 

@@ -95,7 +95,7 @@ def _m1(o: Outputs) -> dict[str, float]:
 
 # ---- 2. relation KLDs (Figure 2's table) -----------------------------------------------------------------
 # The paper's KLD(S‖O) etc. are KL(reference ‖ set) over all 237 relations with add-one smoothing
-# (kgeval.analysis.study.kl_divergence; README "Definitions and decisions"), so the rows are (P=O, Q=S),
+# (kgeval.analysis.study.kl_divergence; docs/definitions.md), so the rows are (P=O, Q=S),
 # (P=full, Q=O) and (P=O, Q=S-C).
 PAPER_KLD = {"s_o": 0.0889, "o_full": 0.2789, "sc_o": 0.2386}
 

@@ -13,7 +13,7 @@ from typing import Any
 from .config import TrainConfig
 
 # Seconds per epoch of each model under its default regime on FB15k-237 (one thread, validation included):
-# the default run's training wall times over its epochs (README, "Results of the default configuration").
+# the default run's training wall times over its epochs (docs/results.md).
 # They set the models' relative costs; a model not listed counts as the median.
 EPOCH_SECONDS = {
     "TransE": 81, "RotatE": 254, "HAKE": 310, "AttE": 80, "DistMult": 62, "RESCAL": 81, "ComplEx": 55,

@@ -1,0 +1,72 @@
+"""The README is one page whose links resolve, keeps CI's test-command block, and points at nothing outside the
+repository; the configuration reference of the documentation is generated from the whole schema."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from urllib.parse import unquote
+
+import yaml
+from conftest import ROOT
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+TEST_COMMAND = "<!-- test-command -->\n```bash\nbash tests/check.sh\n```\n<!-- /test-command -->\n"
+
+
+def test_readme_is_one_page():
+    assert len(README.splitlines()) <= 250
+
+
+def test_readme_keeps_the_test_command_block():
+    assert README.count("<!-- test-command -->") == 1 and TEST_COMMAND in README
+
+
+def test_readme_relative_links_resolve():
+    links = re.findall(r"\]\(([^)\s]+)\)", README)
+    local = [unquote(link.split("#")[0]) for link in links if not re.match(r"[a-z]+:", link)]
+    assert len(local) >= 10
+    assert [link for link in local if link and not (ROOT / link).exists()] == []
+
+
+def test_readme_names_nothing_outside_the_repository():
+    assert re.findall(r"\.\./shared|shared/specs|\bissue \d+", README) == []
+
+
+def _hook():
+    spec = importlib.util.spec_from_file_location("config_reference", ROOT / "docs/hooks/config_reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _keys(node: dict, path: str = "") -> list[str]:
+    out = []
+    for key, child in node.get("properties", {}).items():
+        here = f"{path}.{key}" if path else key
+        out += [here] + _keys(child, here)
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict):
+        out += _keys(extra, f"{path}.<name>")
+    return out
+
+
+def test_config_reference_lists_every_key_with_its_default():
+    schema = yaml.safe_load((ROOT / "config/schema.yaml").read_text(encoding="utf-8"))
+    text = _hook().schema_markdown(schema)
+    top = list(schema["properties"])
+    assert [k for k in top if f"## `{k}`" not in text] == []
+    nested = [k for k in _keys(schema) if "." in k]
+    assert len(nested) > 30 and [k for k in nested if f"`{k}`" not in text] == []
+    for name in schema["$defs"]:
+        assert f"{{ #def-{name} }}" in text
+        assert [k for k in _keys(schema["$defs"][name]) if f"`{k}`" not in text.split(f"#def-{name}", 1)[1]] == []
+    # a default as the schema declares it: download_timeout 30, bounds 1..3600
+    assert "Type: number; default `30`; ≥ 1; ≤ 3600." in text
+
+
+def test_marker_page_is_replaced():
+    page = (ROOT / "docs/guide/config-reference.md").read_text(encoding="utf-8")
+    hook = _hook()
+    assert hook.MARKER in page
+    assert "## `evaluation`" in hook.on_page_markdown(page, None, None, None)
