@@ -16,7 +16,15 @@ from conftest import ROOT
 from helpers import random_scorer, write_run
 
 import kgeval
-from kgeval.api import DataUnavailableError, data_files, evaluate, load_testset, place, resolve_measures
+from kgeval.api import (
+    DataUnavailableError,
+    compare,
+    data_files,
+    evaluate,
+    load_testset,
+    place,
+    resolve_measures,
+)
 from kgeval.cli import main as cli_main
 from kgeval.data.kg import KnowledgeGraph
 from kgeval.data.questions import load_questions
@@ -182,6 +190,16 @@ def test_place_equals_the_commands_placement(api_work, tmp_path):
     for col in ("rank", "value", "opponent_value", "t_p_holm", "hsd_p", "items"):
         np.testing.assert_allclose(ours[col].to_numpy(float), cli[col].to_numpy(float), rtol=1e-9, atol=1e-10,
                                    equal_nan=True)  # the csv keeps 10 significant decimals
+    # compare: the study's rows of evaluation.csv and this system's, best first by micro MRR
+    table = compare(res, measures=["MRR", "nDCG@20"])
+    study = pd.read_csv(workdir / "results" / "metrics" / SC / "evaluation.csv")
+    assert list(table.columns) == ["rank", "System", "micro_mrr", "macro_mrr", "ndcg_cut_20", "evaluated"]
+    expect = sorted([*zip(study["System"], study["micro_mrr"]), ("Mine", res.value("MRR", "micro"))],
+                    key=lambda x: -x[1])
+    assert list(table["System"]) == [s for s, _ in expect]
+    np.testing.assert_allclose(table["micro_mrr"], [v for _, v in expect], rtol=1e-12)
+    assert table.loc[table["evaluated"], "System"].tolist() == ["Mine"]
+    assert table["rank"].tolist() == list(range(1, len(STUDY) + 2))
     depth = load_testset(f"{SC}(2)", workdir=workdir, config="config/tiny.yaml")
     with pytest.raises(ValueError, match="without a depth"):
         place(evaluate(run_path, depth, name="Mine", bootstrap=20))
