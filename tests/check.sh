@@ -65,7 +65,9 @@ part "pytest"
 python -m pytest -q -n 2
 part "documentation (mkdocs build --strict)"
 # warnings are errors (mkdocs.yml: strict): a broken link or a page missing from the navigation fails here
-NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$(mktemp -d "${TMPDIR:-/tmp}/kgeval-site.XXXXXX")"
+SITE="$(mktemp -d "${TMPDIR:-/tmp}/kgeval-site.XXXXXX")"
+NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$SITE"
+rm -rf "$SITE"
 part "snakemake --lint"
 snakemake --lint
 part "snakefmt --check"
