@@ -254,6 +254,7 @@ class OutputStage:
         self._files: list[tuple[Path, Path]] = []  # (temporary, destination)
         self._root: Path | None = None
         self._staged: Path | None = None  # the staging folder's name, kept after the stage completed
+        self._made: list[Path] = []  # folders this stage created, deepest first
         for p in self.inputs:
             if not p.exists():
                 raise InputError(p, None, "no such file or folder")
@@ -264,7 +265,13 @@ class OutputStage:
                 if p.is_dir() and is_within(self.folder, p) or same_path(p, self.folder):
                     raise InputError(self.folder, None, f"the output folder lies inside the input {p}: choose "
                                                         "another folder, inputs are never written over")
-            self.folder.mkdir(parents=True, exist_ok=True)
+            self._makedirs(self.folder)
+
+    def _makedirs(self, folder: Path) -> None:
+        """Create ``folder`` with its parents, remembering the folders made (a failed stage removes them)."""
+        missing = [p for p in (folder, *folder.parents) if not p.exists()]
+        folder.mkdir(parents=True, exist_ok=True)
+        self._made += missing
 
     def _check(self, dest: Path) -> None:
         from .errors import InputError
@@ -284,7 +291,7 @@ class OutputStage:
         dest = Path(dest)
         self._check(dest)
         if not dest.parent.is_dir():
-            dest.parent.mkdir(parents=True, exist_ok=True)
+            self._makedirs(dest.parent)
         fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
         os.close(fd)
         self._files.append((Path(tmp), dest))
@@ -362,6 +369,9 @@ class OutputStage:
         if self._root is not None:
             shutil.rmtree(self._root, ignore_errors=True)
             self._root = None
+        for folder in sorted(set(self._made), key=lambda p: len(p.parts), reverse=True):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty: a folder the stage made and nothing else filled
 
     def __enter__(self) -> OutputStage:
         return self
@@ -374,7 +384,8 @@ class OutputStage:
                 self.discard()
                 raise
             return
+        if isinstance(exc, OSError) and exc.filename is None:
+            # a write that fails (a full disk) names no file: name the output folder, or the first output
+            where = self.folder if self.folder is not None else next((d for _, d in self._files), None)
+            exc.filename = None if where is None else str(where)
         self.discard()
-        if isinstance(exc, OSError) and exc.filename is None and self.folder is not None:
-            # a write that fails (a full disk) names no file: name the output folder
-            exc.filename = str(self.folder)
