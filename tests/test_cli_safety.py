@@ -230,3 +230,274 @@ def test_full_disk(cmd, env, capsys, tmp_path):
         assert "No space left on device" in line and str(full) in line
         assert sorted(p.name for p in full.iterdir()) in (["filler"], ["filler", "o"])
         assert not (full / "o").is_dir() or not [p for p in (full / "o").iterdir() if p.name != ".kgeval-outputs.json"]
+
+
+# ---- the numbered defects of issue 31, each as its reproduction command ---------------------------------------
+def test_1_an_annotators_sheet_is_never_the_output(env, capsys):
+    d = env["dir"]
+    for args in (argv("annotate-disagreements", env, d / "b.A.tsv"), argv("annotate-export", env, d / "triples.tsv"),
+                 argv("annotate-export", env, d / "kg.npz")):
+        assert "would overwrite the input" in refused(capsys, env, args)
+
+
+def _foreign_checkpoint(folder: Path) -> Path:
+    import torch
+
+    from kgeval.io import sha256_file, write_json
+
+    folder.mkdir(parents=True)
+    pt = folder / "mine.pt"
+    torch.save({"weights": torch.zeros(3)}, pt)
+    write_json(Path(str(pt) + ".json"), {"sha256": sha256_file(pt)})
+    return pt
+
+
+def test_2_a_users_checkpoint_is_never_set_aside(env, capsys, tmp_path):
+    pt = _foreign_checkpoint(tmp_path / "ckpt")
+    before = fingerprint(tmp_path / "ckpt")
+    args = argv("evaluate", env, tmp_path / "out")
+    args[1] = str(pt)
+    line = one_line_error(capsys, main(args))
+    assert line == f"kgeval: error: {pt}: not a kgeval checkpoint"
+    assert fingerprint(tmp_path / "ckpt") == before  # no mine.pt.corrupt, the sidecar in place
+    # the outside-systems step of the workflow reads it the same way
+    from kgeval.errors import InputError
+    from kgeval.external.steps import import_system
+
+    w = env["work"]
+    with pytest.raises(InputError, match="not a kgeval checkpoint"):
+        import_system("Mine", {"dataset": "Synth", "system": str(pt)}, str(w / "resources/datasets/Synth/kg.npz"),
+                      str(w / "resources/testsets/Synth-Test-S.tsv"),
+                      str(w / "resources/testsets/Synth-Test-S.questions.tsv"), str(tmp_path / "dump"),
+                      "Synth-Test-S")
+    assert fingerprint(tmp_path / "ckpt") == before
+
+
+class Payload:
+    """A pickle that runs code when loaded: it creates a file."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.path),))
+
+
+def test_3_a_pykeen_pickle_runs_nothing_without_the_opt_in(env, capsys, tmp_path):
+    import pickle
+
+    folder = tmp_path / "pk"
+    folder.mkdir()
+    ran = tmp_path / "payload-ran"
+    (folder / "trained_model.pkl").write_bytes(pickle.dumps(Payload(ran)))
+    args = argv("evaluate", env, tmp_path / "out")
+    args[1] = str(folder)
+    line = one_line_error(capsys, main(args))
+    assert line.startswith(f"kgeval: error: {folder / 'trained_model.pkl'}: a PyKEEN model is a full pickle")
+    assert "--trust-pickle" in line and not ran.exists()
+    help_text = build_parser()[0]._subparsers._group_actions[0].choices["evaluate"].format_help()
+    assert "runs whatever code the file holds" in " ".join(help_text.split())
+
+
+def test_4_a_failed_merge_changes_no_file(env, capsys, tmp_path):
+    d = env["dir"]
+    into = tmp_path / "judgments.txt"
+    into.write_text("a\tr\tb\tY\nc\tr\td\tN\ne\tr\tf\tY\n")
+    (tmp_path / "report.md").mkdir()
+    args = ["annotate-merge", "--export", str(d / "b.tsv"), "--a", str(d / "b.A.tsv"), "--b", str(d / "b.B.tsv"),
+            "--adjudicator", str(d / "b.C.tsv"), "--out", str(tmp_path / "labels.txt"), "--report",
+            str(tmp_path / "report.md"), "--into", str(into), "--merged", str(into)]
+    line = one_line_error(capsys, main(args))
+    assert line == f"kgeval: error: {tmp_path / 'report.md'}: is a folder; expected a file to write"
+    assert len(into.read_text().splitlines()) == 3 and not (tmp_path / "labels.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["judgments.txt", "report.md"]  # no temporary left
+    args[args.index("--report") + 1] = str(tmp_path / "report.json")
+    assert main(args) == 0
+    assert "\t4 added\t0 already present" in capsys.readouterr().out
+    assert len(into.read_text().splitlines()) == 7
+
+
+def test_5_evaluate_never_writes_into_the_results_folder(env, capsys, tmp_path):
+    results = tmp_path / "results"
+    (results / "metrics/Synth-Test-S").mkdir(parents=True)
+    (results / "metrics/Synth-Test-S/evaluation.csv").write_text("System\n")
+    args = argv("evaluate", env, results / "metrics/Synth-Test-S")
+    args[args.index("--results") + 1] = str(results)
+    line = one_line_error(capsys, main(args))
+    assert line.startswith(f"kgeval: error: {results / 'metrics/Synth-Test-S'}: the output folder lies inside "
+                           f"the input {results}")
+    assert (results / "metrics/Synth-Test-S/evaluation.csv").read_text() == "System\n"
+
+
+@pytest.mark.parametrize("option,value,expected", [
+    ("--tukey-trials", "-3", "-3 is out of range: expected an integer from 10 to 100,000"),
+    ("--bootstrap", "0", "0 is out of range: expected an integer from 20 to 100,000"),
+    ("--bootstrap", "1", "1 is out of range: expected an integer from 20 to 100,000"),
+    ("--bootstrap", "x", "'x' is not an integer from 20 to 100,000"),
+    ("--unjudged-k", "0", "0 is out of range: expected an integer from 1 to 1,000"),
+])
+def test_6_numeric_options_are_bounded(env, capsys, tmp_path, option, value, expected):
+    line = refused(capsys, env, argv("evaluate", env, tmp_path / "out") + [option, value])
+    assert line == f"kgeval: error: kgeval evaluate: argument {option}: {expected} (see kgeval evaluate --help)"
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "", "a/b", "..", "tab\there", "a\\b"])
+def test_7_a_name_is_a_label_not_a_path(env, capsys, tmp_path, name):
+    out = tmp_path / "deep" / "out"
+    line = refused(capsys, env, argv("evaluate", env, out) + ["--name", name])
+    assert line.startswith("kgeval: error: kgeval evaluate: argument --name: ")
+    assert not (tmp_path / "deep").exists() and not (tmp_path / "escaped").exists()
+
+
+def test_8_one_line_instead_of_a_traceback(env, capsys, tmp_path):
+    d = env["dir"]
+    pt = _foreign_checkpoint(tmp_path / "c")
+    side = Path(str(pt) + ".json")
+    for text, problem in (("{not json", "malformed JSON"), ("[1, 2]", "a JSON list, expected an object")):
+        side.write_text(text)
+        args = argv("evaluate", env, tmp_path / "out")
+        args[1] = str(pt)
+        line = one_line_error(capsys, main(args))
+        assert line.startswith(f"kgeval: error: {side}: not a kgeval checkpoint sidecar: ") and problem in line
+    # the batch name is checked before any output is written
+    args = argv("evaluate", env, tmp_path / "out") + ["--batch", "bad name/x"]
+    assert "argument --batch: 'bad name/x'" in refused(capsys, env, args)
+    assert not (tmp_path / "out").exists()
+    args = argv("annotate-merge", env, tmp_path / "m" / "l.txt")
+    args[args.index("--into") + 1] = str(tmp_path / "no-into.txt")
+    assert refused(capsys, env, args) == f"kgeval: error: {tmp_path / 'no-into.txt'}: no such file or folder"
+    # an existing file as the output folder
+    (tmp_path / "file").write_text("x")
+    line = refused(capsys, env, argv("evaluate", env, tmp_path / "file"))
+    assert line == f"kgeval: error: {tmp_path / 'file'}: exists and is not a folder (the output is a folder)"
+    assert (tmp_path / "file").read_text() == "x"
+    assert refused(capsys, env, ["model-table", str(d / "nope.csv")]) == \
+        f"kgeval: error: {d / 'nope.csv'}: No such file or directory"
+
+
+def test_9_reanalyze_errors_and_notes(env, capsys, tmp_path):
+    from test_reanalyze import hand_tables
+
+    line = one_line_error(capsys, main(["reanalyze", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]))
+    assert line == f"kgeval: error: {tmp_path / 'nope'}: no such file or folder"
+    rel = tmp_path / "rel"
+    hand_tables(rel)
+    s = rel / "FB-Test-S/evaluation.csv"
+    df = pd.read_csv(s)
+    pd.DataFrame({**df, "System": ["W", "X", "Y", "Z"]}).to_csv(s, index=False)
+    line = one_line_error(capsys, main(["reanalyze", str(rel), "--out", str(tmp_path / "o")]))
+    assert line.startswith(f"kgeval: error: {s}: lists other systems than {rel / 'FB-Test-O/evaluation.csv'}: "
+                           "['W', 'X', 'Y'] only here, ['A', 'B', 'C'] only there")
+    s.write_text("System,micro_mrr\n")
+    line = one_line_error(capsys, main(["reanalyze", str(rel), "--out", str(tmp_path / "o")]))
+    assert line == f"kgeval: error: {s}: a header and no rows: the table lists no system"
+    df.loc[1, "micro_mrr"] = np.nan
+    df.to_csv(s, index=False)
+    assert main(["reanalyze", str(rel), "--out", str(tmp_path / "o")]) == 0
+    notes = (tmp_path / "o/notes.txt").read_text()
+    assert "τ of micro_mrr between FB-Test-O and FB-Test-S is empty: no value for FB-Test-S/B" in notes
+    taus = pd.read_csv(tmp_path / "o/taus_between_testsets.csv")
+    assert taus[(taus["b"] == "FB-Test-S") & (taus["Metric"] == "micro_mrr")]["tau"].isna().all()
+
+
+@pytest.mark.parametrize("args,expected", [
+    (["--relations", "0"], "argument --relations: 0 is out of range: expected an integer from 4 to 10,000"),
+    (["--entities", "15"], "argument --entities: 15 is out of range: expected an integer from 20 to 1,000,000"),
+    (["--entities", "-5"], "argument --entities: -5 is out of range"),
+    (["--seed", "-1"], "argument --seed: -1 is out of range: expected an integer ≥ 0"),
+    (["--entities", "990000", "--relations", "4"], "need about"),
+])
+def test_10_synth_applies_the_schemas_bounds(capsys, tmp_path, args, expected):
+    line = one_line_error(capsys, main(["synth", "--out", str(tmp_path / "s"), *args]))
+    assert expected in line
+    assert not (tmp_path / "s").exists()
+
+
+def test_10_bounds_come_from_the_schema():
+    import yaml
+
+    spec = yaml.safe_load((ROOT / "config/schema.yaml").read_text())["$defs"]["synth"]["properties"]
+    parser = build_parser()[0]._subparsers._group_actions[0].choices["synth"]
+    entities = next(a for a in parser._actions if a.dest == "entities")
+    assert entities.type.bounds() == (spec["num_entities"]["minimum"], spec["num_entities"]["maximum"])
+
+
+def test_11_a_reused_out_keeps_no_file_of_the_previous_run(env, capsys, tmp_path):
+    from helpers import random_scorer, write_run
+
+    from kgeval.data.kg import KnowledgeGraph
+
+    w = env["work"]
+    kg = KnowledgeGraph.load(w / "resources/datasets/Synth/kg.npz")
+    qs = load_questions(w / "resources/testsets/Synth-Test-S-C.questions.tsv", kg)
+    write_run(tmp_path / "Synth-Test-S-C.run", kg, qs, random_scorer(kg, seed=4), depth=30)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "my notes.txt").write_text("mine")
+    first = argv("evaluate", env, out)
+    first[1] = f"Synth-Test-S-C={tmp_path / 'Synth-Test-S-C.run'}"
+    assert main(first + ["--name", "First"]) == 0
+    assert {"unjudged.csv", "unjudged_questions.csv", "annotation_sheet.tsv"} <= {p.name for p in out.iterdir()}
+    assert main(argv("evaluate", env, out) + ["--name", "Second"]) == 0  # no run on the pooled set: no sheet
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [".kgeval-outputs.json", "dumps", "evaluation.csv", "my notes.txt", "per_category.csv",
+                     "per_relation.csv", "summary.md", "summary.tex"]
+    assert sorted(p.name for p in (out / "dumps").iterdir()) == ["Second"]
+    assert list(pd.read_csv(out / "evaluation.csv")["System"]) == ["Second"]
+    assert (out / "my notes.txt").read_text() == "mine"
+    capsys.readouterr()
+
+
+def test_12_duplicate_keys_and_missing_outside_files(capsys, tmp_path):
+    text = (ROOT / "config/tiny.yaml").read_text()
+    dup = tmp_path / "dup.yaml"
+    dup.write_text(text + "\nseeds: [0, 1]\n")
+    first = next(i for i, line in enumerate(text.splitlines(), 1) if line.startswith("seeds:"))
+    last = len(text.splitlines()) + 2
+    line = one_line_error(capsys, main(["validate-config", str(dup)]))
+    assert line == (f"kgeval: error: {dup}:{last}:1: malformed YAML: duplicate key 'seeds' (first on line {first}, "
+                    f"again on line {last})")
+    nested = tmp_path / "nested.yaml"
+    nested.write_text("a:\n  b: 1\n  c: 2\n  b: 3\n")
+    line = one_line_error(capsys, main(["validate-config", str(nested)]))
+    assert "nested.yaml:4:3: malformed YAML: duplicate key 'b' (first on line 2, again on line 4)" in line
+    ext = tmp_path / "ext.yaml"
+    ext.write_text(text.replace("system: resources/models/Synth/TransE/seed1.pt", "system: mine/nowhere.pt"))
+    line = one_line_error(capsys, main(["validate-config", str(ext)]))
+    assert line == ("kgeval: error: config key external_systems/TransE-seed1/system: mine/nowhere.pt: no such file "
+                    "or folder")
+    assert main(["validate-config", str(ROOT / "config/tiny.yaml")]) == 0  # the workflow builds its own
+
+
+# ---- issue 32, section 4: the command line's help ----------------------------------------------------------
+def test_version_and_help(capsys):
+    from kgeval import __version__
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"kgeval {__version__}\n"
+    assert main(["--help"]) == 0
+    top = capsys.readouterr().out
+    assert "``" not in top and ":func:" not in top and "kgeval: error: <path>: <problem>" in top
+    parser = build_parser()[0]
+    for name, sub in parser._subparsers._group_actions[0].choices.items():
+        text = sub.format_help()
+        assert "\nexample:\n  kgeval " + name.split()[0] in text.replace("KGEVAL_MIRROR=/data/mirror ", ""), name
+        assert len(sub.description) > 60, name
+        for action in sub._actions:
+            if action.option_strings and action.default not in (None, False, [], argparse_suppress()) \
+                    and action.dest != "help":
+                assert sub._get_formatter()._get_help_string(action).count("default") >= 1, (name, action.dest)
+
+
+def argparse_suppress():
+    import argparse
+
+    return argparse.SUPPRESS
+
+
+def test_positional_output_still_works_with_a_deprecation_line(capsys, tmp_path):
+    assert main(["synth", str(tmp_path / "s"), "--entities", "20", "--relations", "4", "--no-annotations"]) == 0
+    err = capsys.readouterr().err
+    assert f"kgeval: warning: the positional output folder is deprecated; write --out {tmp_path / 's'}" in err
+    assert (tmp_path / "s/train.txt").is_file()

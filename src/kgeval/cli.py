@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import KgevalError
-from .io import OutputStage
+from .io import OutputStage, require_inputs
 from .progress import enable_bars
 from .workflow import setup_logging
 
@@ -211,8 +211,8 @@ def _synth(p: argparse.ArgumentParser):
 
 
 @command("fetch", "download every file of the manifest, from its pinned URL or a mirror folder, verifying each "
-                  "SHA-256. Files already in --out are fetched again and replaced only once verified; the folder "
-                  "is a cache that a rerun completes.",
+                  "SHA-256. Every file is fetched again; the files replace those in --out together, once all are "
+                  "verified.",
          "KGEVAL_MIRROR=/data/mirror kgeval fetch --out resources/downloads")
 def _fetch(p: argparse.ArgumentParser):
     p.add_argument("--manifest", default="config/resources.tsv", help="the manifest (mirror_path, url, sha256, …)")
@@ -225,19 +225,17 @@ def _fetch(p: argparse.ArgumentParser):
         from .data.manifest import read_manifest
         from .progress import Progress
 
-        # a cache: each file is verified and moved into place on its own (kgeval.data.download.fetch); the stage
-        # checks the manifest and the folder before the first download
-        OutputStage("fetch", inputs=[a.manifest], folder=a.out)
-        mirror = resolve_mirror(a.mirror)
-        manifest = read_manifest(a.manifest)
-        sizes = [res.size for res in manifest.values()]
-        # bytes when the manifest pins every size; a failed source's partial bytes count too (rare)
-        total = sum(sizes) if all(size >= 0 for size in sizes) else None
-        with Progress(total, "fetch", unit="B") as progress:
-            for path, res in manifest.items():
-                source = fetch(res, Path(a.out) / path, mirror=mirror, prefer_mirror=not a.prefer_url,
-                               progress=progress.update)
-                progress.write(f"{path}\t{source}\t{res.sha256}")
+        with OutputStage("fetch", inputs=[a.manifest], folder=a.out) as stage:
+            mirror = resolve_mirror(a.mirror)
+            manifest = read_manifest(a.manifest)
+            sizes = [res.size for res in manifest.values()]
+            # bytes when the manifest pins every size; a failed source's partial bytes count too (rare)
+            total = sum(sizes) if all(size >= 0 for size in sizes) else None
+            with Progress(total, "fetch", unit="B") as progress:
+                for path, res in manifest.items():
+                    source = fetch(res, stage.path(Path(a.out) / path), mirror=mirror,
+                                   prefer_mirror=not a.prefer_url, progress=progress.update)
+                    progress.write(f"{path}\t{source}\t{res.sha256}")
         return 0
 
     return run
@@ -335,6 +333,7 @@ def _annotate_merge(p: argparse.ArgumentParser):
 
         if (a.into is None) != (a.merged is None):
             p.error("--into and --merged go together")
+        require_inputs([a.export, a.a, a.b, a.adjudicator, a.into])
         rep = merge(a.export, a.a, a.b, a.adjudicator, a.out, a.report, into=a.into, merged=a.merged)
         kappa = "undefined" if rep["kappa"] is None else f"{rep['kappa']:.4f}"
         print(f"{a.out}\t{rep['items']} judgments ({rep['labels']['final']['Y']} Y)\t{rep['disagreements']} "

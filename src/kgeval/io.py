@@ -226,6 +226,15 @@ def is_within(path: str | Path, folder: str | Path) -> bool:
     return path == folder or folder in path.parents
 
 
+def require_inputs(paths) -> None:
+    """Every path exists: else an error naming the first missing one, before any work starts."""
+    from .errors import InputError
+
+    for p in paths:
+        if p is not None and not Path(p).exists():
+            raise InputError(p, None, "no such file or folder")
+
+
 class OutputStage:
     """The outputs of one command, written to temporary paths and moved into place together at the end.
 
@@ -255,9 +264,7 @@ class OutputStage:
         self._root: Path | None = None
         self._staged: Path | None = None  # the staging folder's name, kept after the stage completed
         self._made: list[Path] = []  # folders this stage created, deepest first
-        for p in self.inputs:
-            if not p.exists():
-                raise InputError(p, None, "no such file or folder")
+        require_inputs(self.inputs)
         if self.folder is not None:
             if self.folder.exists() and not self.folder.is_dir():
                 raise InputError(self.folder, None, "exists and is not a folder (the output is a folder)")
