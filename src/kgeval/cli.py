@@ -133,15 +133,18 @@ def batch_type(text: str) -> str:
     return text
 
 
-def out_folder(p: argparse.ArgumentParser, help: str, default: str | None = None) -> None:
-    """``--out`` (and the deprecated positional form, resolved by :func:`resolve_out`)."""
+OUT_FOLDER = "output folder (what the command wrote there before is replaced; see 'outputs:' in kgeval --help)"
+
+
+def out_option(p: argparse.ArgumentParser, help: str = OUT_FOLDER) -> None:
+    """``--out``, and the positional form it replaces (deprecated, resolved by :func:`resolve_out`)."""
     p.add_argument("legacy_out", nargs="?", default=None, metavar="OUT", help=argparse.SUPPRESS)
-    p.add_argument("--out", default=default, help=help)
+    p.add_argument("--out", default=None, help=help)
 
 
 def resolve_out(p: argparse.ArgumentParser, a: argparse.Namespace) -> str:
     if a.legacy_out is not None:
-        if a.out is not None and a.out != p.get_default("out") and a.out != a.legacy_out:
+        if a.out is not None and a.out != a.legacy_out:
             p.error(f"two output folders: {a.legacy_out} and --out {a.out}")
         print(f"kgeval: warning: the positional output folder is deprecated; write --out {a.legacy_out}",
               file=sys.stderr)
@@ -151,10 +154,6 @@ def resolve_out(p: argparse.ArgumentParser, a: argparse.Namespace) -> str:
     return a.out
 
 
-def _stage_paths(stage: OutputStage, paths: dict) -> dict:
-    return {k: stage.final(v) for k, v in paths.items()}
-
-
 # ---- data (kgeval.data) ---------------------------------------------------------------------------------------
 @command("build-kg", "build a knowledge-graph file (kg.npz) from split files. Reads train.txt, valid.txt and "
                      "test.txt of FOLDER (tab-separated head, relation, tail), with optional entity names and "
@@ -162,7 +161,7 @@ def _stage_paths(stage: OutputStage, paths: dict) -> dict:
          "kgeval build-kg data/FB15k-237 --out FB15k-237.kg.npz --names data/mid2name.txt")
 def _build_kg(p: argparse.ArgumentParser):
     p.add_argument("folder", help="folder with train.txt, valid.txt, test.txt (and optional side files)")
-    out_folder(p, "the knowledge graph file to write (kg.npz)")
+    out_option(p, "the knowledge graph file to write (kg.npz)")
     p.add_argument("--name", type=name_type, default=None, help="dataset name (default: the folder's name)")
     p.add_argument("--names", default=None, help="entity id to name file (mid2name.txt)")
     p.add_argument("--categories", default=None, help="folder with one_to_one.txt ... many_to_many.txt")
@@ -189,7 +188,7 @@ def _build_kg(p: argparse.ArgumentParser):
                   "synth block.",
          "kgeval synth --out data/Synth --entities 500 --relations 24 --seed 1")
 def _synth(p: argparse.ArgumentParser):
-    out_folder(p, "output folder (replaced by the new files; see 'outputs:' in kgeval --help)")
+    out_option(p)
     p.add_argument("--seed", type=SchemaNumber("synth", "seed"), default=0, help="random seed")
     p.add_argument("--entities", type=SchemaNumber("synth", "num_entities"), default=250, help="number of entities")
     p.add_argument("--relations", type=SchemaNumber("synth", "num_relations"), default=16,
@@ -203,8 +202,8 @@ def _synth(p: argparse.ArgumentParser):
         check_size(spec)
         with OutputStage("synth", folder=resolve_out(p, a)) as stage:
             paths = synthesize(stage.root, a.seed, spec)
-        for role, path in _stage_paths(stage, paths).items():
-            print(f"{role}\t{path}")
+        for role, path in paths.items():
+            print(f"{role}\t{stage.final(path)}")
         return 0
 
     return run
@@ -352,7 +351,7 @@ def _annotate_merge(p: argparse.ArgumentParser):
          "kgeval reanalyze release/ --out reanalysis/ --figure6-system HittER")
 def _reanalyze(p: argparse.ArgumentParser):
     p.add_argument("folder", help="folder laid out like the published result release (FB-Test-O/evaluation.csv …)")
-    out_folder(p, "output folder (replaced by the new files; see 'outputs:' in kgeval --help)")
+    out_option(p)
     p.add_argument("--names", default="", help="role=folder pairs overriding the published folder names, e.g. "
                    "original=Synth-Test-O,sample=Synth-Test-S,complete=Synth-Test-S-C,second=Synth2 "
                    "(default: the published names)")
