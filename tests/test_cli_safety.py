@@ -350,6 +350,13 @@ def test_7_a_name_is_a_label_not_a_path(env, capsys, tmp_path, name):
     assert not (tmp_path / "deep").exists() and not (tmp_path / "escaped").exists()
 
 
+
+def test_7_folder_names_of_reanalyze_are_labels(env, capsys, tmp_path):
+    line = refused(capsys, env, argv("reanalyze", env, tmp_path / "o") + ["--names", "original=../x"])
+    assert line == ("kgeval: error: kgeval reanalyze: --names: '../x': a name is a label, not a path (no '/', '\\', "
+                    "'.' or '..') (see kgeval reanalyze --help)")
+
+
 def test_8_one_line_instead_of_a_traceback(env, capsys, tmp_path):
     d = env["dir"]
     pt = _foreign_checkpoint(tmp_path / "c")

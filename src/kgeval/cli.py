@@ -53,9 +53,10 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
         if describe is not None:
             text += f" [{describe()}]"
         default = action.default
+        if isinstance(action, argparse._StoreTrueAction):
+            return text + " (default: off)"
         if ("default" not in text and not action.required and default not in (None, argparse.SUPPRESS, [])
-                and not isinstance(action, (argparse._StoreTrueAction, argparse._HelpAction,
-                                            argparse._VersionAction))
+                and not isinstance(action, (argparse._HelpAction, argparse._VersionAction))
                 and (action.option_strings or action.nargs in ("?", "*"))):
             text += " (default: %(default)s)"
         return text
@@ -366,7 +367,10 @@ def _reanalyze(p: argparse.ArgumentParser):
         bad = [f"{k}{s}{v}" for k, s, v in pairs if not s or k not in ROLES]
         if bad:
             p.error(f"--names: {bad[0]!r} is not role=folder with a role of {', '.join(ROLES)}")
-        names = {k: name_type(v) for k, _, v in pairs}
+        try:
+            names = {k: name_type(v) for k, _, v in pairs}
+        except argparse.ArgumentTypeError as exc:
+            p.error(f"--names: {exc}")
         with OutputStage("reanalyze", inputs=[a.folder], folder=resolve_out(p, a)) as stage:
             notes = reanalyze_tables(a.folder, stage.root, names, figure6_system=a.figure6_system)
         print(f"{stage.folder}: done" + (f"; {len(notes)} note(s) in notes.txt" if notes else ""))
@@ -496,8 +500,11 @@ def _evaluate(p: argparse.ArgumentParser):
         dup = {s.name for s in systems if [x.name for x in systems].count(s.name) > 1}
         if dup:
             p.error(f"two systems are named {sorted(dup)[0]!r}: label them with --name")
-        for s in systems:
-            name_type(s.name)  # a default name comes from a file name: it is a folder of dumps/ too
+        for s in systems:  # a default name comes from a file name: it is a folder of dumps/ too
+            try:
+                name_type(s.name)
+            except argparse.ArgumentTypeError as exc:
+                raise InputError(s.path, None, f"{exc}: label the system with --name") from None
         inputs = [a.config, a.schema, kg_path, *(f for files in testsets.values() for f in files.values()),
                   *(path for s in systems for path in s.files())]
         with OutputStage("evaluate", inputs=inputs, folder=a.out,
