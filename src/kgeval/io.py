@@ -55,23 +55,10 @@ def set_aside(path: str | Path, reason: str) -> Path:
 
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; rename it onto ``path`` if the block succeeds, else delete it."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        yield tmp_path
-        # mkstemp creates the file 0600; give it the mode an ordinary open() would, so that on a shared
-        # cluster the group can read results when the umask allows it
-        if tmp_path.is_file():
-            os.chmod(tmp_path, 0o666 & ~current_umask())
-        os.replace(tmp_path, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp_path.unlink()
-        raise
+    """Yield a temporary path beside ``path``; rename it onto ``path`` if the block succeeds, else delete it
+    (an :class:`OutputStage` of one file)."""
+    with OutputStage("") as stage:
+        yield stage.path(path)
 
 
 @contextlib.contextmanager
@@ -339,9 +326,12 @@ class OutputStage:
                 self._check_entry(dest)
             for dest in stale:
                 self._check_entry(dest)
+        # mkstemp creates the file 0600; give it the mode an ordinary open() would, so that on a shared cluster the
+        # group can read results when the umask allows it
         umask = current_umask()
         for tmp, _ in self._files:
-            os.chmod(tmp, 0o666 & ~umask)
+            if tmp.is_file():
+                os.chmod(tmp, 0o666 & ~umask)
         trash = Path(tempfile.mkdtemp(prefix=".kgeval-trash-", dir=self.folder)) if self._root is not None else None
         try:
             # a folder (or a file that a folder replaces) cannot be replaced in one rename: set it aside first
