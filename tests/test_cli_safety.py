@@ -508,3 +508,18 @@ def test_positional_output_still_works_with_a_deprecation_line(capsys, tmp_path)
     err = capsys.readouterr().err
     assert f"kgeval: warning: the positional output folder is deprecated; write --out {tmp_path / 's'}" in err
     assert (tmp_path / "s/train.txt").is_file()
+
+
+def test_an_input_inside_the_output_folder_is_never_replaced(env, capsys, tmp_path):
+    """A run file that sits where the command writes (OUT/evaluation.csv) stops the command before anything
+    moves: the run file and the folder stay as they were."""
+    out = tmp_path / "out"
+    out.mkdir()
+    shutil.copy(env["dir"] / "Synth-Test-S.run", out / "evaluation.csv")
+    before = fingerprint(out)
+    args = argv("evaluate", env, out)
+    args[1] = f"Synth-Test-S={out / 'evaluation.csv'}"
+    line = one_line_error(capsys, main(args))
+    assert line == (f"kgeval: error: {out / 'evaluation.csv'}: replacing it would remove the input "
+                    f"{out / 'evaluation.csv'}: choose another output folder")
+    assert fingerprint(out) == before and sorted(p.name for p in out.iterdir()) == ["evaluation.csv"]

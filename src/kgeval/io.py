@@ -21,6 +21,8 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
+from .errors import InputError
+
 log = logging.getLogger(__name__)
 
 
@@ -215,8 +217,6 @@ def is_within(path: str | Path, folder: str | Path) -> bool:
 
 def require_inputs(paths) -> None:
     """Every path exists: else an error naming the first missing one, before any work starts."""
-    from .errors import InputError
-
     for p in paths:
         if p is not None and not Path(p).exists():
             raise InputError(p, None, "no such file or folder")
@@ -241,8 +241,6 @@ class OutputStage:
     """
 
     def __init__(self, command: str, inputs=(), folder: str | Path | None = None, input_folders=()):
-        from .errors import InputError
-
         self.command = command
         self.inputs = [Path(p) for p in inputs if p is not None]
         self.input_folders = [Path(p) for p in input_folders if p is not None and Path(p).is_dir()]
@@ -268,8 +266,6 @@ class OutputStage:
         self._made += missing
 
     def _check(self, dest: Path) -> None:
-        from .errors import InputError
-
         if self.folder is not None and not is_within(dest, self.folder):
             raise InputError(dest, None, f"outside the output folder {self.folder}")
         if dest.is_dir():
@@ -351,9 +347,7 @@ class OutputStage:
         self._files = []
 
     def _check_entry(self, dest: Path) -> None:
-        from .errors import InputError
-
-        for p in self.inputs:
+        for p in [*self.inputs, *self.input_folders]:
             if p.exists() and is_within(p, dest):
                 raise InputError(dest, None, f"replacing it would remove the input {p}: choose another output "
                                              "folder")
