@@ -523,3 +523,22 @@ def test_an_input_inside_the_output_folder_is_never_replaced(env, capsys, tmp_pa
     assert line == (f"kgeval: error: {out / 'evaluation.csv'}: replacing it would remove the input "
                     f"{out / 'evaluation.csv'}: choose another output folder")
     assert fingerprint(out) == before and sorted(p.name for p in out.iterdir()) == ["evaluation.csv"]
+
+
+def test_a_killed_commands_staging_folder_goes_with_the_next_run(tmp_path, capsys):
+    """What a SIGKILL leaves (a staging folder of a process that is gone) is removed by the next run into the
+    same folder; a staging folder of a live process stays."""
+    import socket
+    import sys
+
+    out = tmp_path / "out"
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = out / f".kgeval-staging-{socket.gethostname()}-{gone.stdout.strip()}-abc"
+    alive = out / f".kgeval-staging-{socket.gethostname()}-{os.getppid()}-abc"
+    for folder in (dead, alive):
+        folder.mkdir(parents=True)
+        (folder / "train.txt").write_text("partial")
+    assert main(["synth", "--out", str(out), "--entities", "20", "--relations", "4", "--no-annotations"]) == 0
+    assert not dead.exists() and (alive / "train.txt").read_text() == "partial"
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == [".kgeval-outputs.json", alive.name]
+    capsys.readouterr()

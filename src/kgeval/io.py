@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import shutil
+import socket
 import tempfile
 import time
 from collections.abc import Iterator
@@ -199,6 +200,7 @@ def write_table(df: pd.DataFrame, csv: str | Path, md: str | Path | None = None,
 
 
 MANIFEST = ".kgeval-outputs.json"
+STAGING = ".kgeval-staging-"
 
 
 def same_path(p: str | Path, q: str | Path) -> bool:
@@ -293,8 +295,25 @@ class OutputStage:
         if self.folder is None:
             raise ValueError("a stage without a folder has no staging folder")
         if self._root is None:
-            self._root = self._staged = Path(tempfile.mkdtemp(prefix=".kgeval-staging-", dir=self.folder))
+            self._remove_abandoned()
+            prefix = f"{STAGING}{socket.gethostname()}-{os.getpid()}-"
+            self._root = self._staged = Path(tempfile.mkdtemp(prefix=prefix, dir=self.folder))
         return self._root
+
+    def _remove_abandoned(self) -> None:
+        """Remove the staging folders that a killed command of this machine left in the output folder (the
+        process named in the folder's name is gone); another machine's or a running command's stay."""
+        host = socket.gethostname()
+        for path in self.folder.glob(f"{STAGING}{host}-*"):
+            pid = path.name[len(STAGING) + len(host) + 1:].split("-")[0]
+            if not pid.isdigit() or int(pid) == os.getpid():
+                continue
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                shutil.rmtree(path, ignore_errors=True)
+            except OSError:  # alive, under another user
+                pass
 
     def final(self, path: str | Path) -> Path:
         """Where a path inside :attr:`root` ends up (also after the stage completed)."""
