@@ -15,7 +15,12 @@ configfile: "config/config.yaml"
 # kgeval's own validator: one line naming the key, what was expected and the closest valid key (snakemake's
 # validate printed the whole schema), model hyperparameters checked against their declared types and bounds
 # (not again inside a cluster job: the submitting process checked the same config)
-validate_workflow_config(config, "config/schema.yaml", models=not workflow.remote_exec)
+validate_workflow_config(
+    config,
+    "config/schema.yaml",
+    models=not workflow.remote_exec,
+    configfiles=workflow.configfiles,
+)
 
 
 report: "workflow/report/workflow.rst"

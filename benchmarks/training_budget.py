@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import torch
-import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT  # noqa: E402
@@ -30,14 +29,13 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    from kgeval.config import model_settings
+    from kgeval.config import load_config_file, model_settings
     from kgeval.data.kg import KnowledgeGraph
     from kgeval.published import published_mrr
     from kgeval.training.config import TrainConfig
     from kgeval.training.trainer import Trainer, evaluate_mrr
 
-    with open(a.config, encoding="utf-8") as fh:
-        config = yaml.safe_load(fh)
+    config = load_config_file(a.config)  # duplicate keys refused, as everywhere a config is read
     kg = KnowledgeGraph.load(ROOT / f"resources/datasets/{a.dataset}/kg.npz")
     print(f"{a.dataset}: {kg.num_entities} entities, {len(kg.splits['train'])} training triples; "
           f"{a.threads} thread(s)")

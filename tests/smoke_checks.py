@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
+
+from kgeval.config import load_config_file
 
 TABLE1 = {"FB-Test-O": (20466, 20466, 0), "FB-Test-S": (1023, 1023, 0), "FB-Test-S-C": (22492, 2738, 19754)}
 QUESTIONS = {"FB-Test-O": 22850, "FB-Test-S": 1745, "FB-Test-S-C": 2883, "WN18RR": 5716}
@@ -31,7 +32,7 @@ def main() -> int:
     ap.add_argument("--config", default="config/smoke.yaml")
     a = ap.parse_args()
     root = Path(a.root)
-    config = yaml.safe_load((root / a.config).read_text())
+    config = load_config_file(root / a.config)
     models = list(config["models"])
     problems: list[str] = []
 

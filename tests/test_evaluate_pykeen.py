@@ -54,7 +54,9 @@ def test_micro_mrr_equals_pykeen_evaluator(trained, synth_kg, tmp_path):
     from kgeval.data.questions import save_questions
 
     save_questions(ts.questions(kg), files["questions"], kg)
-    system = parse_system(str(folder), ["Synth-Test-O"])
+    with pytest.raises(InputError, match=r"trained_model.pkl: a PyKEEN model is a full pickle.*--trust-pickle"):
+        parse_system(str(folder), ["Synth-Test-O"])
+    system = parse_system(str(folder), ["Synth-Test-O"], trust_pickle=True)
     assert system.kind == "pykeen" and system.name == "distmult"
     meta = dump_system(system, kg, "Synth-Test-O", {k: str(v) for k, v in files.items()}, tmp_path / "d", k=50,
                        scorer=load_scorer(system, kg))
@@ -78,7 +80,7 @@ def test_unknown_label_and_missing_pykeen(trained, synth_kg, tmp_path, monkeypat
     other = synth_kg.__class__(synth_kg.name, synth_kg.entities[:-1] + ["/m/new"], synth_kg.relations,
                                synth_kg.splits)
     with pytest.raises(InputError, match=r"does not know 1 of the 241 entities of Synth \(first: '/m/new'\)"):
-        load_scorer(System("x", "pykeen", folder), other)
+        load_scorer(System("x", "pykeen", folder, trust_pickle=True), other)
     real_import = builtins.__import__
 
     def no_pykeen(name, *args, **kwargs):

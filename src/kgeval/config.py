@@ -37,12 +37,47 @@ def check_schema(config: dict[str, Any], schema: str | Path) -> dict[str, Any]:
     return config
 
 
+class UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (plain YAML keeps the last silently, so a
+    repeated block would replace the first). Every config and schema kgeval reads goes through it."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            try:
+                first = seen.setdefault(key, line)
+            except TypeError:  # an unhashable key: the base class reports it
+                continue
+            if first != line:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first on line {first}, again on line {line})",
+                    key_node.start_mark)
+        return super().construct_mapping(node, deep)
+
+
+def load_yaml(text_or_stream) -> Any:
+    """Parse YAML with :class:`UniqueKeyLoader`."""
+    return yaml.load(text_or_stream, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+
+
 def _read_schema(schema: str | Path) -> dict[str, Any]:
     try:
         with open(schema, encoding="utf-8") as fh:
-            return yaml.safe_load(fh)
+            return load_yaml(fh)
     except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{schema}: cannot read the config schema: {exc}") from None
+        raise ConfigError(f"{schema}: cannot read the config schema: {' '.join(str(exc).split())}") from None
+
+
+def schema_key(schema: str | Path, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The schema of one config key, e.g. ``("synth", "num_entities")`` (a top-level key or a ``$defs`` entry,
+    then properties), for options that take the same values as a config key."""
+    root = _read_schema(schema)
+    node = root["$defs"][keys[0]] if keys[0] in root.get("$defs", {}) else root["properties"][keys[0]]
+    for key in keys[1:]:
+        node = node["properties"][key]
+    return node
 
 
 def _fill_and_check(instance: dict[str, Any], sub_schema: dict[str, Any], root: dict[str, Any]) -> None:
@@ -102,7 +137,7 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the config file: {getattr(exc, 'strerror', None) or exc}") from None
     try:
-        config = yaml.safe_load(text)
+        config = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
@@ -113,15 +148,32 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     return config
 
 
-def validate_workflow_config(config: dict[str, Any], schema: str | Path, models: bool = True) -> dict[str, Any]:
-    """The Snakefile's validation: :func:`validate_config`, and on a bad config a one-line message on stderr
-    and exit status 1 before any job starts (an exception would make Snakemake print a traceback).
+def check_external_files(config: dict[str, Any], built: tuple[str, ...] = ()) -> None:
+    """Every file or folder an ``external_systems`` entry names exists (else Snakemake would stop later with a
+    MissingInputException naming no key), but for paths under the folders in ``built``, which the workflow's
+    rules write (a checkpoint of its own training read as an outside system)."""
+    for name, ext in config.get("external_systems", {}).items():
+        paths = [(f"runs/{t}", p) for t, p in ext.get("runs", {}).items()]
+        if "system" in ext:
+            paths.append(("system", ext["system"]))
+        for key, path in paths:
+            if not Path(path).exists() and not any(str(Path(path)).startswith(b) for b in built):
+                raise ConfigError(f"config key external_systems/{name}/{key}: {path}: no such file or folder")
+
+
+def validate_workflow_config(config: dict[str, Any], schema: str | Path, models: bool = True,
+                             configfiles=()) -> dict[str, Any]:
+    """The Snakefile's validation: :func:`validate_config` (after re-reading ``configfiles`` with the
+    duplicate-key check, which Snakemake's own loader lacks); on a bad config a one-line message on stderr and exit status 1 before any job starts (an exception would make
+    Snakemake print a traceback).
 
     The Snakefile passes ``models=False`` inside a cluster job (Snakemake's remote mode): the submitting process
     has checked the same config, and importing torch for the check would cost every job step two seconds."""
     import sys
 
     try:
+        for path in configfiles:
+            load_config_file(path)
         return validate_config(config, schema, models=models)
     except KgevalError as exc:
         print(f"kgeval: error: {exc}", file=sys.stderr)

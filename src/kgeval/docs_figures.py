@@ -8,6 +8,7 @@ same results give the same bytes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import InputError
@@ -22,8 +23,11 @@ DOCS_FIGURES = {
 }
 
 
-def export_docs_figures(results: str | Path, out: str | Path, max_width: int = 900) -> list[Path]:
-    """Write ``out/<figure>.png`` for every figure of :data:`DOCS_FIGURES`; returns the written paths."""
+def export_docs_figures(results: str | Path, out: str | Path, max_width: int = 900,
+                        target: Callable[[Path], Path] | None = None) -> list[Path]:
+    """Write ``out/<figure>.png`` for every figure of :data:`DOCS_FIGURES`; returns the written paths.
+    ``target`` maps each output to the path to write it to (an output stage's temporary file, moved into place by
+    the caller); without it each file is written atomically on its own."""
     from PIL import Image
 
     if max_width < 1:
@@ -41,8 +45,11 @@ def export_docs_figures(results: str | Path, out: str | Path, max_width: int = 9
             if im.width > max_width:
                 im = im.resize((max_width, round(im.height * max_width / im.width)), Image.Resampling.LANCZOS)
             small = im.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
-        target = out / f"{name}.png"
-        with atomic_path(target) as tmp:
-            small.save(tmp, format="PNG", optimize=True)
-        written.append(target)
+        path = out / f"{name}.png"
+        if target is not None:
+            small.save(target(path), format="PNG", optimize=True)
+        else:
+            with atomic_path(path) as tmp:
+                small.save(tmp, format="PNG", optimize=True)
+        written.append(path)
     return written

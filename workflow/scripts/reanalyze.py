@@ -1,11 +1,11 @@
 from pathlib import Path
 
-from kgeval.analysis.reanalyze import reanalyze
+from kgeval.analysis.steps import reanalyze_tables
 from kgeval.workflow import run_step
 
 run_step(
     snakemake,
-    reanalyze,
+    reanalyze_tables,
     folder=snakemake.params.folder,
     out=str(Path(snakemake.output.notes).parent),
     names={k: v for k, v in snakemake.params.names.items() if v},

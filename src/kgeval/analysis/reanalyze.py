@@ -62,6 +62,8 @@ def read_table(path: Path, required: tuple[str, ...] = ("System",)) -> pd.DataFr
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise InputError(path, 1, f"header lacks column(s) {missing}")
+    if df.empty:
+        raise InputError(path, None, "a header and no rows: the table lists no system")
     for c in ("System", "SystemA", "SystemB"):
         if c in required and df[c].isna().any():
             raise InputError(path, int(df.index[df[c].isna()][0]) + 2, f"row without a {c}")
@@ -134,6 +136,8 @@ def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None 
     per_type = {role: load(role, "lp_per_rel_type.csv", ("System", "QuestionType", "RelationType"))
                 for role in ("original", "sample", "complete")}
     reweighted = load("complete", "lp_sample_rel_dist.csv")
+    _check_same_systems({folder / names[r] / "evaluation.csv": df for r, df in ev.items() if df is not None},
+                        second=folder / names["second"] / "evaluation.csv")
     written: list[str] = []
 
     three = {names[r]: ev[r] for r in ("original", "sample", "complete") if ev[r] is not None}
@@ -190,7 +194,10 @@ def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None 
             if m not in REGISTRY:  # a column we cannot orient (no declared direction): no τ for it
                 unknown.add(m)
                 continue
-            rows.append({"a": a, "b": b, "Metric": m, "tau": study.tau_between(da, db, m)})
+            tau = study.tau_between(da, db, m)
+            rows.append({"a": a, "b": b, "Metric": m, "tau": tau})
+            if not pd.notna(tau):
+                notes.append(f"τ of {m} between {a} and {b} is empty: {_empty_cells(da, db, a, b, m)}")
     if unknown:
         notes.append(f"not a known metric column, no τ computed: {', '.join(sorted(unknown))}")
     if rows:
@@ -212,6 +219,31 @@ def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None 
     for n in notes:
         log.info("%s", n)
     return notes
+
+
+def _check_same_systems(tables: dict[Path, pd.DataFrame], second: Path) -> None:
+    """The test sets of one dataset rank the same systems (τ compares two rankings of one set of systems); the
+    second dataset's test set shares at least two of them."""
+    first = next((p for p in tables if p != second), None)
+    for path, df in tables.items():
+        if first is None or path == first:
+            continue
+        a, b = set(tables[first]["System"].astype(str)), set(df["System"].astype(str))
+        if path == second:
+            if len(a & b) < 2:
+                raise InputError(path, None, f"shares {len(a & b)} system(s) with {first}: τ needs at least two")
+        elif a != b:
+            only_a, only_b = sorted(a - b), sorted(b - a)
+            raise InputError(path, None, f"lists other systems than {first}: {only_b[:3]} only here, {only_a[:3]} "
+                                         "only there (the test sets of one dataset rank the same systems; rename "
+                                         "them to match)")
+
+
+def _empty_cells(da: pd.DataFrame, db: pd.DataFrame, a: str, b: str, metric: str) -> str:
+    """Why a τ is empty: the systems without a value (NaN) of ``metric`` on either side."""
+    blank = [f"{name}/{system}" for name, df in ((a, da), (b, db))
+             for system, value in zip(df["System"], df[metric]) if not pd.notna(value)]
+    return ("no value for " + ", ".join(blank)) if blank else "fewer than two systems, or every value tied"
 
 
 def _present(folder: Path, names: dict[str, str], roles, file: str) -> dict[str, Path]:

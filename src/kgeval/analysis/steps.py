@@ -248,3 +248,13 @@ def families_step(original: dict, complete: dict, second: dict | None, out_dir: 
             if not mat.empty:
                 figures.heatmap(mat, out / f"umf_sensitivity_{wt}_{axis}.png", out / f"umf_sensitivity_{wt}_{axis}.pdf",
                                 f"{orig.name}: τ to the next {axis} ({wt} entity weights)", "p", "α")
+
+
+def reanalyze_tables(folder: str | Path, out: str | Path, names: dict[str, str] | None = None,
+                     figure6_system: str = "HittER") -> list[str]:
+    """Every τ analysis and figure that needs only per-system metric tables (:func:`kgeval.analysis.reanalyze.
+    reanalyze`): the step of the rules ``reanalyze_own_tables`` / ``reanalyze_release`` and of ``kgeval
+    reanalyze``. Returns the notes (what was skipped and why)."""
+    from .reanalyze import reanalyze
+
+    return reanalyze(folder, out, names, figure6_system=figure6_system)

@@ -88,6 +88,8 @@ def fetch(res: Resource, dest: str | Path, mirror: str | Path | None = None, pre
                     raise ChecksumError(f"{res.mirror_path} (from {where}: {size} bytes, expected {res.size})",
                                         res.sha256, digest)
         except (OSError, urllib.error.URLError, ValueError) as exc:
+            if isinstance(exc, OSError) and exc.filename is None and exc.strerror:  # a failed write (full disk)
+                exc = OSError(exc.errno, exc.strerror, str(dest))
             failures.append(f"{source}: {exc}")
             log.warning("could not fetch %s from %s: %s", res.mirror_path, source, exc)
             continue

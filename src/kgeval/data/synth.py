@@ -46,6 +46,29 @@ class SynthSpec:
     nn_quantile: float = 0.85
 
 
+#: the most memory one synthetic graph may take; beyond it the generator would swap or be killed
+MEMORY_LIMIT = 8 << 30
+
+
+def memory_bytes(spec: SynthSpec) -> int:
+    """About the peak memory of :func:`synthesize`: one relation's plausibility matrix between two entity types
+    (float64, with the sort of a one-to-one relation and the quantile's copy beside it, three such matrices), and
+    the pooling's per-candidate arrays."""
+    per_type = -(-spec.num_entities // spec.num_types)
+    return 3 * 8 * per_type * per_type + 64 * spec.num_entities * spec.pool_systems
+
+
+def check_size(spec: SynthSpec, limit: int = MEMORY_LIMIT) -> None:
+    """Refuse sizes whose generation would need more than ``limit`` bytes, naming the need and the way out."""
+    from ..errors import KgevalError
+
+    need = memory_bytes(spec)
+    if need > limit:
+        raise KgevalError(f"synth: {spec.num_entities:,} entities in {spec.num_types} types need about "
+                          f"{need / 2**30:.1f} GiB for one relation's score matrix (more than the {limit / 2**30:.0f} "
+                          "GiB kgeval allows): use fewer entities or more types")
+
+
 def _true_pairs(rng, score: np.ndarray, category: str, nn_quantile: float) -> list[tuple[int, int]]:
     nd, nr = score.shape
     if category == "many_to_many":
@@ -76,6 +99,7 @@ def _true_pairs(rng, score: np.ndarray, category: str, nn_quantile: float) -> li
 def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None) -> dict[str, Path]:
     """Write a synthetic dataset into ``out_dir``; return the path of each role file."""
     spec = spec or SynthSpec()
+    check_size(spec)
     rng = np.random.default_rng(seed)
     out = Path(out_dir)
     n, T = spec.num_entities, spec.num_types

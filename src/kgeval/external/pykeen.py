@@ -6,8 +6,9 @@ dataset's by label, so PyKEEN's ids never need to equal kgeval's. Scores come fr
 the calls PyKEEN's own ``RankBasedEvaluator`` makes (inverse relations and a final sigmoid included), so kgeval's
 filtered realistic ranks equal PyKEEN's.
 
-``trained_model.pkl`` is a pickle: loading it runs code from the file, as ``torch.load`` in PyKEEN does. Load only
-models you trust (your own).
+``trained_model.pkl`` is a pickle: loading it runs code from the file, as ``torch.load`` in PyKEEN does. kgeval
+refuses it (:func:`refuse_pickle`) unless the user opts in (``kgeval evaluate --trust-pickle``, or
+``trust_pickle: true`` of an ``external_systems`` entry). Load only models you trust (your own).
 """
 
 from __future__ import annotations
@@ -27,6 +28,15 @@ LABELS = "training_triples"
 
 class PyKEENMissingError(KgevalError):
     """PyKEEN is needed and not installed."""
+
+
+TRUST_HINT = ("a PyKEEN model is a full pickle, and loading it runs any code the file holds; refused. If you "
+              "trained it yourself or otherwise trust it, rerun with --trust-pickle (kgeval evaluate) or set "
+              "trust_pickle: true (external_systems)")
+
+
+def refuse_pickle(folder: str | Path) -> None:
+    raise InputError(Path(folder) / MODEL_FILE, None, TRUST_HINT)
 
 
 def is_pykeen_dir(path: str | Path) -> bool:

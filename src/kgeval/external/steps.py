@@ -30,7 +30,7 @@ def configured_system(name: str, spec: dict[str, Any], testset: str) -> System:
             raise ConfigError(f"config key external_systems/{name}/system: {path} holds no run file named after "
                               f"test set {testset} ({testset}.run, {testset}.run.gz, …) and is not a PyKEEN folder")
         return System(name, "run", run, {testset: run})
-    return parse_system(spec["system"], [testset], name=name)
+    return parse_system(spec["system"], [testset], name=name, trust_pickle=spec.get("trust_pickle", False))
 
 
 def import_system(name: str, spec: dict[str, Any], kg_path: str, testset_path: str, questions_path: str, out: str,

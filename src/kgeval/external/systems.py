@@ -5,7 +5,8 @@ A SYSTEM is one of
 * a **TREC run file** for one test set, written ``TESTSET=PATH``, or just ``PATH`` when the file is named after
   its test set (``FB-Test-S-C.run``, ``FB-Test-O.run.gz``; suffixes ``.run``, ``.txt``, ``.trec``, then ``.gz``);
 * a **folder of run files** named that way, one per test set (``myrun/FB-Test-O.run.gz``, ...);
-* a **PyKEEN folder** written by ``save_to_directory`` (``trained_model.pkl``; needs ``kgeval[pykeen]``);
+* a **PyKEEN folder** written by ``save_to_directory`` (``trained_model.pkl``; needs ``kgeval[pykeen]``): a full
+  pickle, which runs code from the file when loaded, so it is refused unless the user opts in (``trust_pickle``);
 * a **kgeval checkpoint** (``model.pt`` with its ``model.pt.json`` sidecar, as the workflow writes it);
 * a **LibKGE checkpoint** (any other ``.pt``; read through kgeval's restricted unpickler).
 
@@ -37,6 +38,15 @@ class System:
     kind: str  # "run", "pykeen", "kgeval", "libkge"
     path: Path
     runs: dict[str, Path] = field(default_factory=dict)  # test set -> run file (kind "run")
+    trust_pickle: bool = False  # kind "pykeen": the user vouches for the pickle
+
+    def files(self) -> list[Path]:
+        """The input files this system is read from (never written, renamed or moved)."""
+        if self.kind == "run":
+            return list(self.runs.values())
+        if self.kind == "kgeval":
+            return [self.path, Path(str(self.path) + ".json")]
+        return [self.path]
 
     def testsets(self, available: list[str]) -> list[str]:
         return [t for t in available if t in self.runs] if self.kind == "run" else list(available)
@@ -52,8 +62,9 @@ def runs_in_folder(folder: Path, testsets: list[str]) -> dict[str, Path]:
     return {t: p for p in sorted(folder.iterdir()) if p.is_file() and (t := _run_testset(p, testsets))}
 
 
-def parse_system(spec: str, testsets: list[str], name: str | None = None) -> System:
-    """One SYSTEM argument (see the module docstring) against the dataset's test sets."""
+def parse_system(spec: str, testsets: list[str], name: str | None = None, trust_pickle: bool = False) -> System:
+    """One SYSTEM argument (see the module docstring) against the dataset's test sets. A PyKEEN folder is refused
+    here, before any work, unless ``trust_pickle``."""
     prefix, _, rest = spec.partition("=")
     if rest and prefix in testsets:
         path = Path(rest)
@@ -66,7 +77,9 @@ def parse_system(spec: str, testsets: list[str], name: str | None = None) -> Sys
                                      "PyKEEN folder or a checkpoint)")
     if path.is_dir():
         if pykeen_io.is_pykeen_dir(path):
-            return System(name or path.name, "pykeen", path)
+            if not trust_pickle:
+                pykeen_io.refuse_pickle(path)
+            return System(name or path.name, "pykeen", path, trust_pickle=True)
         runs = runs_in_folder(path, testsets)
         if not runs:
             raise InputError(path, None, f"neither a PyKEEN folder ({pykeen_io.MODEL_FILE}) nor a folder of run "
@@ -87,17 +100,31 @@ def parse_system(spec: str, testsets: list[str], name: str | None = None) -> Sys
 def load_scorer(system: System, kg: KnowledgeGraph):
     """The model of a checkpoint or PyKEEN system, with ``score_questions``, in eval mode on the CPU."""
     if system.kind == "pykeen":
+        if not system.trust_pickle:
+            pykeen_io.refuse_pickle(system.path)
         return pykeen_io.load_pykeen(system.path, kg)
     if system.kind == "kgeval":
+        from ..errors import CorruptFileError
         from ..models.checkpoint import load_model
 
-        # a user's checkpoint is input, not a derived file: check it here, so that the pipeline's loader never
-        # sets it aside as corrupt
-        recorded = read_json(Path(str(system.path) + ".json")).get("sha256")
+        # a user's checkpoint is input, not a derived file: every problem is an error naming it, and the file
+        # and its sidecar are never set aside as corrupt (only the pipeline's own checkpoints are)
+        side = Path(str(system.path) + ".json")
+        try:
+            info = read_json(side)
+        except ValueError as exc:
+            raise InputError(side, None, f"not a kgeval checkpoint sidecar: malformed JSON ({exc})") from None
+        if not isinstance(info, dict):
+            raise InputError(side, None, f"not a kgeval checkpoint sidecar: a JSON {type(info).__name__}, "
+                                         "expected an object with the checkpoint's sha256")
+        recorded = info.get("sha256")
         actual = sha256_file(system.path)
         if recorded != actual:
             raise InputError(system.path, None, f"SHA-256 {actual} differs from {recorded} in its .json sidecar")
-        return load_model(system.path, kg, device="cpu")
+        try:
+            return load_model(system.path, kg, device="cpu", set_aside_corrupt=False)
+        except CorruptFileError as exc:
+            raise InputError(exc.path, None, exc.problem) from None
     if system.kind == "libkge":
         from ..models.libkge import libkge_model
 

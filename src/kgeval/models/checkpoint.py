@@ -61,18 +61,20 @@ def save_checkpoint(state: dict[str, Any], path: str | Path, summary: dict[str, 
 
 
 def load_checkpoint(path: str | Path, config_hash: str | None = None, dataset_fingerprint: str | None = None,
-                    map_location: str | torch.device = "cpu") -> dict[str, Any]:
+                    map_location: str | torch.device = "cpu", set_aside_corrupt: bool = True) -> dict[str, Any]:
     """Load and verify a checkpoint; refuse one written for another dataset or other settings.
 
-    A checkpoint is always derived (training writes it): one that is truncated, corrupted or lacks its sidecar
-    is set aside as ``<file>.corrupt`` (with its sidecar) before the error is raised, so that the next run
-    rebuilds it instead of failing on it again."""
+    A checkpoint the pipeline derived (training writes it) that is truncated, corrupted or lacks its sidecar is
+    set aside as ``<file>.corrupt`` (with its sidecar) before the error is raised, so that the next run rebuilds
+    it instead of failing on it again. ``set_aside_corrupt=False`` for a user's file, which is never renamed."""
     path = Path(path)
     if not path.is_file():
         raise CorruptFileError(path, "checkpoint not found")
     try:
         state = _read_verified(path, map_location)
     except CorruptFileError as exc:
+        if not set_aside_corrupt:
+            raise
         aside = set_aside(path, str(exc))
         if sidecar(path).is_file():
             set_aside(sidecar(path), "sidecar of a corrupted checkpoint")
@@ -117,9 +119,11 @@ def resolve_device(device: str | None = "auto") -> torch.device:
     return torch.device(device)
 
 
-def load_model(path: str | Path, kg: KnowledgeGraph, device: str | None = "auto") -> KGEModel:
-    """Rebuild a trained model from its checkpoint, refusing one made for another dataset."""
-    st = load_checkpoint(path, dataset_fingerprint=kg.fingerprint())
+def load_model(path: str | Path, kg: KnowledgeGraph, device: str | None = "auto",
+               set_aside_corrupt: bool = True) -> KGEModel:
+    """Rebuild a trained model from its checkpoint, refusing one made for another dataset (``set_aside_corrupt``:
+    see :func:`load_checkpoint`)."""
+    st = load_checkpoint(path, dataset_fingerprint=kg.fingerprint(), set_aside_corrupt=set_aside_corrupt)
     model = build_model(st["model_name"], kg.num_entities, kg.num_relations, graph=kg.splits["train"],
                         **st["model_hparams"])
     model.load_state_dict(st["state_dict"])

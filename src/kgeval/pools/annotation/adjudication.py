@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ...errors import InputError
-from ...io import atomic_path, sha256_file
+from ...io import OutputStage, sha256_file
 from .agreement import _agreement, cohen_kappa, disagreements
 from .formats import ADJUDICATION_HEADER, VERIFIED_SOURCES
 from .qrels import _combine_qrels
@@ -169,10 +169,11 @@ def merge(export: str | Path, annotator_a: str | Path, annotator_b: str | Path, 
         combined, added, present = _combine_qrels(into, out_labels, [(f[:3], f[3], ln) for f, ln in new])
         result.report["into"] = {"path": str(into), "merged": str(merged), "added": added,
                                  "already_present": present}
-    with contextlib.ExitStack() as stack:
-        tmp_labels = stack.enter_context(atomic_path(out_labels))
-        tmp_report = stack.enter_context(atomic_path(report))
-        tmp_merged = stack.enter_context(atomic_path(merged)) if merged is not None else None
+    # every output goes to a temporary file first; they replace their destinations together, after all of them
+    # are written (a failed report leaves the judgments and ``into`` as they were)
+    with OutputStage("annotate-merge", inputs=[p for p in inputs if p is not into]) as stage:
+        tmp_labels, tmp_report = stage.path(out_labels), stage.path(report)
+        tmp_merged = stage.path(merged) if merged is not None else None
         tmp_labels.write_text("".join(line + "\n" for line in result.label_lines), encoding="utf-8")
         with open(tmp_report, "w", encoding="utf-8", newline="\n") as fh:
             _write_report(fh, result.report, report)
