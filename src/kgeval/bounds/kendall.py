@@ -129,7 +129,7 @@ def _max_concordance(C: sparse.csr_matrix, base: np.ndarray, s: np.ndarray, t_mi
         return float(-res.fun), OPTIMAL
     dual = getattr(res, "mip_dual_bound", None)
     bound = float(-dual) if dual is not None and np.isfinite(dual) else float(m)
-    return bound, f"time limit ({res.message.strip()})" if res.status == 1 else f"solver status {res.status}"
+    return bound, "time limit" if res.status == 1 else f"solver status {res.status}: {res.message.strip()}"
 
 
 def exact_interval(outer: TauInterval, s_ref: np.ndarray, decided: np.ndarray, lo: np.ndarray, hi: np.ndarray,
