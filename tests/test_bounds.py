@@ -171,3 +171,43 @@ def test_milp_tau_interval_equals_brute_force(case, base, seed):
     assert exact.hi == pytest.approx(max(taus), abs=1e-9)
     if outer.undecided:
         assert exact.status_lo == exact.status_hi == "optimal"
+
+
+# ---- findings: claims compared on the judged set become undecided ----------------------------------------------
+def bounds_tau(rr: tuple[float, float, float], s10: tuple[float, float, float]):
+    import pandas as pd
+
+    rows = [{"Flavour": fl, "Depth": d, "Metric": name, "pairs": 78, "undecided": 5, "tau_a_today": today,
+             "tau_lo": lo, "tau_hi": hi}
+            for fl in ("published", "rebuilt") for d in (1, 4)
+            for name, (today, lo, hi) in (("RR@10", rr), ("Success@10", s10))]
+    return pd.DataFrame(rows)
+
+
+def test_findings_undecided_when_an_interval_holds_the_threshold_or_the_papers_value():
+    import pandas as pd
+
+    from kgeval.analysis import findings as F
+
+    names = {"original": "O", "sample": "S", "complete": "SC", "second": "W"}
+    f5 = pd.DataFrame([{"Flavour": "published", "Depth": 4, "Metric": m, "tau": t} for m, t in
+                       (("micro_mrr", -0.23), ("macro_mrr", 0.6), ("micro_hits@10", 0.3), ("macro_hits@10", 0.7))])
+
+    def verdict(prefix, tau):
+        c = next(c for c in F.CLAIMS if c.claim.startswith(prefix + ". "))
+        return F.findings(F.Outputs(names, figure5=f5, bounds_tau=tau), [c]).iloc[0]
+
+    # claim 4: the paper's macro MRR τ (0.1795) lies inside the RR@10 interval
+    r = verdict("4", bounds_tau((0.6, 0.1, 0.9), (0.7, 0.5, 0.8)))
+    assert r["holds"] == "undecided" and "macro RR@10 τ ∈ [0.1000, 0.9000]" in r["ours"]
+    # the Success@10 interval reaches the micro Hits@10 τ (0.3), the claim's threshold
+    assert verdict("4", bounds_tau((0.6, 0.5, 0.7), (0.7, 0.3, 0.8)))["holds"] == "undecided"
+    r = verdict("4", bounds_tau((0.6, 0.5, 0.7), (0.7, 0.6, 0.8)))
+    assert r["holds"] == "yes" and r["ours"].endswith("macro Success@10 τ ∈ [0.6000, 0.8000]")
+    assert verdict("4", None)["holds"] == "yes"  # no bounds stage: the verdict as measured
+    # claim 4b: reordered (below 0.6) under every labelling, or undecided when an interval holds 0.6
+    r = verdict("4b", bounds_tau((0.5, 0.3, 0.55), (0.4, 0.2, 0.5)))
+    assert r["holds"] == "yes" and r["ours"].startswith("RR 0.5000, Success 0.4000 (depth 4; undecided pairs 5 and 5")
+    assert verdict("4b", bounds_tau((0.5, 0.3, 0.7), (0.4, 0.2, 0.5)))["holds"] == "undecided"
+    assert verdict("4b", bounds_tau((0.8, 0.7, 0.9), (0.9, 0.65, 0.95)))["holds"] == "no"
+    assert verdict("4b", None)["holds"] == "not measured"
