@@ -38,8 +38,9 @@ class Instance:
     def unknown_pairs(self) -> np.ndarray:
         """(n, 2) array of the distinct unknown (question, entity) pairs, sorted."""
         s, q, i = np.nonzero(self.code == UNKNOWN)
-        pairs = np.stack([q, self.entity[s, q, i]], 1).astype(np.int64)
-        return np.unique(pairs, axis=0) if len(pairs) else pairs.reshape(0, 2)
+        width = int(self.entity.max(initial=0)) + 1
+        keys = np.unique(q.astype(np.int64) * width + self.entity[s, q, i])
+        return np.stack([keys // width, keys % width], 1)
 
     def unknown_ids(self) -> tuple[np.ndarray, int]:
         """Per position, the index of its unknown pair in :meth:`unknown_pairs` (−1 for a judged or absent

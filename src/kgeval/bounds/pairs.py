@@ -42,25 +42,19 @@ TOL = 1e-12  # floating sums of the same weights in another order; any real diff
 def question_pair_bounds(code: np.ndarray, pos: np.ndarray, m: Metric) -> tuple[np.ndarray, np.ndarray]:
     """Per ordered pair (a, b) and question: min and max of M_a − M_b, arrays (S, S, Q).
 
-    ``code``: (S, Q, k) codes; ``pos``: :func:`kgeval.bounds.labels.match_positions` of the same lists."""
+    ``code``: (S, Q, k) codes; ``pos``: :func:`kgeval.bounds.labels.match_positions` of the same lists. Only the
+    maximum is computed, for every ordered pair: Δ_min(a, b) = −Δ_max(b, a)."""
     lo0, _ = system_bounds(code, m)  # (S, Q)
     known = lo0[:, None, :] - lo0[None, :, :]
     unk = code == UNKNOWN
     w = m.weights
-    w_other = np.where(pos >= 0, w[np.maximum(pos, 0)], 0.0)  # (S, S, Q, k): w_b of a's i-th entity
-    unk_a = unk[:, None, :, :]
+    w_other = np.append(w, 0.0)[pos]  # (S, S, Q, k): w_b of a's i-th entity, 0 where b lacks it (pos −1)
     if m.kind == LINEAR:
-        c = w[None, None, None, :] - w_other
-        hi = known + np.where(unk_a, np.maximum(c, 0.0), 0.0).sum(-1)
-        # unknowns of b's list that a's list lacks: pos[b, a] < 0, seen from (a, b) by swapping the axes
-        b_only = unk[None, :, :, :] & (pos.transpose(1, 0, 2, 3) < 0)
-        lo = known + np.where(unk_a, np.minimum(c, 0.0), 0.0).sum(-1) - np.where(b_only, w, 0.0).sum(-1)
-        return lo, hi
-    a0 = lo0[:, None, :, None]
-    b0 = lo0[None, :, :, None]
-    gain = np.maximum(w[None, None, None, :], a0) - np.maximum(w_other, b0)
-    cand = np.where(unk_a, gain, -np.inf).max(-1)
-    hi = np.maximum(known, cand)
+        # an unknown of a's list adds max(0, w_a − w_b); one only in b's list adds max(0, −w_b) = 0
+        hi = known + np.einsum("abqi,aqi->abq", np.maximum(w - w_other, 0.0), unk.astype(float))
+    else:
+        gain = np.maximum(w, lo0[:, None, :, None]) - np.maximum(w_other, lo0[None, :, :, None])
+        hi = np.maximum(known, np.where(unk[:, None], gain, -np.inf).max(-1))
     return -hi.transpose(1, 0, 2), hi
 
 
