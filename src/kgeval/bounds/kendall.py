@@ -154,7 +154,9 @@ def exact_interval(outer: TauInterval, s_ref: np.ndarray, decided: np.ndarray, l
     for end, sgn in (("hi", 1.0), ("lo", -1.0)):
         ss = sgn * s
         t_min = Q * np.where(ss > 0, lo[a, b], -hi[a, b])
-        remaining = max(time_limit - (time.perf_counter() - start), 0.01)
+        # half the limit for the maximum, the rest for the minimum
+        share = 0.5 * time_limit if end == "hi" else time_limit - (time.perf_counter() - start)
+        remaining = max(share, 0.01)
         best, status = _max_concordance(C, base, ss, t_min, eps, remaining)
         out[end] = (sgn * (fixed * sgn + best) / outer.pairs, status)
     tau_hi = min(out["hi"][0], outer.outer_hi)

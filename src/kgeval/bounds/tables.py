@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .kendall import exact_interval, outer_interval, reference_signs, tau_a, tau_b
-from .labels import Instance
+from .labels import UNKNOWN, Instance
 from .metrics import Metric, system_bounds
 from .pairs import decisions, pair_bounds
 
@@ -30,7 +30,7 @@ def state_tables(inst: Instance, pos: np.ndarray, metrics: list[Metric], referen
         Q = max(inst.num_questions, 1)
         lo, hi = lo_q.sum(1) / Q, hi_q.sum(1) / Q
         frame = {"Metric": m.name, "System": inst.systems, "lower": lo, "upper": hi,
-                 "unjudged_in_top_k": (inst.code == -1).sum((1, 2)) / (Q * inst.k)}
+                 "unjudged_in_top_k": (inst.code == UNKNOWN).sum((1, 2)) / (Q * inst.k)}
         if m.tail:
             frame["residual"] = hi - lo + m.tail
         sys_frames.append(pd.DataFrame(frame))
