@@ -211,3 +211,15 @@ def test_findings_undecided_when_an_interval_holds_the_threshold_or_the_papers_v
     assert verdict("4b", bounds_tau((0.5, 0.3, 0.7), (0.4, 0.2, 0.5)))["holds"] == "undecided"
     assert verdict("4b", bounds_tau((0.8, 0.7, 0.9), (0.9, 0.65, 0.95)))["holds"] == "no"
     assert verdict("4b", None)["holds"] == "not measured"
+
+
+def test_codes_and_question_mask_from_qrels():
+    from kgeval.bounds.steps import state
+    from kgeval.metrics.evaluate import Qrels
+
+    # question 0 judges entity 3 relevant, 4 non-relevant, 5 pooled but unjudged; question 1 has no relevant one
+    qrels = Qrels(np.array([0, 0, 0, 1]), np.array([3, 4, 5, 7]), np.array([1, 0, -1, 0], np.int8))
+    entity = np.array([[[5, 3, 9], [7, 8, -1]], [[4, 6, 3], [8, 7, 2]]])
+    code, qmask = state(entity, qrels, num_entities=10)
+    assert code.tolist() == [[[U, R, U], [N, U, ABSENT]], [[N, U, R], [U, N, U]]]
+    assert qmask.tolist() == [True, False]
