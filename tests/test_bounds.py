@@ -161,8 +161,10 @@ def test_milp_tau_interval_equals_brute_force(case, base, seed):
     plo, phi = pair_bounds(inst.code, pos, m)
     decided, sign = decisions(plo, phi)
     s_ref = reference_signs(reference)
-    outer = outer_interval(s_ref, decided, sign)
+    outer = outer_interval(s_ref, decided, sign, plo, phi)
     assert outer.outer_lo - 1e-12 <= min(taus) and max(taus) <= outer.outer_hi + 1e-12
+    assert outer.outer_lo - 1e-12 <= outer.lo <= min(taus) + 1e-12
+    assert max(taus) - 1e-12 <= outer.hi <= outer.outer_hi + 1e-12
     lo0, _ = system_bounds(inst.code, m)
     today = lo0.mean(1)[:, None] - lo0.mean(1)[None, :]
     ids, n = inst.unknown_ids()
@@ -223,3 +225,16 @@ def test_codes_and_question_mask_from_qrels():
     code, qmask = state(entity, qrels, num_entities=10)
     assert code.tolist() == [[[U, R, U], [N, U, ABSENT]], [[N, U, R], [U, N, U]]]
     assert qmask.tolist() == [True, False]
+
+
+def test_outer_tau_interval_counts_and_pairwise_tightening():
+    # reference: s0 > s1 > s2; pair (0, 1) decided concordant, (0, 2) Δ ∈ [0, 0.5] (tie or concordant),
+    # (1, 2) Δ ∈ [−0.2, 0.3] (either way)
+    ref = np.array([3.0, 2.0, 1.0])
+    lo = np.array([[0, 0.1, 0.0], [-0.4, 0, -0.2], [-0.5, -0.3, 0]])
+    hi = -lo.T
+    decided, sign = decisions(lo, hi)
+    iv = outer_interval(reference_signs(ref), decided, sign, lo, hi)
+    assert (iv.concordant, iv.discordant, iv.undecided) == (1, 0, 2)
+    assert (iv.outer_lo, iv.outer_hi) == pytest.approx((-1 / 3, 1.0))
+    assert (iv.lo, iv.hi) == pytest.approx((0.0, 1.0))

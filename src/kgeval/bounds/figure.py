@@ -29,6 +29,7 @@ def tau_band_figure(tau: pd.DataFrame, png: str, pdf: str, title: str) -> None:
                 ax.plot(s["Depth"], s["tau_a_today"], marker="o", ms=2.5, color="C1", label="today")
             ax.axhline(0, color="grey", lw=0.5)
             ax.set_ylim(-1.05, 1.05)
+            ax.xaxis.get_major_locator().set_params(integer=True)
             if r == 0:
                 ax.set_title(name, fontsize=8)
             if r == len(flavours) - 1:

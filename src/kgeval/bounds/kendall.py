@@ -6,7 +6,8 @@ The reference (here FB-Test-S, the seed set, evaluated as the paper does) gives 
 
 * **Outer interval** (any labelling): with c decided concordant, d decided discordant and u undecided pairs
   (pairs the reference ties count 0), τ ∈ [(c − d − u)/P, (c − d + u)/P]. Pairs share labels, so the ends
-  may not be attained.
+  may not be attained. Pair by pair it tightens at no cost: an undecided pair that can tie but never be
+  discordant (Δ ∈ [0, x] against a reference A > B) counts 0 at the lower end, not −1.
 * **Exact** min and max over labellings for linear metrics (P@k, DCG@k, RBP@k): a 0–1 integer program, solved
   with scipy's ``milp`` (HiGHS) under a time limit. Variables: x_e ∈ {0, 1} for every unknown (question,
   entity) that some undecided pair depends on, and per undecided pair (a, b) with s_ab ≠ 0 two indicators
@@ -71,18 +72,30 @@ class TauInterval:
     seconds: float = 0.0
 
 
-def outer_interval(s_ref: np.ndarray, decided: np.ndarray, sign: np.ndarray) -> TauInterval:
-    """Outer τ interval from the decisions (all arrays (S, S), upper triangle used)."""
+def outer_interval(s_ref: np.ndarray, decided: np.ndarray, sign: np.ndarray, lo: np.ndarray | None = None,
+                   hi: np.ndarray | None = None, tol: float = TOL) -> TauInterval:
+    """Outer τ interval from the decisions (all arrays (S, S), upper triangle used). With the Δ bounds ``lo`` and
+    ``hi`` the proven ends (``lo``/``hi`` of the result) are also tightened pair by pair: an undecided pair whose
+    difference can reach 0 but not the discordant side (e.g. Δ ∈ [0, x] against a reference saying A > B)
+    contributes 0 or +1, not −1."""
     a, b = np.triu_indices(len(s_ref), 1)
     s, dec, sg = s_ref[a, b], decided[a, b], sign[a, b]
     counted = s != 0
     c = int((counted & dec & (sg == s)).sum())
     d = int((counted & dec & (sg == -s)).sum())
-    u = int((counted & ~dec).sum())
+    undecided = counted & ~dec
+    u = int(undecided.sum())
     P = max(len(a), 1)
-    lo, hi = (c - d - u) / P, (c - d + u) / P
+    out_lo, out_hi = (c - d - u) / P, (c - d + u) / P
+    tight_lo, tight_hi = out_lo, out_hi
+    if lo is not None and hi is not None and u:
+        # s·Δ can be positive (concordant) / negative (discordant) under some labelling
+        up = np.where(s > 0, hi[a, b] > tol, lo[a, b] < -tol)
+        down = np.where(s > 0, lo[a, b] < -tol, hi[a, b] > tol)
+        tight_hi = (c - d + int((undecided & up).sum())) / P
+        tight_lo = (c - d - int((undecided & down).sum())) / P
     status = "no undecided pairs" if u == 0 else "outer bound only"
-    return TauInterval(len(a), c, d, u, lo, hi, lo, hi, status, status)
+    return TauInterval(len(a), c, d, u, out_lo, out_hi, tight_lo, tight_hi, status, status)
 
 
 def pair_rows(code: np.ndarray, pos: np.ndarray, m: Metric, ids: np.ndarray, n_unknown: int,
@@ -159,7 +172,7 @@ def exact_interval(outer: TauInterval, s_ref: np.ndarray, decided: np.ndarray, l
         remaining = max(share, 0.01)
         best, status = _max_concordance(C, base, ss, t_min, eps, remaining)
         out[end] = (sgn * (fixed * sgn + best) / outer.pairs, status)
-    tau_hi = min(out["hi"][0], outer.outer_hi)
-    tau_lo = max(out["lo"][0], outer.outer_lo)
+    tau_hi = min(out["hi"][0], outer.hi)
+    tau_lo = max(out["lo"][0], outer.lo)
     return TauInterval(outer.pairs, outer.concordant, outer.discordant, outer.undecided, outer.outer_lo,
                        outer.outer_hi, tau_lo, tau_hi, out["lo"][1], out["hi"][1], time.perf_counter() - start)

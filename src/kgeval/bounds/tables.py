@@ -45,7 +45,7 @@ def state_tables(inst: Instance, pos: np.ndarray, metrics: list[Metric], referen
             continue
         ref = reference[m.name]
         s_ref = reference_signs(ref)
-        iv = outer_interval(s_ref, decided, sign)
+        iv = outer_interval(s_ref, decided, sign, plo, phi)
         if m.base in milp_metrics:
             if ids is None:
                 ids = inst.unknown_ids()
