@@ -23,6 +23,7 @@ LAYERS = [
     {"training", "pools"},
     {"config"},
     {"analysis"},
+    {"bounds"},
     {"kp"},
     {"tables"},
     {"external"},

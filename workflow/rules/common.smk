@@ -293,6 +293,7 @@ def get_final_outputs():
     out += expand("results/metrics/{testset}/pooling_depth.csv", testset=POOLED_SETS)
     out += expand("results/pools/{testset}/coverage.csv", testset=POOLED_SETS)
     out += expand("results/annotations/{testset}/batch.tsv", testset=POOLED_SETS)
+    out += get_bounds_outputs()
     exported = config["evaluation"]["trec_export"]["test_sets"]
     out += expand("results/trec/{testset}/qrels.txt", testset=exported)
     out += expand("results/trec/{testset}/{model}.run", testset=exported, model=SYSTEMS)
@@ -311,6 +312,13 @@ def get_final_outputs():
         "results/tables/run_times.csv",
     ]
     return out
+
+
+def get_bounds_outputs():
+    """The bounds stage's τ tables (their rule writes the other tables and the figure too); none when disabled."""
+    if not config["bounds"]["enabled"]:
+        return []
+    return expand("results/bounds/{testset}/tau.csv", testset=POOLED_SETS)
 
 
 def get_full_evaluations():
@@ -365,6 +373,8 @@ def get_findings_inputs(wildcards):
         "figure7": "results/analysis/figure7_summary.csv",
         "figure8": "results/analysis/figure8_summary.csv",
     }
+    if config["bounds"]["enabled"] and STUDY.get("complete") in POOLED_SETS:
+        out["bounds_tau"] = f"results/bounds/{STUDY['complete']}/tau.csv"
     dataset = testset_dataset(STUDY["original"])
     if dataset in KP_DATASETS:
         out["kp_correlations"] = f"results/kp/{dataset}/correlations.csv"

@@ -19,6 +19,7 @@ from .selections import MACRO_STUDY, MICRO_STUDY, TABLE4
 from .study import tau_between
 
 YES, NO, PARTLY, NA = "yes", "no", "partly", "not measured"
+UNDECIDED = "undecided"  # the existing judgments allow both verdicts (kgeval.bounds)
 
 # thresholds of the predicates (documented in each claim's rule)
 STRONG_TAU = 0.6          # "keeps the ranking": τ at least this
@@ -56,6 +57,7 @@ class Outputs:
     kp_correlations: pd.DataFrame | None = None
     kp_timing: pd.DataFrame | None = None
     kp_early_stopping: pd.DataFrame | None = None
+    bounds_tau: pd.DataFrame | None = None  # results/bounds/<complete>/tau.csv
 
     def need(self, name: str) -> Any:
         value = getattr(self, name)
@@ -79,6 +81,9 @@ class Claim:
     ours: Callable[[dict[str, float]], str]
     holds: Callable[[dict[str, float]], str]
     measured_time: bool = False  # its numbers are wall-clock measurements (differ between runs)
+    # (label, τ interval lo, hi, threshold, paper's value or None) per compared quantity: the verdict becomes
+    # "undecided" when an interval holds the threshold or the paper's value (see :func:`bounded_verdict`)
+    bounds: Callable[[Outputs, dict[str, float]], list[tuple[str, float, float, float, float | None]]] | None = None
 
 
 def _grade(checks: list[bool]) -> str:
@@ -147,6 +152,49 @@ def _m4(o: Outputs) -> dict[str, float]:
     _, mi10 = _depth_tau(f5, "micro_hits@10")
     _, ma10 = _depth_tau(f5, "macro_hits@10")
     return {"depth": d, "micro": mi, "macro": ma, "micro10": mi10, "macro10": ma10}
+
+
+# ---- τ intervals under unjudged triples (kgeval.bounds) ----------------------------------------------------------
+PAPER_MACRO_MRR_TAU = 0.1795  # the paper's macro MRR τ(S, S-C(10))
+
+
+def _bounds_row(o: Outputs, base: str) -> pd.Series:
+    """The deepest published depth's τ interval of the bounded metric ``base`` (RR@k, Success@k …)."""
+    t = o.need("bounds_tau")
+    sub = t[(t["Flavour"] == "published") & t["Metric"].str.startswith(f"{base}@")]
+    if sub.empty:
+        raise Missing(f"bounds τ of {base}@k")
+    return sub[sub["Depth"] == sub["Depth"].max()].iloc[0]
+
+
+def _b4(o: Outputs, v: dict[str, float]) -> list:
+    rr, s10 = _bounds_row(o, "RR"), _bounds_row(o, "Success")
+    return [(f"macro {rr['Metric']}", rr["tau_lo"], rr["tau_hi"], v["micro"], PAPER_MACRO_MRR_TAU),
+            (f"macro {s10['Metric']}", s10["tau_lo"], s10["tau_hi"], v["micro10"], None)]
+
+
+def _m4b(o: Outputs) -> dict[str, float]:
+    rr, s10 = _bounds_row(o, "RR"), _bounds_row(o, "Success")
+    return {"depth": float(rr["Depth"]), "rr": float(rr["tau_a_today"]), "s10": float(s10["tau_a_today"]),
+            "undecided_rr": float(rr["undecided"]), "undecided_s10": float(s10["undecided"]),
+            "pairs": float(rr["pairs"])}
+
+
+def _b4b(o: Outputs, v: dict[str, float]) -> list:
+    rr, s10 = _bounds_row(o, "RR"), _bounds_row(o, "Success")
+    return [(rr["Metric"], rr["tau_lo"], rr["tau_hi"], STRONG_TAU, PAPER_MACRO_MRR_TAU),
+            (s10["Metric"], s10["tau_lo"], s10["tau_hi"], STRONG_TAU, None)]
+
+
+def bounded_verdict(verdict: str, intervals: list) -> tuple[str, str]:
+    """The verdict and the text added to ``ours``: ``undecided`` when some interval holds its threshold or the
+    paper's value (some labelling of the unjudged triples gives each side), otherwise the verdict unchanged."""
+    parts, undecided = [], False
+    for label, lo, hi, threshold, paper in intervals:
+        spans = lo <= threshold <= hi or (paper is not None and lo <= paper <= hi)
+        undecided |= bool(spans)
+        parts.append(f"{label} τ ∈ [{lo:.4f}, {hi:.4f}]")
+    return (UNDECIDED if undecided else verdict), "; every labelling: " + ", ".join(parts)
 
 
 # ---- 5. Table 4 ---------------------------------------------------------------------------------------------
@@ -303,10 +351,19 @@ CLAIMS: list[Claim] = [
           lambda v: (YES if v["taumax"] <= 0 else PARTLY) if v["taumax"] < v["tau2"] else NO),
     Claim("4. Macro τ falls less than micro (deepest pool, MRR and Hits@10)",
           "MRR 0.1795 vs −0.2308; Hits@10 gap 0.14",
-          "yes: macro τ > micro τ for MRR and Hits@10; partly: for one; no: for neither", _m4,
+          "yes: macro τ > micro τ for MRR and Hits@10; partly: for one; no: for neither; undecided: the τ interval of "
+          "macro RR@k or Success@k over every labelling of the unjudged triples holds the micro τ or the paper's "
+          "macro value (micro metrics have no exact bounds, so micro τ is today's)", _m4,
           lambda v: (f"MRR {v['macro']:.4f} vs {v['micro']:.4f}; Hits@10 {v['macro10']:.4f} vs "
                      f"{v['micro10']:.4f} (depth {int(v['depth'])})"),
-          lambda v: _grade([v["macro"] > v["micro"], v["macro10"] > v["micro10"]])),
+          lambda v: _grade([v["macro"] > v["micro"], v["macro10"] > v["micro10"]]), bounds=_b4),
+    Claim("4b. The judged pool reorders the systems by macro metrics: τ(S, S-C(deepest)) of RR@k and Success@k "
+          "with every labelling of the unjudged triples (kgeval.bounds)", "macro MRR τ 0.1795",
+          f"τ-a today (unjudged = not relevant); yes: both below {STRONG_TAU}; partly: one; no: neither; undecided: "
+          f"some interval over every labelling of the unjudged triples holds {STRONG_TAU} or the paper's value",
+          _m4b, lambda v: (f"RR {v['rr']:.4f}, Success {v['s10']:.4f} (depth {int(v['depth'])}; undecided pairs "
+                           f"{int(v['undecided_rr'])} and {int(v['undecided_s10'])} of {int(v['pairs'])})"),
+          lambda v: _grade([v["rr"] < STRONG_TAU, v["s10"] < STRONG_TAU]), bounds=_b4b),
     Claim("5. Table 4: with the sparse relation distribution every micro τ stays below 0.4",
           "MR 0.2308, MRR −0.2051, H@1 0.0256, H@3 −0.2051, H@10 0.3377",
           f"yes: all five τ < {TABLE4_LIMIT}; partly: some; no: none", _m5,
@@ -365,6 +422,12 @@ def findings(outputs: Outputs, claims: list[Claim] | None = None) -> pd.DataFram
             rows.append({"claim": c.claim, "paper": c.paper, "ours": f"n/a (no {exc} in this run)", "holds": NA,
                          "rule": c.rule})
             continue
-        rows.append({"claim": c.claim, "paper": c.paper, "ours": c.ours(values), "holds": c.holds(values),
-                     "rule": c.rule})
+        ours, holds = c.ours(values), c.holds(values)
+        if c.bounds is not None:
+            try:
+                holds, extra = bounded_verdict(holds, c.bounds(outputs, values))
+                ours += extra
+            except Missing:  # no bounds stage in this run: the verdict stands as measured
+                pass
+        rows.append({"claim": c.claim, "paper": c.paper, "ours": ours, "holds": holds, "rule": c.rule})
     return pd.DataFrame(rows, columns=["claim", "paper", "ours", "holds", "rule"])
