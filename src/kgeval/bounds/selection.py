@@ -30,9 +30,14 @@ the priority is Σ over undecided pairs of P(e is pivotal), the probability that
 outcome sign(Δ) ∈ {−, 0, +} when every other unknown keeps its (random) label:
 P(sign(Δ | x_e = 1) ≠ sign(Δ | x_e = 0)). For a linear metric this is the natural counterpart of the variance
 term; for max-type metrics it is what a judgment is worth to a decision, and it is 0 for items that cannot matter.
-It is estimated from the same kind of seeded draws: per draw, the rest of Δ outside e's question is fixed and the
-question's value with x_e = 1 and x_e = 0 is max(V_q^{−e}, w(e)) and V_q^{−e}, V_q^{−e} being the question's
-value without e (from its largest and second-largest term). Ties of the priority are broken by the number (linear:
+It is estimated from seeded draws of e's question: its value with x_e = 1 and x_e = 0 is max(V_q^{−e}, w(e)) and
+V_q^{−e}, the question's value without e (from its largest and second-largest term); the rest R of Δ over the
+other questions is, by default, normal with the mean and variance the draws give per question (independent
+questions: they add; MTC's normal approximation), so P(pivotal | draw) = |Φ((μ+δ1)/σ) − Φ((μ+δ0)/σ)|. With
+thousands of questions one item's pivot is rarer than 1/draws, and the smooth estimate still orders the items
+(Spearman 0.99 against a plain Monte Carlo of 2,500 draws in the tests); it runs ~30 % low, as the normal misses
+the atoms of the lattice-valued R at exact ties. ``rest="draws"`` takes R from the same draw instead: a plain
+Monte Carlo estimate, exact in expectation (tested against enumeration), coarse for many questions. Ties of the priority are broken by the number (linear:
 the sum of d_e²) of undecided pairs the item bears on, then by a seeded random key.
 
 Stops: hard, when every pair is decided by its bounds (Δ_lo > 0 or Δ_hi < 0) or can no longer change (Δ_lo = Δ_hi,
@@ -124,10 +129,6 @@ def item_weights(ranks: np.ndarray, metric: str, k: int = 10, rbp_p: float = 0.8
 def system_pairs(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
     """(a, b) with a < b: the order of every per-pair array here (Δ = mean(a) − mean(b))."""
     return np.triu_indices(n_systems, k=1)
-
-
-def _sign(x: np.ndarray) -> np.ndarray:
-    return np.where(x > TOL, 1, np.where(x < -TOL, -1, 0)).astype(np.int8)
 
 
 def _pair_blocks(n_pairs: int, width: int):
@@ -266,12 +267,14 @@ class MaxPairs(_Engine):
     """Bounds, Monte Carlo P(A > B) and pivot priorities of a max-type metric (RR@k, Success@k)."""
 
     def __init__(self, cand: Candidates, p, metric: str = "RR@k", pair_bounds: PairBounds | None = None,
-                 draws: int = 200, seed: int = 0):
+                 draws: int = 200, seed: int = 0, rest: str = "normal"):
         if metric not in MAX_METRICS:
             raise InputError(None, None, f"metric {metric!r}: expected one of {MAX_METRICS}")
         super().__init__(cand, p, metric, 0.8)
         self.W = item_weights(cand.ranks, metric, cand.k)
-        self.pair_bounds, self.draws = pair_bounds, draws
+        if rest not in ("normal", "draws"):
+            raise InputError(None, None, f"rest {rest!r}: expected 'normal' or 'draws'")
+        self.pair_bounds, self.draws, self.rest = pair_bounds, draws, rest
         self.rng = np.random.default_rng(seed)
         self.base = np.zeros((cand.n_systems, self.Q))
         self._raise_base(np.flatnonzero(self.state == 1))
@@ -333,31 +336,83 @@ class MaxPairs(_Engine):
         Wi = self.W[:, items] > 0
         return Wi[self.a[pairs]] | Wi[self.b[pairs]]
 
+    def _question_terms(self, X: np.ndarray, WU: np.ndarray, starts, grp, bq):
+        """Per draw: the question's value Vq (draws × S × questions with unknowns) and, per item, the value of its
+        question without it (from the largest and second-largest term)."""
+        Y = X[:, None, :] * WU[None]                                    # draws × S × items
+        m1 = np.maximum.reduceat(Y, starts, axis=2)
+        is_max = Y == m1[..., grp]
+        only = np.add.reduceat(is_max, starts, axis=2)[..., grp] == 1
+        m2 = np.maximum.reduceat(np.where(is_max, 0.0, Y), starts, axis=2)
+        Vq = np.maximum(m1, bq[None])
+        minus = np.maximum(np.where(is_max & only, m2[..., grp], m1[..., grp]), bq[None][..., grp])
+        return Vq, minus
+
     def priority(self, und: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(items, Σ_undecided P(pivotal), number of undecided pairs borne on) over the unknown items."""
+        """(items, Σ_undecided P(pivotal), number of undecided pairs borne on) over the unknown items.
+
+        ``rest="normal"`` (default): the question of e is drawn, the sum R over the other questions is taken
+        as normal with the mean and variance the draws give per question (independent questions: the
+        variances add), so P(pivotal | draw) = |Φ((μ + δ1)/σ) − Φ((μ + δ0)/σ)|, MTC's normal approximation
+        across questions; smooth even where one item's pivot is rarer than 1/draws. ``rest="draws"``: R from
+        the same draw, a plain Monte Carlo estimate (exact in expectation, coarse for many questions)."""
         U0 = self.unknown
         U, starts, uq, grp = self._groups()
         pairs = np.flatnonzero(und)
         pri = np.zeros(U.size)
         if U.size == 0 or pairs.size == 0:
             return U0, np.zeros(U0.size), np.zeros(U0.size)
-        pa, pb = self.a[pairs], self.b[pairs]
+        S = self.cand.n_systems
+        und_mat = np.zeros((S, S), bool)
+        und_mat[self.a[pairs], self.b[pairs]] = True
+        und_mat |= und_mat.T
         WU, bq = self.W[:, U], self.base[:, uq]
         X = self._draw(self.draws)[:, np.searchsorted(U0, U)]
-        step = max(1, _CHUNK // (pairs.size * U.size))
+        base_sum = self.base.sum(1)[None, :, None]
+        tol = TOL * self.Q
+        step = max(1, _CHUNK // (S * S * U.size))
+        normal = self.rest == "normal"
+        if normal:  # per question: the mean and covariance over the draws of the systems' values
+            mean_q = np.zeros((S, uq.size))
+            cov_q = np.zeros((uq.size, S, S))
+            for i in range(0, X.shape[0], step):
+                Vq, _ = self._question_terms(X[i:i + step], WU, starts, grp, bq)
+                mean_q += Vq.sum(0)
+                cov_q += np.einsum("dsg,dtg->gst", Vq, Vq)
+            mean_q /= X.shape[0]
+            cov_q = cov_q / X.shape[0] - np.einsum("sg,tg->gst", mean_q, mean_q)
+            total_mean = (mean_q - bq).sum(1) + self.base.sum(1)
+            total_cov = cov_q.sum(0)
+        # e is pivotal for (s, t) only if its gain g = max(V^{-e}, w(e)) − V^{-e} differs between s and t, so
+        # only (draw, s, e) with g > 0 are visited, each against every t (a pair with both gains > 0 once)
         for i in range(0, X.shape[0], step):
-            Y = X[i:i + step, None, :] * WU[None]                        # draws × S × items
-            m1 = np.maximum.reduceat(Y, starts, axis=2)
-            is_max = Y == m1[..., grp]
-            only = np.add.reduceat(is_max, starts, axis=2)[..., grp] == 1
-            m2 = np.maximum.reduceat(np.where(is_max, 0.0, Y), starts, axis=2)
-            Vq = np.maximum(m1, bq[None])                                # the question's value
-            minus = np.maximum(np.where(is_max & only, m2[..., grp], m1[..., grp]), bq[None][..., grp])
-            means = (Vq - bq[None]).sum(2) + self.base.sum(1)[None]
-            rest = (means[:, pa] - means[:, pb])[..., None] - (Vq[:, pa] - Vq[:, pb])[..., grp]
-            d1 = np.maximum(minus[:, pa], WU[pa][None]) - np.maximum(minus[:, pb], WU[pb][None])
-            d0 = minus[:, pa] - minus[:, pb]
-            pri += (_sign((rest + d1) / self.Q) != _sign((rest + d0) / self.Q)).sum((0, 1))
+            Vq, minus = self._question_terms(X[i:i + step], WU, starts, grp, bq)
+            gain = np.maximum(minus, WU[None]) - minus
+            d_i, s_i, e_i = np.nonzero(gain > 0)
+            rows = np.arange(d_i.size)
+            g, m = gain[d_i, :, e_i], minus[d_i, :, e_i]                # visits × S
+            if normal:
+                q = grp[e_i]
+                rest = total_mean[None, :] - mean_q[:, q].T             # the other questions' mean, per system
+                diag = np.diagonal(total_cov)[None, :] - np.diagonal(cov_q, axis1=1, axis2=2)[q]   # visits × S
+                cross = total_cov[s_i] - cov_q[q, s_i, :]                # Cov(s, t) of the other questions
+                var = diag[rows, s_i][:, None] + diag - 2 * cross
+                x0 = (rest[rows, s_i] + m[rows, s_i])[:, None] - (rest + m)
+            else:
+                w0 = (Vq - bq[None]).sum(2, keepdims=True) + base_sum - Vq[..., grp] + minus
+                w0 = w0[d_i, :, e_i]
+                x0 = w0[rows, s_i][:, None] - w0
+            x1 = x0 + g[rows, s_i][:, None] - g
+            exact = ((x1 > tol) != (x0 > tol)) | ((x1 < -tol) != (x0 < -tol))
+            if normal:
+                sd = np.sqrt(np.maximum(var, 0.0))
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    smooth = np.abs(ndtr(x1 / sd) - ndtr(x0 / sd))
+                piv = np.where(sd > tol, smooth, exact)
+            else:
+                piv = exact.astype(float)
+            piv *= und_mat[s_i] & ((g == 0) | (np.arange(S)[None, :] > s_i[:, None]))
+            pri += np.bincount(e_i, weights=piv.sum(1), minlength=U.size)
         pri /= X.shape[0]
         n_pairs = self.bears_on(und, U).sum(0).astype(float)
         back = np.argsort(U)  # U0 is sorted by item index
