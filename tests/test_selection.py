@@ -223,6 +223,25 @@ def test_greedy_decides_every_pair_within_the_worst_case_bound():
         np.testing.assert_array_equal(counts.per_draw, judgments_to_decide(eng, draws=3, seed=1, batch=5).per_draw)
 
 
+def test_worst_case_lies_between_the_adversary_and_the_upper_bound():
+    """The greedy run is deterministic, so its true worst case is the largest count over every labelling."""
+    rng = np.random.default_rng(8)
+    for _ in range(4):
+        S, n, Q, k = 3, 9, 3, 3
+        cand = Candidates(rng.integers(0, Q, n), rng.integers(0, k + 1, size=(S, n)),
+                          np.where(rng.random(n) < 0.8, -1, 1), Q, k)
+        eng = LinearPairs(cand, rng.uniform(0.1, 0.9, n), "DCG@k")
+        counts = judgments_to_decide(eng, draws=2, seed=0, batch=1)
+        U = eng.unknown
+        worst = 0
+        for bits in itertools.product([0, 1], repeat=U.size):
+            truth = np.zeros(n, np.int8)
+            truth[U] = bits
+            worst = max(worst, greedy(eng.copy(), lambda items, t=truth: t[items], batch=1).judgments)
+        assert counts.worst_case_adversary <= worst <= counts.worst_case_upper
+        assert counts.per_draw.max() <= worst
+
+
 def test_tau_distribution_equals_scipy_on_the_same_draws():
     rng = np.random.default_rng(2)
     S, n, Q = 5, 60, 8

@@ -521,24 +521,51 @@ def greedy(engine: LinearPairs | MaxPairs, reveal: Callable[[np.ndarray], np.nda
     return Trace(np.concatenate(order) if order else np.zeros(0, np.int64), n, decided_at, done)
 
 
+def adversary_labels(engine: LinearPairs, stop: str = "hard") -> Callable[[np.ndarray], np.ndarray]:
+    """An annotator for :func:`greedy` that labels each item, one after the other, so as to keep the most pairs
+    unresolved (ties: the larger Σ min(−Δ_lo, Δ_hi) over them, then not relevant) — a greedy adversary of a
+    linear metric; it reads the engine's bounds, which :func:`greedy` updates after every batch."""
+    a, b = engine.a, engine.b
+
+    def reveal(items: np.ndarray) -> np.ndarray:
+        lo, hi = engine.bounds()
+        out = np.zeros(len(items), np.int8)
+        for j, e in enumerate(items):
+            d = engine.W[a, e] - engine.W[b, e]
+            best = None
+            for x, (lo_x, hi_x) in ((0, (lo - np.minimum(d, 0), hi - np.maximum(d, 0))),
+                                    (1, (lo + np.maximum(d, 0), hi + np.minimum(d, 0)))):
+                open_ = (lo_x <= TOL) & (hi_x >= -TOL) & (hi_x - lo_x > TOL)
+                key = (int(open_.sum()), float(np.minimum(-lo_x, hi_x)[open_].sum()), -x)
+                if best is None or key > best[0]:
+                    best = (key, x, lo_x, hi_x)
+            _, out[j], lo, hi = best
+        return out
+
+    return reveal
+
+
 @dataclass
 class JudgmentCounts:
     """Judgments to decide every pair: ``per_draw`` under labellings drawn from the prior (its mean
     ``expected``), per pair the mean over draws (``per_pair_expected``, NaN if some draw left it unresolved),
     and the worst case's upper bound: the number of unknown items that bear on an undecided pair
     (``worst_case_upper``, and per pair ``per_pair_worst_upper``). Whatever the labels, the greedy run judges
-    only such items and judges each once, so no labelling makes it need more; the bound is not a count of the
-    adversary's best labelling (that game is not solved here)."""
+    only such items and judges each once, so no labelling makes it need more. For linear metrics also
+    ``worst_case_adversary``, the greedy run's count against :func:`adversary_labels`: a labelling that exists,
+    so a lower bound of the true worst case (the greedy run is deterministic, so the true worst case is the
+    maximum over labellings, which lies between the two; None for max-type metrics)."""
 
     expected: float
     per_draw: np.ndarray
     per_pair_expected: np.ndarray
     worst_case_upper: int
     per_pair_worst_upper: np.ndarray
+    worst_case_adversary: int | None = None
 
 
 def judgments_to_decide(engine: LinearPairs | MaxPairs, draws: int = 5, seed: int = 0, batch: int = 50,
-                        stop: str = "hard") -> JudgmentCounts:
+                        stop: str = "hard", adversarial: bool = True) -> JudgmentCounts:
     """Expected (``draws`` seeded labellings from the prior, the greedy run on each) and worst-case number of
     judgments to decide every pair; the engine is left as it was."""
     rng = np.random.default_rng(seed)
@@ -560,9 +587,13 @@ def judgments_to_decide(engine: LinearPairs | MaxPairs, draws: int = 5, seed: in
         per_draw.append(tr.judgments)
         per_pair.append(np.where(tr.decided_at >= 0, tr.decided_at, np.nan))
     per_draw = np.asarray(per_draw)
+    adversary = None
+    if adversarial and isinstance(engine, LinearPairs):
+        eng = engine.copy()
+        adversary = greedy(eng, adversary_labels(eng, stop), batch, stop, seed=seed).judgments
     return JudgmentCounts(float(per_draw.mean()) if draws else float("nan"), per_draw,
                           np.mean(per_pair, 0) if draws else np.full(engine.n_pairs, np.nan),
-                          int(any_bears.sum()), worst_pair)
+                          int(any_bears.sum()), worst_pair, adversary)
 
 
 @dataclass
