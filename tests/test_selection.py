@@ -136,6 +136,18 @@ def test_bounds_and_moments_equal_brute_force(inst, metric):
         # a decided pair keeps its sign under every labelling
         dec = eng.decided()
         assert (np.sign(deltas[:, dec]) == np.sign(lo[dec])).all()
+    # revealing updates the engine as a fresh one on the new state
+    half = U[: (U.size + 1) // 2]
+    labels = (np.arange(half.size) % 2).astype(np.int8)
+    eng.reveal(half, labels)
+    state = cand.state.copy()
+    state[half] = labels
+    fresh = make_engine(cand.with_state(state), p, metric)
+    for got, want in zip(eng.bounds(), fresh.bounds()):
+        np.testing.assert_allclose(got, want, atol=1e-12)
+    if metric in LINEAR_METRICS:
+        for got, want in zip(eng.expectation(), fresh.expectation()):
+            np.testing.assert_allclose(got, want, atol=1e-12)
 
 
 def test_max_type_pivot_priority_matches_exact_enumeration():

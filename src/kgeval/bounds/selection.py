@@ -278,6 +278,8 @@ class MaxPairs(_Engine):
         self.rng = np.random.default_rng(seed)
         self.base = np.zeros((cand.n_systems, self.Q))
         self._raise_base(np.flatnonzero(self.state == 1))
+        self.q_slack = np.zeros((2, self.n_pairs, self.Q))
+        self._question_bounds(np.arange(self.Q))
 
     def _raise_base(self, items: np.ndarray) -> None:
         np.maximum.at(self.base.T, self.cand.item_q[items], self.W[:, items].T)
@@ -295,18 +297,29 @@ class MaxPairs(_Engine):
         if self.pair_bounds is not None:
             lo, hi = self.pair_bounds(self.state.copy())
             return np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+        return self.q_slack[0].sum(1) / self.Q, self.q_slack[1].sum(1) / self.Q
+
+    def _question_bounds(self, questions: np.ndarray) -> None:
+        """Recompute the per-question bounds of every pair's Δ (pairs × questions, kept in ``q_slack``) for the
+        given questions: base difference plus min(0, min_e t_e) (max likewise) over their unknown items."""
         a, b, base = self.a, self.b, self.base
-        tot = (base.sum(1)[a] - base.sum(1)[b])
-        lo, hi = tot.copy(), tot.copy()
-        U, starts, _, _ = self._groups()
+        diff = base[a][:, questions] - base[b][:, questions]
+        lo, hi = diff.copy(), diff.copy()
+        U = self.unknown
+        U = U[np.isin(self.cand.item_q[U], questions)]
         if U.size:
-            qU, WU = self.cand.item_q[U], self.W[:, U]
+            U = U[np.argsort(self.cand.item_q[U], kind="stable")]
+            qU = self.cand.item_q[U]
+            starts = np.flatnonzero(np.r_[True, qU[1:] != qU[:-1]])
+            col = np.searchsorted(questions, qU[starts])
+            WU = self.W[:, U]
             for blk in _pair_blocks(self.n_pairs, U.size):
                 ba, bb = base[a[blk]][:, qU], base[b[blk]][:, qU]
                 t = np.maximum(ba, WU[a[blk]]) - np.maximum(bb, WU[b[blk]]) - (ba - bb)
-                lo[blk] += np.minimum(np.minimum.reduceat(t, starts, axis=1), 0).sum(1)
-                hi[blk] += np.maximum(np.maximum.reduceat(t, starts, axis=1), 0).sum(1)
-        return lo / self.Q, hi / self.Q
+                lo[blk, col] += np.minimum(np.minimum.reduceat(t, starts, axis=1), 0)
+                hi[blk, col] += np.maximum(np.maximum.reduceat(t, starts, axis=1), 0)
+        self.q_slack[0][:, questions] = lo
+        self.q_slack[1][:, questions] = hi
 
     def sample_means(self, X: np.ndarray) -> np.ndarray:
         """System means (draws × S) when the unknown items (in ``self.unknown``'s order) take the labels X."""
@@ -424,6 +437,7 @@ class MaxPairs(_Engine):
             raise InputError(None, None, "reveal: an item is already judged")
         self.state[items] = np.asarray(labels, dtype=np.int8)
         self._raise_base(items[np.asarray(labels, dtype=bool)])
+        self._question_bounds(np.unique(self.cand.item_q[items]))
 
 
 def make_engine(cand: Candidates, p, metric: str, rbp_p: float = 0.8, pair_bounds: PairBounds | None = None,
