@@ -19,21 +19,21 @@ from kgeval.bounds.simulation import MTC, DepthOrder, MoveToFront, RandomOrder, 
 S, Q, K, POOL = 13, 2883, 10, 40   # systems, questions, cut-off, entities a question's systems draw from
 
 
-def instance(seed: int = 0):
+def instance(seed: int = 0, pool: int = POOL, noise: float = 1.0):
     """Systems rank a question's POOL entities by a shared latent score plus their own noise (so their top 10
     overlap as real runs do); relevance follows the latent score; 22,492 items judged (the published
     judgments), 21,364 unknown, ~10 % depth-0 answers among the rest, the others known not relevant."""
     rng = np.random.default_rng(seed)
-    latent = rng.normal(size=(Q, POOL))
+    latent = rng.normal(size=(Q, pool))
     skill = np.linspace(0.6, 1.4, S)
-    noisy = latent[None] * skill[:, None, None] + rng.normal(size=(S, Q, POOL))
+    noisy = latent[None] * skill[:, None, None] + rng.normal(0, noise, size=(S, Q, pool))
     order = np.argsort(-noisy, axis=2)
-    ranks = np.zeros((S, Q, POOL), np.int64)
+    ranks = np.zeros((S, Q, pool), np.int64)
     np.put_along_axis(ranks, order[:, :, :K], np.arange(1, K + 1)[None, None, :], axis=2)
-    ranks = ranks.reshape(S, Q * POOL)
+    ranks = ranks.reshape(S, Q * pool)
     keep = (ranks > 0).any(0)
     ranks = ranks[:, keep]
-    item_q = np.repeat(np.arange(Q), POOL)[keep]
+    item_q = np.repeat(np.arange(Q), pool)[keep]
     truth = (rng.random(item_q.size) < 1 / (1 + np.exp(-(2 * latent.ravel()[keep] - 2.5)))).astype(np.int8)
     u = rng.random(item_q.size)
     judged = u < 22492 / item_q.size            # the published judgments
@@ -50,8 +50,10 @@ def main() -> None:
     ap.add_argument("--metric", default="P@k")
     ap.add_argument("--batch", type=int, default=100, help="judgments between re-rankings")
     ap.add_argument("--draws", type=int, default=64, help="Monte Carlo draws of the max-type metrics")
+    ap.add_argument("--pool", type=int, default=POOL, help="entities per question the systems rank from")
+    ap.add_argument("--noise", type=float, default=1.0, help="the systems' own noise (more: less overlap)")
     args = ap.parse_args()
-    item_q, ranks, state, truth, judged, relation, rng = instance()
+    item_q, ranks, state, truth, judged, relation, rng = instance(0, args.pool, args.noise)
     n = item_q.size
     print(f"instance: {S} systems, {Q} questions, {n} items, {int((state == -1).sum())} unknown, "
           f"{int(judged.sum())} judged")
