@@ -179,3 +179,49 @@ def test_hidden_labels_refuse_a_second_read():
     with pytest.raises(InputError, match="each once"):
         hl.reveal([2])
     assert hl.reads == 1
+
+
+def test_a_pair_bounds_hook_gives_the_records_of_the_builtin_bounds():
+    """Brute-force RR@k bounds plugged in as the hook: the same records as the built-in exact bounds."""
+    import itertools
+
+    from kgeval.bounds.selection import item_weights, system_pairs
+
+    rng = np.random.default_rng(12)
+    S, Q, k, per_q = 3, 4, 3, 4
+    n = Q * per_q
+    item_q = np.repeat(np.arange(Q), per_q)
+    ranks = np.zeros((S, n), np.int64)
+    for s in range(S):
+        for q in range(Q):
+            ranks[s, q * per_q + rng.permutation(per_q)[:k]] = np.arange(1, k + 1)
+    hidden = np.zeros(n, bool)
+    hidden[rng.permutation(n)[:9]] = True
+    state = np.where(hidden, -1, (rng.random(n) < 0.3).astype(int))
+    cand = Candidates(item_q, ranks, state, Q, k)
+    truth = (rng.random(n) < 0.4).astype(np.int8)
+    W = item_weights(ranks, "RR@k", k)
+    a, b = system_pairs(S)
+    calls = []
+
+    def brute(st):
+        calls.append(1)
+        U = np.flatnonzero(st == -1)
+        deltas = []
+        for bits in itertools.product([0, 1], repeat=U.size):
+            x = (st == 1).astype(float)
+            x[U] = bits
+            M = np.zeros((S, Q))
+            np.maximum.at(M.T, item_q, (W * x).T)
+            m = M.sum(1) / Q
+            deltas.append(m[a] - m[b])
+        deltas = np.array(deltas)
+        return deltas.min(0), deltas.max(0)
+
+    strategies = {"mtc": MTC(0.5, "RR@k", draws=16), "mtf": MoveToFront(1)}
+    built = compare_strategies(cand, truth, strategies, metric="RR@k", batch=2)
+    hooked = compare_strategies(cand, truth, strategies, metric="RR@k", batch=2, pair_bounds=brute)
+    assert calls and built[1].judgments_needed.notna().all() and built[0].decided.max() > 0
+    assert built[0].to_csv() == hooked[0].to_csv() and built[1].to_csv() == hooked[1].to_csv()
+    with pytest.raises(InputError, match="share a rank"):
+        MoveToFront().start(Candidates([0, 0], [[1, 1]], [-1, -1], 1, k=1), np.ones(2, bool))

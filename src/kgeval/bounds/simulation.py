@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kgeval.bounds.selection import TOL, Candidates, _order, make_engine
+from kgeval.bounds.selection import TOL, Candidates, PairBounds, _order, make_engine
 from kgeval.errors import InputError
 from kgeval.metrics.kendall import tau_b_many
 
@@ -65,11 +65,13 @@ class MTC:
     """Minimal Test Collections' greedy choice (hard stop's undecided pairs) under the prior ``p`` (a number
     such as 0.5, or one per item); once every pair is resolved, the rest by p, then a seeded key."""
 
-    def __init__(self, p=0.5, metric: str = "P@k", rbp_p: float = 0.8, seed: int = 0, draws: int = 64):
+    def __init__(self, p=0.5, metric: str = "P@k", rbp_p: float = 0.8, seed: int = 0, draws: int = 64,
+                 pair_bounds: PairBounds | None = None):
         self.p, self.metric, self.rbp_p, self.seed, self.draws = p, metric, rbp_p, seed, draws
+        self.pair_bounds = pair_bounds
 
     def start(self, cand: Candidates, hidden: np.ndarray) -> None:
-        self.engine = make_engine(cand, self.p, self.metric, self.rbp_p, draws=self.draws, seed=self.seed)
+        self.engine = make_engine(cand, self.p, self.metric, self.rbp_p, self.pair_bounds, self.draws, self.seed)
         self.hidden = hidden
         self.key = np.random.default_rng(self.seed).random(cand.n_items)
 
@@ -132,6 +134,9 @@ class MoveToFront:
         rng = np.random.default_rng(self.seed)
         self.lists = np.full((S, Q, k), -1, np.int64)
         s, e = np.nonzero((cand.ranks >= 1) & (cand.ranks <= k) & hidden[None, :])
+        slot = (s * Q + cand.item_q[e]) * k + cand.ranks[s, e] - 1
+        if np.unique(slot).size != slot.size:
+            raise InputError(None, None, "move-to-front: two items share a rank in one system's list of a question")
         self.lists[s, cand.item_q[e], cand.ranks[s, e] - 1] = e
         self.ptr = np.zeros((S, Q), np.int64)
         self.score = rng.random((Q, S)) * 0.5     # integer priorities, ties broken by the fraction
@@ -184,11 +189,13 @@ class MoveToFront:
 
 
 def simulate(cand: Candidates, labels: HiddenLabels, strategy, metric: str = "P@k", batch: int = 100,
-             max_judgments: int | None = None, rbp_p: float = 0.8) -> tuple[pd.DataFrame, int | None]:
+             max_judgments: int | None = None, rbp_p: float = 0.8, pair_bounds: PairBounds | None = None
+             ) -> tuple[pd.DataFrame, int | None]:
     """One strategy's run: the record after every batch (``judgments``, ``decided``, ``tau``,
     ``max_abs_delta_error``; the first row is before any judgment) and the judgments needed to decide every pair
     the full labels decide (None if the run stopped before). ``cand.state`` must be −1 exactly on the hidden
-    items."""
+    items. ``pair_bounds`` (state → per-pair (lo, hi)) replaces a max-type metric's built-in bounds in the
+    records."""
     hidden = labels.hidden
     if not np.array_equal(cand.state == -1, hidden):
         raise InputError(None, None, "simulate: the candidates' unknown items must be the hidden ones")
@@ -197,7 +204,7 @@ def simulate(cand: Candidates, labels: HiddenLabels, strategy, metric: str = "P@
     true_means = full.sample_means(np.zeros((1, 0)))[0]
     true_delta = true_means[full.a] - true_means[full.b]
     target = np.abs(true_delta) > TOL
-    ev = make_engine(cand, 0.5, metric, rbp_p)
+    ev = make_engine(cand, 0.5, metric, rbp_p, pair_bounds)
     state = cand.state.copy()
     strategy.start(cand, hidden.copy())
     rows, needed, n = [], None, 0
@@ -224,7 +231,8 @@ def simulate(cand: Candidates, labels: HiddenLabels, strategy, metric: str = "P@
 
 
 def compare_strategies(cand: Candidates, labels, strategies: dict, metric: str = "P@k", batch: int = 100,
-                       max_judgments: int | None = None, rbp_p: float = 0.8) -> tuple[pd.DataFrame, pd.DataFrame]:
+                       max_judgments: int | None = None, rbp_p: float = 0.8, pair_bounds: PairBounds | None = None
+                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every strategy on fresh hidden labels: the records stacked with a ``strategy`` column, and per strategy
     the judgments needed (``judgments_needed``, NaN if not reached) out of ``hidden`` items and the pairs the
     full labels decide (``target_decided``)."""
@@ -232,7 +240,7 @@ def compare_strategies(cand: Candidates, labels, strategies: dict, metric: str =
     tables, summary = [], []
     for name, strategy in strategies.items():
         hl = HiddenLabels(np.where(hidden, labels, 0), hidden)
-        rec, needed = simulate(cand, hl, strategy, metric, batch, max_judgments, rbp_p)
+        rec, needed = simulate(cand, hl, strategy, metric, batch, max_judgments, rbp_p, pair_bounds)
         tables.append(rec.assign(strategy=name))
         summary.append((name, np.nan if needed is None else needed, int(hidden.sum()), rec.attrs["target_decided"]))
     out = pd.concat(tables, ignore_index=True)[["strategy", "judgments", "decided", "tau", "max_abs_delta_error"]]
