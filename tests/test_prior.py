@@ -15,6 +15,7 @@ from kgeval.bounds.prior import (
     auc,
     cross_validate,
     fit_prior,
+    online_prior,
     reliability,
     triple_features,
 )
@@ -124,3 +125,15 @@ def test_cross_validation_never_sees_its_test_fold():
     assert cv.auc > 0.6
     assert cv.reliability["count"].sum() == n
     assert not np.array_equal(cross_validate(f, y, groups, folds=5, seed=8).fold, cv.fold)
+
+
+def test_online_prior_learns_only_from_the_labels_given():
+    rng = np.random.default_rng(4)
+    f = random_features(rng, 200)
+    y = (rng.random(200) < 1 / (1 + np.exp(0.5 * f.best_rank - 3))).astype(int)
+    refit = online_prior(f, min_labels=30)
+    np.testing.assert_array_equal(refit(np.arange(20), y[:20]), 0.5)
+    np.testing.assert_array_equal(refit(np.arange(40), np.ones(40, int)), 0.5)
+    items = np.arange(0, 200, 2)
+    np.testing.assert_allclose(refit(items, y[items]), fit_prior(f.take(items), y[items]).predict(f))
+

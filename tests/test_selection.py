@@ -71,6 +71,13 @@ def test_revealing_updates_known_part_bounds_and_variance():
     assert eng.expectation()[1][0] == pytest.approx((d1 ** 2 + d3 ** 2) * 0.25)
     with pytest.raises(InputError, match="already judged"):
         eng.reveal(np.array([1]), np.array([0]))
+    # a new prior: E and Var as a fresh engine's on the same state
+    p = np.array([0.9, 0.1, 0.3, 0.2, 0.6])
+    eng.set_prior(p)
+    fresh = LinearPairs(tiny().with_state(eng.state), p, "DCG@k")
+    for got, want in zip(eng.expectation(), fresh.expectation()):
+        np.testing.assert_allclose(got, want)
+    assert eng.expectation()[1][0] == pytest.approx(d1 ** 2 * 0.21 + d3 ** 2 * 0.24)   # e2, e4 still unknown
 
 
 def test_probability_is_exact_without_variance():

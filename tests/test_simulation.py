@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kgeval.bounds.prior import online_prior, triple_features
 from kgeval.bounds.selection import Candidates
 from kgeval.bounds.simulation import (
     MTC,
@@ -53,8 +54,12 @@ def test_mtc_decides_with_fewer_judgments_than_depth_order():
         assert need["mtc"] < need["depth"]
 
 
-def strategies(depth, p):
-    return {"mtc_prior": MTC(p, "P@k", seed=1), "mtc_uniform": MTC(0.5, "P@k", seed=1),
+def strategies(depth, p, cand=None):
+    online = {}
+    if cand is not None:  # a prior refitted on the labels revealed so far
+        feats = triple_features(cand.ranks, cand.item_q % 4, cand.item_q % 2, cand.item_q % 7 + 1, cand.k)
+        online = {"mtc_online": MTC(0.5, "P@k", seed=1, refit=online_prior(feats, min_labels=10), refit_every=1)}
+    return {**online, "mtc_prior": MTC(p, "P@k", seed=1), "mtc_uniform": MTC(0.5, "P@k", seed=1),
             "depth": DepthOrder(depth, seed=2), **{f"random_{s}": RandomOrder(seed=s) for s in range(5)},
             "mtf": MoveToFront(seed=3)}
 
@@ -79,7 +84,7 @@ def random_instance(seed=4, S=4, Q=30, k=5, per_q=9):
 
 def test_simulation_is_reproducible_byte_for_byte():
     cand, truth, depth, p = random_instance()
-    runs = [compare_strategies(cand, truth, strategies(depth, p), batch=25) for _ in range(2)]
+    runs = [compare_strategies(cand, truth, strategies(depth, p, cand), batch=25) for _ in range(2)]
     assert runs[0][0].to_csv(index=False).encode() == runs[1][0].to_csv(index=False).encode()
     assert runs[0][1].to_csv(index=False).encode() == runs[1][1].to_csv(index=False).encode()
     rr = [compare_strategies(cand, truth, {"mtc": MTC(p, "RR@k", seed=1, draws=16)}, metric="RR@k", batch=25)
@@ -117,13 +122,13 @@ class Recorder:
         return out
 
 
-@pytest.mark.parametrize("name", ["mtc_prior", "mtc_uniform", "depth", "random_0", "mtf"])
+@pytest.mark.parametrize("name", ["mtc_online", "mtc_prior", "mtc_uniform", "depth", "random_0", "mtf"])
 def test_no_strategy_reads_a_label_it_has_not_revealed(name):
     cand, truth, depth, p = random_instance(seed=6)
     hidden = cand.state == -1
     N = 40
     hl = HiddenLabels(np.where(hidden, truth, 0), hidden)
-    rec = Recorder(strategies(depth, p)[name])
+    rec = Recorder(strategies(depth, p, cand)[name])
     simulate(cand, hl, rec, batch=10, max_judgments=N)
     assert hl.reads == N == len(rec.chosen) and hl.truth_reads == 1
     np.testing.assert_array_equal(hl.read_count, hl.revealed.astype(int))
@@ -132,7 +137,7 @@ def test_no_strategy_reads_a_label_it_has_not_revealed(name):
     flipped = truth.copy()
     unseen = hidden & ~hl.revealed
     flipped[unseen] = 1 - flipped[unseen]
-    rec2 = Recorder(strategies(depth, p)[name])
+    rec2 = Recorder(strategies(depth, p, cand)[name])
     simulate(cand, HiddenLabels(np.where(hidden, flipped, 0), hidden), rec2, batch=10, max_judgments=N)
     assert rec2.chosen == rec.chosen
     # and the labels it did reveal steer move-to-front (MTC changes course only once a pair is decided)

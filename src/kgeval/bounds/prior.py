@@ -228,3 +228,18 @@ def cross_validate(features: Features, labels, groups, folds: int = 5, seed: int
         pred[test] = model.predict(features.take(test))
         fold_auc[i] = auc(pred[test], y[test])
     return CrossValidation(auc(pred, y), fold_auc, reliability(pred, y, bins), pred, fold)
+
+
+def online_prior(features: Features, kind: str = "logistic", min_labels: int = 50, **options) -> Callable:
+    """A refit callable for :class:`kgeval.bounds.simulation.MTC`: (judged items, their labels) → p for every
+    item, from a prior fitted on those labels alone; 0.5 everywhere until ``min_labels`` labels of both
+    classes are in."""
+
+    def refit(items, labels):
+        labels = np.asarray(labels)
+        if labels.size < min_labels or labels.min(initial=1) == labels.max(initial=0):
+            return np.full(len(features), 0.5)
+        return fit_prior(features.take(np.asarray(items)), labels, kind, **options).predict(features)
+
+    return refit
+

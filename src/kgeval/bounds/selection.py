@@ -154,6 +154,13 @@ class _Engine:
     def unknown(self) -> np.ndarray:
         return np.flatnonzero(self.state == -1)
 
+    def set_prior(self, p) -> None:
+        """A new prior (e.g. refitted on the labels judged so far); the bounds do not depend on it."""
+        p = np.broadcast_to(np.asarray(p, dtype=float), (self.cand.n_items,)).copy()
+        if ((p < 0) | (p > 1)).any() or not np.isfinite(p).all():
+            raise InputError(None, None, "prior: every p(e) must lie in [0, 1]")
+        self.p = p
+
     def copy(self):
         return copy.deepcopy(self)
 
@@ -197,6 +204,13 @@ class LinearPairs(_Engine):
             d = WU[self.a[blk]] - WU[self.b[blk]]
             self.neg[blk] = np.minimum(d, 0).sum(1)
             self.pos[blk] = np.maximum(d, 0).sum(1)
+
+    def set_prior(self, p) -> None:
+        super().set_prior(p)
+        U = self.unknown
+        WU, pu = self.W[:, U], self.p[U]
+        self.mean_sys = WU @ pu
+        self.G = (WU * (pu * (1 - pu))) @ WU.T
 
     def known(self) -> np.ndarray:
         return self.known_sys[self.a] - self.known_sys[self.b]

@@ -63,12 +63,18 @@ def _judgeable(state: np.ndarray, hidden: np.ndarray) -> np.ndarray:
 
 class MTC:
     """Minimal Test Collections' greedy choice (hard stop's undecided pairs) under the prior ``p`` (a number
-    such as 0.5, or one per item); once every pair is resolved, the rest by p, then a seeded key."""
+    such as 0.5, or one per item); once every pair is resolved, the rest by p, then a seeded key.
+
+    A prior fitted on the published labels is fitted on the very labels the simulation hides: use out-of-fold
+    predictions (:func:`kgeval.bounds.prior.cross_validate`, folds by question) at least, or ``refit``, a
+    callable (judged items, their labels) → p called before the first batch and every ``refit_every`` batches
+    (:func:`kgeval.bounds.prior.online_prior`), which learns only from the labels revealed so far."""
 
     def __init__(self, p=0.5, metric: str = "P@k", rbp_p: float = 0.8, seed: int = 0, draws: int = 64,
-                 pair_bounds: PairBounds | None = None):
+                 pair_bounds: PairBounds | None = None, refit=None, refit_every: int = 10):
         self.p, self.metric, self.rbp_p, self.seed, self.draws = p, metric, rbp_p, seed, draws
-        self.pair_bounds = pair_bounds
+        self.pair_bounds, self.refit, self.refit_every = pair_bounds, refit, refit_every
+        self.calls = 0
 
     def start(self, cand: Candidates, hidden: np.ndarray) -> None:
         self.engine = make_engine(cand, self.p, self.metric, self.rbp_p, self.pair_bounds, self.draws, self.seed)
@@ -79,6 +85,10 @@ class MTC:
         new = np.flatnonzero((self.engine.state == -1) & (state != -1))
         if new.size:
             self.engine.reveal(new, state[new])
+        if self.refit is not None and self.calls % self.refit_every == 0:
+            judged = np.flatnonzero(self.hidden & (state != -1))
+            self.engine.set_prior(self.refit(judged, state[judged]))
+        self.calls += 1
         und = self.engine.undecided("hard")
         items, pri, tie = self.engine.priority(und)
         ok = _judgeable(state, self.hidden)[items]
