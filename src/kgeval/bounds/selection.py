@@ -455,11 +455,11 @@ class MaxPairs(_Engine):
 
 
 def make_engine(cand: Candidates, p, metric: str, rbp_p: float = 0.8, pair_bounds: PairBounds | None = None,
-                draws: int = 200, seed: int = 0) -> LinearPairs | MaxPairs:
+                draws: int = 200, seed: int = 0, rest: str = "normal") -> LinearPairs | MaxPairs:
     """The engine of a metric: exact E/Var for linear metrics, seeded Monte Carlo for max-type ones."""
     if metric in LINEAR_METRICS:
         return LinearPairs(cand, p, metric, rbp_p)
-    return MaxPairs(cand, p, metric, pair_bounds, draws, seed)
+    return MaxPairs(cand, p, metric, pair_bounds, draws, seed, rest)
 
 
 @dataclass
