@@ -226,7 +226,8 @@ def _fetch(p: argparse.ArgumentParser):
         from .progress import Progress
 
         with OutputStage("fetch", inputs=[a.manifest], folder=a.out) as stage:
-            mirror = resolve_mirror(a.mirror)
+            # a folder named on the command line beats $KGEVAL_MIRROR (which beats the config key)
+            mirror = Path(a.mirror).expanduser() if a.mirror else resolve_mirror(None)
             manifest = read_manifest(a.manifest)
             sizes = [res.size for res in manifest.values()]
             # bytes when the manifest pins every size; a failed source's partial bytes count too (rare)

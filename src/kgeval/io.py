@@ -394,7 +394,7 @@ class OutputStage:
                 self.discard()
                 raise
             return
-        if isinstance(exc, OSError) and exc.filename is None:
+        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
             # a write that fails (a full disk) names no file: name the output folder, or the first output
             where = self.folder if self.folder is not None else next((d for _, d in self._files), None)
             exc.filename = None if where is None else str(where)
