@@ -313,6 +313,47 @@ def get_final_outputs():
     return out
 
 
+def get_job_graph(wildcards):
+    """This invocation's job graph from Snakemake's DAG, for run_times' projection: one entry per job with a
+    benchmark file (its name), the benchmarked jobs it waits for (through jobs without one), its rule's priority
+    for its wildcards, its threads and input files. Snakemake evaluates params after the DAG is complete; why
+    this source and not another: kgeval.tables.projection."""
+    dag = workflow.dag
+    if dag is None:
+        return []
+    deps = dag.dependencies
+    timed = {}
+
+    def timed_deps(job):
+        if job not in timed:
+            out = set()
+            for dep in deps[job]:
+                out |= {str(dep.benchmark)} if dep.benchmark else timed_deps(dep)
+            timed[job] = out
+        return timed[job]
+
+    graph = [
+        {
+            "benchmark": str(job.benchmark),
+            "rule": job.rule.name,
+            "after": sorted(timed_deps(job)),
+            "priority": job.rule.expand_priority(
+                job.wildcards_dict, job.input, job.attempt
+            ),
+            "threads": job.threads,
+            "input": sorted(str(f) for f in job.input),
+        }
+        for job in dag.jobs
+        if job.benchmark
+    ]
+    return sorted(graph, key=lambda g: g["benchmark"])
+
+
+def get_local_cores(wildcards):
+    """--cores of a local run (its wall time is what run_times' projection is checked against); None elsewhere."""
+    return None if workflow.remote_exec or not workflow.local_exec else workflow.cores
+
+
 def get_full_evaluations():
     """dataset -> evaluation.csv of its full test set (None: the dataset has none)."""
     out = {}
