@@ -254,3 +254,30 @@ def test_top_k_equals_full_sort_in_trec_order(levels):
         got = [e for e in ent[b].tolist() if e >= 0]
         assert got == want
         assert sc[b, : len(want)].tolist() == [float(S[b, e]) for e in want]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cpu_threshold_top_k_equals_the_topk_path(seed):
+    """The CPU path (threshold from a strided sample, sort of the candidates' keys) gives exactly what the
+    float-topk path gives: ties across the k-th position, -0.0, filtered cells, rows with fewer than k
+    candidates, rows whose sample misleads the threshold (the sampled columns hold the row's largest scores)."""
+    from kgeval.scores.ranking import _SAMPLE_STRIDE, _top_k_trec_topk, top_k_trec
+
+    g = torch.Generator().manual_seed(seed)
+    B, E = 64, 2000
+    levels = [7, 400, 10**6, 10**9][seed]
+    S = (torch.randint(-levels, levels, (B, E), generator=g).float() / 7).to(torch.float32)
+    S[torch.rand(B, E, generator=g) < 0.2] = -float("inf")
+    S[1, 30:] = -float("inf")          # 30 candidates
+    S[2, ::_SAMPLE_STRIDE] = 1e6 + torch.arange(0, E, _SAMPLE_STRIDE)  # the sample sees only the row's top:
+    # too few reach its threshold
+    S[3] = -0.0
+    S[3, ::3] = 0.0
+    S[4, :] = 1.0                      # one tie over the whole row
+    docno = torch.randperm(E, generator=g)
+    for k in (1, 10, 100, 250, E):
+        want_e, want_s = _top_k_trec_topk(S.clone(), k, docno)
+        got_e, got_s = top_k_trec(S.clone(), k, docno)
+        assert torch.equal(got_e.to(torch.int64), want_e), k
+        assert np.array_equal(got_s.numpy(), want_s.numpy(), equal_nan=True), k
+        assert np.array_equal(np.signbit(got_s.numpy()), np.signbit(want_s.numpy())), k
