@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import pytrec_eval
@@ -281,3 +283,24 @@ def test_cpu_threshold_top_k_equals_the_topk_path(seed):
         assert torch.equal(got_e.to(torch.int64), want_e), k
         assert np.array_equal(got_s.numpy(), want_s.numpy(), equal_nan=True), k
         assert np.array_equal(np.signbit(got_s.numpy()), np.signbit(want_s.numpy())), k
+
+
+def test_written_trec_run_equals_the_topk_paths_byte_for_byte(synth_kg, tmp_path, monkeypatch):
+    """The TREC run file written from the engine's run is the same file with the CPU threshold path and with the
+    float-topk path (tied scores: the scorer rounds to halves)."""
+    from kgeval.pools.qrels import export_trec_run
+    from kgeval.scores import ranking
+
+    k = 20
+    monkeypatch.setattr(ranking, "_SAMPLE_STRIDE", 2)  # a sample fine enough for the 241 entities
+    r = math.ceil((math.sqrt(k / ranking._SAMPLE_STRIDE) + 3) ** 2)
+    assert synth_kg.num_entities > 2 * r * ranking._SAMPLE_STRIDE  # the threshold path runs
+    files = []
+    for name in ("threshold", "topk"):
+        if name == "topk":
+            monkeypatch.setattr(ranking, "top_k_trec", ranking._top_k_trec_topk)
+        res = run_engine(synth_kg, full_test(synth_kg, "O"), random_scorer(synth_kg, seed=3, ties=True), k=k)
+        save_ranking(res, tmp_path / name, {"model": "x"})
+        files.append(tmp_path / f"{name}.run")
+        assert export_trec_run(load_dump(tmp_path / name), synth_kg, files[-1], "x") > 0
+    assert files[0].read_bytes() == files[1].read_bytes()
