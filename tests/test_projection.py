@@ -10,7 +10,7 @@ import pytest
 from test_tables import bench
 
 from kgeval.tables.projection import critical_path, list_schedule, project_wall_times
-from kgeval.tables.steps import projection_check, run_times_table
+from kgeval.tables.steps import max_concurrent, projection_check, run_times_table
 
 # a(2), b(1), d(4) ready at once; c(3) after a; e(1) after b and c
 DUR = [2.0, 1.0, 3.0, 4.0, 1.0]
@@ -99,17 +99,26 @@ def test_run_times_table_adds_projection_rows_checked_against_the_wall(tmp_path,
         bench(tmp_path / name, s, end=1000.0 + end)   # the by-hand schedule above, run from t=1000
     graph = [{"benchmark": names[j], "after": [names[d] for d in DEPS[j]], "priority": 0, "threads": 1,
               "input": []} for j in range(5)]
-    df = run_times_table(root, {"r": "stage"}, graph, cores=2)
+    df = run_times_table(root, {"r": "stage"}, graph)
     rows = {(r.stage, r.rule): (r.jobs, r.seconds, r.vs_wall) for r in df.itertuples()}
     assert rows[("total", "wall")][1] == pytest.approx(6.0)
     assert rows[("projection", "1 core")][:2] == (5, 11.0)
-    assert rows[("projection", "2 cores")][1:] == (6.0, 1.0)
+    # the benchmark files show at most 2 jobs at once: the run's own count, checked against its wall time
+    assert rows[("projection", "2 cores (this run)")][1:] == (6.0, 1.0)
     assert rows[("projection", "32 cores")][1] == 6.0
     assert rows[("projection", "critical path")][1] == 6.0
-    assert "error +0 s (+0.0%)" in projection_check(df, 2)
-    # 3 cores: a row of its own
-    df = run_times_table(root, {"r": "stage"}, graph, cores=3)
-    assert ("projection", "3 cores") in {(r.stage, r.rule) for r in df.itertuples()}
+    assert "run's 2 cores" in projection_check(df) and "error +0 s (+0.0%)" in projection_check(df)
+    # three jobs at once (b moved into 1-2 beside a and d, which do not wait for it here): a row of its own
+    bench(tmp_path / names[1], 1.0, end=1002.0)
+    bench(tmp_path / names[3], 4.0, end=1004.5)
+    df = run_times_table(root, {"r": "stage"}, graph)
+    assert ("projection", "3 cores (this run)") in {(r.stage, r.rule) for r in df.itertuples()}
+
+
+def test_max_concurrent_counts_an_end_before_a_start_at_one_instant():
+    assert max_concurrent([0.0, 1.0, 1.0], [1.0, 2.0, 3.0]) == 2
+    assert max_concurrent([0.0, 0.5, 0.7], [1.0, 2.0, 3.0]) == 3
+    assert max_concurrent([], []) == 0
 
 
 def test_a_job_without_benchmark_counts_zero_seconds(caplog):

@@ -359,11 +359,6 @@ def get_job_graph(wildcards):
     return sorted(graph, key=lambda g: g["benchmark"])
 
 
-def get_local_cores(wildcards):
-    """--cores of a local run (its wall time is what run_times' projection is checked against); None elsewhere."""
-    return None if workflow.remote_exec or not workflow.local_exec else workflow.cores
-
-
 def get_full_evaluations():
     """dataset -> evaluation.csv of its full test set (None: the dataset has none)."""
     out = {}

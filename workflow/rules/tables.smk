@@ -85,6 +85,5 @@ rule run_times:
             r.name: Path(r.snakefile).stem for r in workflow.rules if r.benchmark
         },
         graph=get_job_graph,
-        cores=get_local_cores,
     script:
         "../scripts/run_times.py"

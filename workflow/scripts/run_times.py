@@ -7,7 +7,6 @@ run_step(
     benchmark_dir=snakemake.params.benchmark_dir,
     stages=snakemake.params.stages,
     graph=snakemake.params.graph,
-    cores=snakemake.params.cores,
     out_csv=snakemake.output.table,
     out_md=snakemake.output.markdown,
 )

@@ -20,6 +20,7 @@ log = logging.getLogger(__name__)
 
 QUALITY_COLUMNS = ["dataset", "model", "epochs", "train_seconds", "valid_mrr", "test_mrr", "published_mrr", "ratio"]
 RUN_TIME_COLUMNS = ["stage", "rule", "jobs", "seconds", "vs_wall"]
+OWN = " (this run)"  # marks the projection at the core count the measured run used
 
 
 # ---- benchmark files ----------------------------------------------------------------------------------------
@@ -112,8 +113,8 @@ def benchmark_rule(path: Path, root: Path) -> str:
     return parts[0] if len(parts) > 1 else Path(parts[0]).stem
 
 
-def run_times_table(benchmark_dir: str | Path, stages: dict[str, str], graph: list[dict[str, Any]] | None = None,
-                    cores: int | None = None) -> pd.DataFrame:
+def run_times_table(benchmark_dir: str | Path, stages: dict[str, str],
+                    graph: list[dict[str, Any]] | None = None) -> pd.DataFrame:
     """Summed wall time per rule of every benchmark file under ``benchmark_dir``, two ``total`` rows, and, given
     the job ``graph``, the ``projection`` rows.
 
@@ -124,9 +125,9 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str], graph: li
     invocation that wrote the files (idle gaps between them included) and ignores jobs without a benchmark.
 
     ``graph`` (see :mod:`kgeval.tables.projection`): rows ``N cores`` with the wall time a run from empty would
-    take on N cores (1, 2, 4, 8, 16, 32 and ``cores``, the invocation's own) by list scheduling of the graph with
-    the measured job times, and ``critical path`` (unlimited cores); ``jobs`` = the graph's jobs, ``vs_wall`` =
-    projected / measured wall.
+    take on N cores (1, 2, 4, 8, 16, 32 and the run's own count, the most jobs its benchmark files show running
+    at once) by list scheduling of the graph with the measured job times, and ``critical path`` (unlimited
+    cores); ``jobs`` = the graph's jobs, ``vs_wall`` = projected / measured wall.
     """
     from .projection import PROJECTED_CORES, project_wall_times
 
@@ -157,10 +158,10 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str], graph: li
         base = os.path.abspath(root)
         named = [{**g, "benchmark": os.path.relpath(os.path.abspath(g["benchmark"]), base),
                   "after": [os.path.relpath(os.path.abspath(a), base) for a in g.get("after", [])]} for g in graph]
-        counts = sorted(set(PROJECTED_CORES) | ({int(cores)} if cores else set()))
-        walls, path_s, _ = project_wall_times(named, measured, counts)
-        proj = [{"stage": "projection", "rule": f"{c} core" + ("s" if c > 1 else ""), "jobs": len(graph),
-                 "seconds": s} for c, s in walls.items()]
+        own = max_concurrent(starts, ends)
+        walls, path_s, _ = project_wall_times(named, measured, sorted(set(PROJECTED_CORES) | {own}))
+        proj = [{"stage": "projection", "rule": f"{c} core" + ("s" if c > 1 else "") + (OWN if c == own else ""),
+                 "jobs": len(graph), "seconds": s} for c, s in walls.items()]
         proj.append({"stage": "projection", "rule": "critical path", "jobs": len(graph), "seconds": path_s})
         proj_df = pd.DataFrame(proj)
         proj_df["vs_wall"] = proj_df["seconds"] / wall if wall > 0 else math.nan
@@ -171,9 +172,15 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str], graph: li
     return df[RUN_TIME_COLUMNS]
 
 
+def max_concurrent(starts: list[float], ends: list[float]) -> int:
+    """The most intervals [start, end) open at once: the cores a run of one-thread jobs kept busy."""
+    events = sorted([(e, -1) for e in ends] + [(s, 1) for s in starts])  # an end before a start at one instant
+    return int(np.max(np.cumsum([d for _, d in events]))) if events else 0
+
+
 def run_times_step(benchmark_dir: str, stages: dict[str, str], out_csv: str, out_md: str,
-                   graph: list[dict[str, Any]] | None = None, cores: int | None = None) -> pd.DataFrame:
-    df = run_times_table(benchmark_dir, stages, graph, cores)
+                   graph: list[dict[str, Any]] | None = None) -> pd.DataFrame:
+    df = run_times_table(benchmark_dir, stages, graph)
     df["seconds"] = df["seconds"].round(1)
     df["vs_wall"] = df["vs_wall"].round(3)
     write_csv(df, out_csv)
@@ -182,26 +189,23 @@ def run_times_step(benchmark_dir: str, stages: dict[str, str], out_csv: str, out
                  "all jobs together, and the run's wall-clock span; then the wall time the run's job graph would "
                  "take on N cores by list scheduling with these job times (`vs_wall`: projected / measured).\n\n")
         fh.write(to_markdown(df, 2))
-        check = projection_check(df, cores)
+        check = projection_check(df)
         if check:
             fh.write("\n" + check + "\n")
     log.info("run times:\n%s", df.to_string())
     return df
 
 
-def projection_check(df: pd.DataFrame, cores: int | None) -> str:
-    """One sentence comparing the projection at the invocation's core count with the measured wall time."""
-    if not cores:
-        return ""
-    label = f"{int(cores)} core" + ("s" if int(cores) > 1 else "")
-    row = df[(df["stage"] == "projection") & (df["rule"] == label)]
+def projection_check(df: pd.DataFrame) -> str:
+    """One sentence comparing the projection at the run's own core count with the measured wall time."""
+    row = df[(df["stage"] == "projection") & df["rule"].str.endswith(OWN)]
     wall = df[(df["stage"] == "total") & (df["rule"] == "wall")]["seconds"]
     if row.empty or wall.empty:
         return ""
-    proj, measured = float(row["seconds"].iloc[0]), float(wall.iloc[0])
-    return (f"Projection at this invocation's {label}: {proj:.0f} s against a measured wall time of "
-            f"{measured:.0f} s, error {proj - measured:+.0f} s ({proj / measured - 1:+.1%}); the measured span "
-            "includes Snakemake's own time between jobs and any gaps between invocations.")
+    p, measured = float(row["seconds"].iloc[0]), float(wall.iloc[0])
+    label = row["rule"].iloc[0].removesuffix(OWN)
+    return (f"Projection at the run's {label} (the most jobs that ran at once): {p:.0f} s against a measured wall "
+            f"time of {measured:.0f} s, error {p - measured:+.0f} s ({p / measured - 1:+.1%}).")
 
 
 # ---- findings -----------------------------------------------------------------------------------------------
