@@ -195,16 +195,22 @@ def _top_k_trec_threshold(S: np.ndarray, k: int, docno_rank: np.ndarray) -> tupl
         m = sample.shape[1]
         tau = np.partition(sample, m - r, axis=1)[:, m - r]
         tau[tau == -np.inf] = np.inf  # too few finite scores: no candidate, the full row instead
-        rows, cols = np.nonzero(S >= tau[:, None])
-        counts = np.bincount(rows, minlength=B)
+        # flat indices (numpy's 2-D nonzero is several times slower), in row order: a row's come together
+        above = S >= tau[:, None]
+        counts = np.count_nonzero(above, axis=1)
         ok = counts >= k
-        keep = ok[rows]
-        rows, cols = rows[keep], cols[keep]
-        if len(rows):
-            width = int(counts[ok].max())
-            first = np.concatenate([[0], np.cumsum(np.where(ok, counts, 0))[:-1]])
+        if not ok.all():
+            above[~ok] = False
+            counts[~ok] = 0
+        flat = np.flatnonzero(above)
+        if len(flat):
+            rows = np.repeat(np.arange(B), counts)
+            width = int(counts.max())
+            first = np.cumsum(counts) - counts
+            # each candidate's cell in a (B, width) matrix: its row, then its place among the row's candidates
+            cell = np.arange(len(flat)) + (rows * width - first[rows])
             padded = np.full((B, width), _INT64_MIN, np.int64)
-            padded[rows, np.arange(len(rows)) - first[rows]] = _keys_np(S[rows, cols], docno_rank[cols])
+            padded.reshape(-1)[cell] = _keys_np(S.reshape(-1)[flat], docno_rank[flat - rows * E])
             padded.sort(axis=1)
             top[ok] = padded[ok][:, : width - k - 1 : -1] if width > k else padded[ok][:, ::-1]
         full_rows = np.flatnonzero(~ok)
