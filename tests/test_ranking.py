@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import pytrec_eval
@@ -254,3 +256,51 @@ def test_top_k_equals_full_sort_in_trec_order(levels):
         got = [e for e in ent[b].tolist() if e >= 0]
         assert got == want
         assert sc[b, : len(want)].tolist() == [float(S[b, e]) for e in want]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_cpu_threshold_top_k_equals_the_topk_path(seed):
+    """The CPU path (threshold from a strided sample, sort of the candidates' keys) gives exactly what the
+    float-topk path gives: ties across the k-th position, -0.0, filtered cells, rows with fewer than k
+    candidates, rows whose sample misleads the threshold (the sampled columns hold the row's largest scores)."""
+    from kgeval.scores.ranking import _SAMPLE_STRIDE, _top_k_trec_topk, top_k_trec
+
+    g = torch.Generator().manual_seed(seed)
+    B, E = 64, 2000
+    levels = [7, 400, 10**6, 10**9][seed]
+    S = (torch.randint(-levels, levels, (B, E), generator=g).float() / 7).to(torch.float32)
+    S[torch.rand(B, E, generator=g) < 0.2] = -float("inf")
+    S[1, 30:] = -float("inf")          # 30 candidates
+    S[2, ::_SAMPLE_STRIDE] = 1e6 + torch.arange(0, E, _SAMPLE_STRIDE)  # the sample sees only the row's top:
+    # too few reach its threshold
+    S[3] = -0.0
+    S[3, ::3] = 0.0
+    S[4, :] = 1.0                      # one tie over the whole row
+    docno = torch.randperm(E, generator=g)
+    for k in (1, 10, 100, 250, E):
+        want_e, want_s = _top_k_trec_topk(S.clone(), k, docno)
+        got_e, got_s = top_k_trec(S.clone(), k, docno)
+        assert torch.equal(got_e.to(torch.int64), want_e), k
+        assert np.array_equal(got_s.numpy(), want_s.numpy(), equal_nan=True), k
+        assert np.array_equal(np.signbit(got_s.numpy()), np.signbit(want_s.numpy())), k
+
+
+def test_written_trec_run_equals_the_topk_paths_byte_for_byte(synth_kg, tmp_path, monkeypatch):
+    """The TREC run file written from the engine's run is the same file with the CPU threshold path and with the
+    float-topk path (tied scores: the scorer rounds to halves)."""
+    from kgeval.pools.qrels import export_trec_run
+    from kgeval.scores import ranking
+
+    k = 20
+    monkeypatch.setattr(ranking, "_SAMPLE_STRIDE", 2)  # a sample fine enough for the 241 entities
+    r = math.ceil((math.sqrt(k / ranking._SAMPLE_STRIDE) + 3) ** 2)
+    assert synth_kg.num_entities > 2 * r * ranking._SAMPLE_STRIDE  # the threshold path runs
+    files = []
+    for name in ("threshold", "topk"):
+        if name == "topk":
+            monkeypatch.setattr(ranking, "top_k_trec", ranking._top_k_trec_topk)
+        res = run_engine(synth_kg, full_test(synth_kg, "O"), random_scorer(synth_kg, seed=3, ties=True), k=k)
+        save_ranking(res, tmp_path / name, {"model": "x"})
+        files.append(tmp_path / f"{name}.run")
+        assert export_trec_run(load_dump(tmp_path / name), synth_kg, files[-1], "x") > 0
+    assert files[0].read_bytes() == files[1].read_bytes()

@@ -43,7 +43,8 @@ def test_run_times_sums_per_rule_and_spans_the_wall_clock(tmp_path, caplog):
     bench(root / "old_rule/D.tsv", 99.0, end=5000.0)              # a renamed rule's leftover: skipped
     stages = {"train_model": "models", "analysis_rankings": "analysis"}
     df = run_times_table(root, stages)
-    assert list(df.columns) == ["stage", "rule", "jobs", "seconds"]
+    assert list(df.columns) == ["stage", "rule", "jobs", "seconds", "vs_wall"]
+    assert df["vs_wall"].isna().all()  # no job graph: no projection
     rows = {(r.stage, r.rule): (r.jobs, r.seconds) for r in df.itertuples()}
     assert rows[("models", "train_model")] == (3, 32.5)
     assert rows[("analysis", "analysis_rankings")] == (1, 5.0)

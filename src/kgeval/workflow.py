@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -45,3 +48,77 @@ def run_step(snakemake: Any, func: Callable[..., Any], **kwargs: Any) -> Any:
         raise
     log.info("done in %.1f s", time.perf_counter() - start)
     return result
+
+
+# seconds after a forwarded interrupt before a job that is still alive gets SIGTERM, and then SIGKILL
+STOP_GRACE = (4.0, 7.0)
+
+
+def forward_stop_signals(grace: tuple[float, float] = STOP_GRACE) -> None:
+    """Make SIGINT and SIGTERM of this (Snakemake's main) process stop its running jobs within seconds.
+
+    Snakemake runs each job as a child process and, on a KeyboardInterrupt or SIGTERM of its own process, waits
+    for the running jobs to end ("Terminating processes on user request" / "Will exit after finishing
+    currently running jobs"); only a Ctrl-C in a terminal, which signals the whole process group, reached the
+    jobs. A ``kill -INT``/``-TERM`` of Snakemake, or a Ctrl-C of a wrapper that started it in its own session,
+    left trainings running for minutes. This handler passes SIGINT on to every descendant process (a Python job
+    unwinds with KeyboardInterrupt, its atomic writes removing their temporary files), sends SIGTERM to those
+    still alive after ``grace[0]`` seconds and SIGKILL after ``grace[1]``, and then calls the previous handler,
+    so Snakemake stops as before: it records the jobs as failed, and their work checkpoints (written atomically
+    at every epoch) are there for ``--rerun-incomplete``. Installed from ``onstart`` (after Snakemake's own
+    SIGTERM handler); a signal that was ignored stays ignored (``nohup``).
+    """
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        previous = signal.getsignal(signum)
+        if previous is signal.SIG_IGN or getattr(previous, "_kgeval_forwards", False):
+            continue
+
+        def handler(sig: int, frame: Any, previous: Any = previous) -> None:
+            stop_children(grace)
+            if callable(previous):
+                previous(sig, frame)
+            else:  # SIG_DFL (None: set outside Python): the default action, as if no handler were here
+                signal.signal(sig, signal.SIG_DFL)
+                os.kill(os.getpid(), sig)
+
+        handler._kgeval_forwards = True  # type: ignore[attr-defined]
+        signal.signal(signum, handler)
+
+
+def stop_children(grace: tuple[float, float] = STOP_GRACE) -> list[int]:
+    """SIGINT to every descendant process now, SIGTERM after ``grace[0]`` s, SIGKILL after ``grace[1]`` s to
+    those still alive (from a daemon thread: the caller returns at once). Returns the signalled pids."""
+    import psutil
+
+    try:
+        children = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return []
+    for child in children:
+        with contextlib.suppress(psutil.Error):
+            child.send_signal(signal.SIGINT)
+
+    def escalate() -> None:
+        start = time.monotonic()
+        for delay, sig in zip(grace, (signal.SIGTERM, signal.SIGKILL)):
+            alive = [c for c in children if _alive(c)]
+            if not alive:
+                return
+            time.sleep(max(0.0, start + delay - time.monotonic()))
+            for c in alive:
+                with contextlib.suppress(psutil.Error):
+                    if _alive(c):
+                        c.send_signal(sig)
+
+    if children:
+        threading.Thread(target=escalate, name="kgeval-stop-jobs", daemon=True).start()
+    return [c.pid for c in children]
+
+
+def _alive(proc: Any) -> bool:
+    import psutil
+
+    try:
+        return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

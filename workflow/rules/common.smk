@@ -7,6 +7,7 @@ from kgeval.data.kg import CATEGORIES
 from kgeval.data.manifest import read_manifest
 from kgeval.data.synth import ROLE_FILES
 from kgeval.training.cost import expected_train_seconds
+from kgeval.workflow import forward_stop_signals
 
 # glibc's allocator: keep large freed blocks (torch's batch x entities score tensors) in the heap instead of
 # unmapping them, which made every batch pay page faults (28 % of a default run's CPU time went to the kernel).
@@ -14,6 +15,15 @@ from kgeval.training.cost import expected_train_seconds
 # sbatch --export=ALL), not this process; a value set by the user wins.
 for _malloc_var in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"):
     os.environ.setdefault(_malloc_var, "1000000000000")
+
+
+# Ctrl-C (SIGINT) or SIGTERM of Snakemake stops the running jobs within seconds instead of waiting for them
+# (kgeval.workflow.forward_stop_signals); onstart runs after Snakemake installed its own SIGTERM handler. Not in
+# a process that submits to a cluster: its children are the submission commands, not the jobs.
+onstart:
+    if workflow.local_exec:
+        forward_stop_signals()
+
 
 MANIFEST = read_manifest(config["manifest"])
 DATASETS = list(config["datasets"])
@@ -319,6 +329,42 @@ def get_bounds_outputs():
     if not config["bounds"]["enabled"]:
         return []
     return expand("results/bounds/{testset}/tau.csv", testset=POOLED_SETS)
+
+
+def get_job_graph(wildcards):
+    """This invocation's job graph from Snakemake's DAG, for run_times' projection: one entry per job with a
+    benchmark file (its name), the benchmarked jobs it waits for (through jobs without one), its rule's priority
+    for its wildcards, its threads and input files. Snakemake evaluates params after the DAG is complete; why
+    this source and not another: kgeval.tables.projection."""
+    dag = workflow.dag
+    if dag is None:
+        return []
+    deps = dag.dependencies
+    timed = {}
+
+    def timed_deps(job):
+        if job not in timed:
+            out = set()
+            for dep in deps[job]:
+                out |= {str(dep.benchmark)} if dep.benchmark else timed_deps(dep)
+            timed[job] = out
+        return timed[job]
+
+    graph = [
+        {
+            "benchmark": str(job.benchmark),
+            "rule": job.rule.name,
+            "after": sorted(timed_deps(job)),
+            "priority": job.rule.expand_priority(
+                job.wildcards_dict, job.input, job.attempt
+            ),
+            "threads": job.threads,
+            "input": sorted(str(f) for f in job.input),
+        }
+        for job in dag.jobs
+        if job.benchmark
+    ]
+    return sorted(graph, key=lambda g: g["benchmark"])
 
 
 def get_full_evaluations():

@@ -73,6 +73,9 @@ rule run_times:
         markdown="results/tables/run_times.md",
     log:
         "logs/run_times.log",
+    # in the main process: the job graph of its params is the DAG of the invocation (a cluster job's own
+    # Snakemake knows only its group)
+    localrule: True
     conda:
         "../../envs/analysis.yaml"
     params:
@@ -81,5 +84,6 @@ rule run_times:
         stages=lambda wildcards: {
             r.name: Path(r.snakefile).stem for r in workflow.rules if r.benchmark
         },
+        graph=get_job_graph,
     script:
         "../scripts/run_times.py"

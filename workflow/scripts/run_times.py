@@ -6,6 +6,7 @@ run_step(
     run_times_step,
     benchmark_dir=snakemake.params.benchmark_dir,
     stages=snakemake.params.stages,
+    graph=snakemake.params.graph,
     out_csv=snakemake.output.table,
     out_md=snakemake.output.markdown,
 )

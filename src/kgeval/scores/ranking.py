@@ -133,12 +133,18 @@ def keys_to_scores(keys: torch.Tensor) -> torch.Tensor:
 
 def top_k_trec(S: torch.Tensor, k: int, docno_rank: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The top-k entities of each row of S (filtered cells = -inf) in trec_eval's order, and their scores;
-    entity -1 / score NaN past the row's last candidate.
+    entity -1 / score NaN past the row's last candidate. On CPU :func:`_top_k_trec_threshold`, elsewhere
+    :func:`_top_k_trec_topk`; both give the same result."""
+    if S.device.type == "cpu":
+        ent, sc = _top_k_trec_threshold(S.numpy(), k, docno_rank.numpy())
+        return torch.from_numpy(ent), torch.from_numpy(sc)
+    return _top_k_trec_topk(S, k, docno_rank)
 
-    A float ``topk`` selects k entries, which are then sorted by the exact int64 key (score, docno). That is
-    exact unless a tie crosses the k-th position (more entries equal the k-th score than fit): such rows,
-    rare with float scores, are redone with the full int64 keys.
-    """
+
+def _top_k_trec_topk(S: torch.Tensor, k: int, docno_rank: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`top_k_trec` by a float ``topk`` of k entries, which are then sorted by the exact int64 key (score,
+    docno). That is exact unless a tie crosses the k-th position (more entries equal the k-th score than fit):
+    such rows, rare with float scores, are redone with the full int64 keys."""
     v, i = torch.topk(S, k, dim=1, sorted=False)
     keys = ordered_keys(v, docno_rank[i]).masked_fill(v == -math.inf, _INT64_MIN)
     keys, order = torch.sort(keys, dim=1, descending=True)
@@ -152,6 +158,72 @@ def top_k_trec(S: torch.Tensor, k: int, docno_rank: torch.Tensor) -> tuple[torch
         keys[rows], idx[rows] = torch.topk(full, k, dim=1, sorted=True)
     valid = keys != _INT64_MIN
     return idx.masked_fill(~valid, -1), keys_to_scores(keys).masked_fill(~valid, math.nan)
+
+
+# CPU top-k by threshold: every _SAMPLE_STRIDE-th score of a row is a sample
+_SAMPLE_STRIDE = 8
+
+
+def _keys_np(scores: np.ndarray, docno_rank: np.ndarray) -> np.ndarray:
+    """numpy twin of :func:`ordered_keys`."""
+    bits = (scores + np.float32(0.0)).view(np.int32)
+    key32 = bits ^ ((bits >> 31) & 0x7FFFFFFF)
+    return (key32.astype(np.int64) << 32) | docno_rank
+
+
+def _top_k_trec_threshold(S: np.ndarray, k: int, docno_rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`top_k_trec` on CPU without a ``topk`` over whole rows (which cost as much as the scores' product).
+
+    Each row's threshold is the r-th largest of a strided sample of its scores (every s-th), r = (sqrt(k/s) +
+    3)^2: about r s scores reach it, and the sample's r-th largest misses the row's k-th largest by the
+    sampling error, a relative sd of about 1/sqrt(r), so fewer than k reach it only beyond 3 sd (for k = 1000,
+    about 1,600 candidates). Every score at or above the threshold is a candidate, so when a row has at least k
+    candidates its top k are among them, ties with the k-th score included: sorting the candidates' exact
+    int64 keys (score, docno) gives trec_eval's order with no tie correction. Rows with fewer than k candidates
+    (an unlucky sample, a row of few finite scores) sort their full row of keys instead. A key's low 32 bits
+    are the docno rank, a permutation of the entities, so the keys alone give the entities.
+    """
+    B, E = S.shape
+    k = min(k, E)
+    entity_of = np.empty(E, np.int64)
+    entity_of[docno_rank] = np.arange(E)
+    top = np.full((B, k), _INT64_MIN, np.int64)
+    full_rows = np.arange(B)
+    r = int(math.ceil((math.sqrt(k / _SAMPLE_STRIDE) + 3) ** 2))
+    if B and E > 2 * r * _SAMPLE_STRIDE:
+        sample = S[:, ::_SAMPLE_STRIDE]
+        m = sample.shape[1]
+        tau = np.partition(sample, m - r, axis=1)[:, m - r]
+        tau[tau == -np.inf] = np.inf  # too few finite scores: no candidate, the full row instead
+        # flat indices (numpy's 2-D nonzero is several times slower), in row order: a row's come together
+        above = S >= tau[:, None]
+        counts = np.count_nonzero(above, axis=1)
+        ok = counts >= k
+        if not ok.all():
+            above[~ok] = False
+            counts[~ok] = 0
+        flat = np.flatnonzero(above)
+        if len(flat):
+            rows = np.repeat(np.arange(B), counts)
+            width = int(counts.max())
+            first = np.cumsum(counts) - counts
+            # each candidate's cell in a (B, width) matrix: its row, then its place among the row's candidates
+            cell = np.arange(len(flat)) + (rows * width - first[rows])
+            padded = np.full((B, width), _INT64_MIN, np.int64)
+            padded.reshape(-1)[cell] = _keys_np(S.reshape(-1)[flat], docno_rank[flat - rows * E])
+            padded.sort(axis=1)
+            top[ok] = padded[ok][:, : width - k - 1 : -1] if width > k else padded[ok][:, ::-1]
+        full_rows = np.flatnonzero(~ok)
+    if len(full_rows):
+        sub = S[full_rows]
+        keys = np.where(sub == -np.inf, _INT64_MIN, _keys_np(sub, docno_rank))
+        keys.sort(axis=1)
+        top[full_rows] = keys[:, : E - k - 1 : -1] if E > k else keys[:, ::-1]
+    key32 = (top >> 32).astype(np.int32)
+    scores = (key32 ^ ((key32 >> 31) & 0x7FFFFFFF)).view(np.float32)
+    valid = (top != _INT64_MIN) & (scores != -np.inf)
+    return (np.where(valid, entity_of[top & 0xFFFFFFFF], -1),
+            np.where(valid, scores, np.float32(np.nan)).astype(np.float32))
 
 
 def _compare_ge(S: torch.Tensor, t: torch.Tensor) -> np.ndarray:

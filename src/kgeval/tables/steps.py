@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,8 @@ from ..published import SOURCES, published_mrr
 log = logging.getLogger(__name__)
 
 QUALITY_COLUMNS = ["dataset", "model", "epochs", "train_seconds", "valid_mrr", "test_mrr", "published_mrr", "ratio"]
-RUN_TIME_COLUMNS = ["stage", "rule", "jobs", "seconds"]
+RUN_TIME_COLUMNS = ["stage", "rule", "jobs", "seconds", "vs_wall"]
+OWN = " (this run)"  # marks the projection at the core count the measured run used
 
 
 # ---- benchmark files ----------------------------------------------------------------------------------------
@@ -111,17 +113,26 @@ def benchmark_rule(path: Path, root: Path) -> str:
     return parts[0] if len(parts) > 1 else Path(parts[0]).stem
 
 
-def run_times_table(benchmark_dir: str | Path, stages: dict[str, str]) -> pd.DataFrame:
-    """Summed wall time per rule of every benchmark file under ``benchmark_dir``, then two ``total`` rows.
+def run_times_table(benchmark_dir: str | Path, stages: dict[str, str],
+                    graph: list[dict[str, Any]] | None = None) -> pd.DataFrame:
+    """Summed wall time per rule of every benchmark file under ``benchmark_dir``, two ``total`` rows, and, given
+    the job ``graph``, the ``projection`` rows.
 
     ``stages``: rule → the .smk file it lives in. A file of a rule that is not in the workflow (left by a
     renamed rule) is skipped with a warning. Rule ``jobs``: all jobs' summed time. Rule ``wall``: the run's
     wall-clock time, from the first job's start to the last job's end: Snakemake writes a benchmark file when
     its job ends, so a job ends at the file's mtime and starts ``s`` seconds earlier. The span covers every
     invocation that wrote the files (idle gaps between them included) and ignores jobs without a benchmark.
+
+    ``graph`` (see :mod:`kgeval.tables.projection`): rows ``N cores`` with the wall time a run from empty would
+    take on N cores (1, 2, 4, 8, 16, 32 and the run's own count, the most jobs its benchmark files show running
+    at once) by list scheduling of the graph with the measured job times, and ``critical path`` (unlimited
+    cores); ``jobs`` = the graph's jobs, ``vs_wall`` = projected / measured wall.
     """
+    from .projection import PROJECTED_CORES, project_wall_times
+
     root = Path(benchmark_dir)
-    rows, starts, ends = [], [], []
+    rows, starts, ends, measured = [], [], [], {}
     for path in sorted(root.rglob("*.tsv")):
         rule = benchmark_rule(path, root)
         if rule not in stages:
@@ -130,6 +141,7 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str]) -> pd.Dat
         seconds = read_benchmark(path)
         end = path.stat().st_mtime
         rows.append({"stage": stages[rule], "rule": rule, "seconds": seconds})
+        measured[path.relative_to(root).as_posix()] = seconds
         starts.append(end - seconds)
         ends.append(end)
     if not rows:
@@ -137,21 +149,63 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str]) -> pd.Dat
     jobs = pd.DataFrame(rows)
     table = (jobs.groupby(["stage", "rule"], sort=True)["seconds"].agg(["count", "sum"]).reset_index()
              .rename(columns={"count": "jobs", "sum": "seconds"}))
+    wall = float(np.max(ends) - np.min(starts))
     totals = pd.DataFrame([{"stage": "total", "rule": "jobs", "jobs": len(jobs), "seconds": jobs["seconds"].sum()},
-                           {"stage": "total", "rule": "wall", "jobs": len(jobs),
-                            "seconds": float(np.max(ends) - np.min(starts))}])
-    return pd.concat([table, totals], ignore_index=True)[RUN_TIME_COLUMNS]
+                           {"stage": "total", "rule": "wall", "jobs": len(jobs), "seconds": wall}])
+    parts = [table, totals]
+    if graph:
+        # the graph names jobs by their benchmark path relative to the working directory
+        base = os.path.abspath(root)
+        named = [{**g, "benchmark": os.path.relpath(os.path.abspath(g["benchmark"]), base),
+                  "after": [os.path.relpath(os.path.abspath(a), base) for a in g.get("after", [])]} for g in graph]
+        own = max_concurrent(starts, ends)
+        walls, path_s, _ = project_wall_times(named, measured, sorted(set(PROJECTED_CORES) | {own}))
+        proj = [{"stage": "projection", "rule": f"{c} core" + ("s" if c > 1 else "") + (OWN if c == own else ""),
+                 "jobs": len(graph), "seconds": s} for c, s in walls.items()]
+        proj.append({"stage": "projection", "rule": "critical path", "jobs": len(graph), "seconds": path_s})
+        proj_df = pd.DataFrame(proj)
+        proj_df["vs_wall"] = proj_df["seconds"] / wall if wall > 0 else math.nan
+        parts.append(proj_df)
+    df = pd.concat(parts, ignore_index=True)
+    if "vs_wall" not in df.columns:
+        df["vs_wall"] = math.nan
+    return df[RUN_TIME_COLUMNS]
 
 
-def run_times_step(benchmark_dir: str, stages: dict[str, str], out_csv: str, out_md: str) -> pd.DataFrame:
-    df = run_times_table(benchmark_dir, stages)
-    write_csv(df, out_csv, float_format="%.1f")
+def max_concurrent(starts: list[float], ends: list[float]) -> int:
+    """The most intervals [start, end) open at once: the cores a run of one-thread jobs kept busy."""
+    events = sorted([(e, -1) for e in ends] + [(s, 1) for s in starts])  # an end before a start at one instant
+    return int(np.max(np.cumsum([d for _, d in events]))) if events else 0
+
+
+def run_times_step(benchmark_dir: str, stages: dict[str, str], out_csv: str, out_md: str,
+                   graph: list[dict[str, Any]] | None = None) -> pd.DataFrame:
+    df = run_times_table(benchmark_dir, stages, graph)
+    df["seconds"] = df["seconds"].round(1)
+    df["vs_wall"] = df["vs_wall"].round(3)
+    write_csv(df, out_csv)
     with atomic_open(out_md) as fh:
         fh.write("Where the run's time went: summed wall time of each rule's jobs (from their benchmark files), "
-                 "all jobs together, and the run's wall-clock span.\n\n")
-        fh.write(to_markdown(df, 1))
+                 "all jobs together, and the run's wall-clock span; then the wall time the run's job graph would "
+                 "take on N cores by list scheduling with these job times (`vs_wall`: projected / measured).\n\n")
+        fh.write(to_markdown(df, 2))
+        check = projection_check(df)
+        if check:
+            fh.write("\n" + check + "\n")
     log.info("run times:\n%s", df.to_string())
     return df
+
+
+def projection_check(df: pd.DataFrame) -> str:
+    """One sentence comparing the projection at the run's own core count with the measured wall time."""
+    row = df[(df["stage"] == "projection") & df["rule"].str.endswith(OWN)]
+    wall = df[(df["stage"] == "total") & (df["rule"] == "wall")]["seconds"]
+    if row.empty or wall.empty:
+        return ""
+    p, measured = float(row["seconds"].iloc[0]), float(wall.iloc[0])
+    label = row["rule"].iloc[0].removesuffix(OWN)
+    return (f"Projection at the run's {label} (the most jobs that ran at once): {p:.0f} s against a measured wall "
+            f"time of {measured:.0f} s, error {p - measured:+.0f} s ({p / measured - 1:+.1%}).")
 
 
 # ---- findings -----------------------------------------------------------------------------------------------

@@ -1,0 +1,85 @@
+"""Ctrl-C and SIGTERM of Snakemake stop its running jobs within seconds (kgeval.workflow.forward_stop_signals).
+
+Snakemake, signalled alone (``kill -INT``/``-TERM``, or a Ctrl-C of a wrapper that started it in its own
+session), waits for its running jobs to end. The test plays Snakemake's part in a parent process: it keeps
+waiting for its job after a KeyboardInterrupt ("Terminating processes on user request") and only notes a SIGTERM
+("Will exit after finishing currently running jobs"), with kgeval's handlers installed on top as the workflow's
+``onstart`` does. Its job is a real training of the synthetic graph, busy in its epochs when the signal comes;
+the job must be gone within 10 s and its work checkpoint must resume."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from kgeval.training.config import TrainConfig
+from kgeval.training.trainer import Trainer
+
+ROOT = Path(__file__).resolve().parents[1]
+HP = {"dim": 16, "reciprocal": True}
+TRAIN = dict(regime="1vsAll", lr=0.01, batch_size=128, max_epochs=100000, eval_every=1000)
+
+SNAKEMAKE_LIKE = textwrap.dedent("""
+    import signal, subprocess, sys
+    from kgeval.workflow import forward_stop_signals
+    signal.signal(signal.SIGTERM, lambda s, f: print("graceful", flush=True))
+    forward_stop_signals()
+    job = subprocess.Popen([sys.executable, "-c", sys.argv[1]])
+    while True:
+        try:
+            rc = job.wait()
+            break
+        except KeyboardInterrupt:
+            print("terminating", flush=True)
+    print("job exit", rc, flush=True)
+""")
+
+JOB = textwrap.dedent("""
+    from kgeval.training.steps import train_seed
+    train_seed({kg!r}, "DistMult", {hp!r}, {train!r}, seed=0, out={out!r}, work_dir={work!r}, device="cpu")
+""")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signalled_workflow_stops_its_training_within_10_s_and_it_resumes(signum, synth_kg, tmp_path, caplog):
+    kg = tmp_path / "kg.npz"
+    synth_kg.save(kg)
+    work = tmp_path / "work"
+    job = JOB.format(kg=str(kg), hp=HP, train=TRAIN, out=str(tmp_path / "model.pt"), work=str(work))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    env.pop("KGEVAL_PAUSE_AT", None)
+    parent = subprocess.Popen([sys.executable, "-c", SNAKEMAKE_LIKE, job], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(work.glob("*.partial.pt")) and time.monotonic() < deadline and parent.poll() is None:
+            time.sleep(0.1)
+        assert list(work.glob("*.partial.pt")), "the training wrote no work checkpoint"
+        time.sleep(0.5)  # inside a later epoch
+        sent = time.monotonic()
+        parent.send_signal(signum)  # the parent alone, not its process group
+        out, _ = parent.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if parent.poll() is None:
+            os.killpg(parent.pid, signal.SIGKILL)
+    assert took < 10, f"the job ran {took:.1f} s after the signal"
+    assert ("terminating" if signum == signal.SIGINT else "graceful") in out
+    assert "KeyboardInterrupt" in out and "job exit 1" in out  # SIGINT reached the job, which unwound
+    assert not list(work.glob(".*.part")), "an interrupted write left its temporary file"
+    # --rerun-incomplete: the same settings resume from the work checkpoint
+    [checkpoint] = work.glob("*.partial.pt")
+    trainer = Trainer(synth_kg, "DistMult", HP, TrainConfig(**TRAIN), seed=0, device="cpu")
+    done = int(__import__("torch").load(checkpoint, weights_only=False)["epoch"])
+    trainer.cfg.max_epochs = done + 1  # after the hash: the same settings, one more epoch
+    with caplog.at_level("INFO", logger="kgeval.training.trainer"):
+        result = trainer.fit(checkpoint)
+    assert f"at epoch {done}" in caplog.text and "resumed" in caplog.text
+    assert result.epochs == done + 1
