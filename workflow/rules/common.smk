@@ -315,10 +315,17 @@ def get_final_outputs():
 
 
 def get_bounds_outputs():
-    """The bounds stage's τ tables (their rule writes the other tables and the figure too); none when disabled."""
+    """The bounds stage's τ tables, the selection's next judgments and the simulation's summary (their rules write
+    the other tables and the figures too); none when disabled."""
     if not config["bounds"]["enabled"]:
         return []
-    return expand("results/bounds/{testset}/tau.csv", testset=POOLED_SETS)
+    out = expand("results/bounds/{testset}/tau.csv", testset=POOLED_SETS)
+    out += expand("results/bounds/{testset}/next_judgments.tsv", testset=POOLED_SETS)
+    if config["bounds"]["simulation"]:
+        out += expand(
+            "results/bounds/{testset}/simulation_summary.csv", testset=POOLED_SETS
+        )
+    return out
 
 
 def get_full_evaluations():
