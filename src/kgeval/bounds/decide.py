@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..data.kg import HEAD, KnowledgeGraph
+from ..data.kg import HEAD, KnowledgeGraph, infer_categories
 from ..io import write_csv
 from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
 from ..pools.annotation.templates import question
@@ -77,7 +77,7 @@ def item_features(items: Items, kg: KnowledgeGraph, questions) -> Features:
     """The prior's features: ranks over the systems, the question relation's category and side, and the
     relation's number of known triples (its answer count)."""
     rel = questions.relation[items.q]
-    cats = np.array([_CATEGORY.get(c, "N-N") for c in kg.relation_category])
+    cats = np.array([_CATEGORY[c] for c in kg.relation_category or infer_categories(kg)])
     count = np.bincount(kg.known()[:, 1], minlength=kg.num_relations)
     return triple_features(items.cand.ranks, cats[rel], questions.side[items.q], count[rel], items.cand.k)
 
