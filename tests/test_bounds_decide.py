@@ -105,3 +105,30 @@ def test_candidates_keep_shared_unknowns_once():
     code = np.full(entity.shape, U, np.int8)
     c: Candidates = candidates(entity, code, np.array([True]), ["A", "B"], 2).cand
     assert c.n_items == 2 and c.ranks.tolist() == [[1, 2], [2, 1]]
+
+
+def test_findings_give_the_judgments_to_decide_an_undecided_claim():
+    from test_bounds import bounds_tau
+
+    from kgeval.analysis import findings as F
+
+    names = {"original": "O", "sample": "S", "complete": "SC", "second": "W"}
+    f5 = pd.DataFrame([{"Flavour": "published", "Depth": 4, "Metric": m, "tau": t} for m, t in
+                       (("micro_mrr", -0.23), ("macro_mrr", 0.6), ("micro_hits@10", 0.3), ("macro_hits@10", 0.7))])
+    counts = pd.DataFrame([{"Metric": "RR", "expected_judgments": 1234.4, "worst_case_upper": 20000},
+                           {"Metric": "P", "expected_judgments": 10.0, "worst_case_upper": 50}])
+    claim = next(c for c in F.CLAIMS if c.claim.startswith("4. "))
+
+    def row(tau):
+        return F.findings(F.Outputs(names, figure5=f5, bounds_tau=tau, bounds_counts=counts), [claim]).iloc[0]
+
+    # only the RR@10 interval holds the paper's value: its counts; Success@10 is decided, so not listed
+    r = row(bounds_tau((0.6, 0.1, 0.9), (0.7, 0.5, 0.8)))
+    assert r["holds"] == "undecided"
+    assert r["ours"].endswith("; judgments to decide every pair: macro RR@10: 1,234 expected, worst case ≤ 20,000")
+    # both intervals undecided; Success is not among the selection's metrics
+    r = row(bounds_tau((0.6, 0.1, 0.9), (0.7, 0.3, 0.8)))
+    assert r["ours"].endswith("macro RR@10: 1,234 expected, worst case ≤ 20,000, macro Success@10: not computed "
+                              "(bounds.decide_metrics lacks Success)")
+    # a decided claim gains no counts
+    assert "judgments to decide" not in row(bounds_tau((0.6, 0.5, 0.7), (0.7, 0.6, 0.8)))["ours"]

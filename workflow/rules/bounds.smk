@@ -163,7 +163,7 @@ rule bounds_simulation:
     params:
         k=config["bounds"]["k"],
         rbp_p=config["bounds"]["rbp_p"],
-        metrics=config["bounds"]["decide_metrics"],
+        metrics=config["bounds"]["simulation_metrics"],
         prior=config["bounds"]["prior"],
         folds=config["bounds"]["prior_folds"],
         batch=config["bounds"]["simulation_batch"],

@@ -382,6 +382,9 @@ def get_findings_inputs(wildcards):
     }
     if config["bounds"]["enabled"] and STUDY.get("complete") in POOLED_SETS:
         out["bounds_tau"] = f"results/bounds/{STUDY['complete']}/tau.csv"
+        out["bounds_counts"] = (
+            f"results/bounds/{STUDY['complete']}/judgments_to_decide.csv"
+        )
     dataset = testset_dataset(STUDY["original"])
     if dataset in KP_DATASETS:
         out["kp_correlations"] = f"results/kp/{dataset}/correlations.csv"

@@ -156,7 +156,7 @@ def run_times_step(benchmark_dir: str, stages: dict[str, str], out_csv: str, out
 
 # ---- findings -----------------------------------------------------------------------------------------------
 FINDINGS_TABLES = ("figure2_kl", "figure4", "figure5", "table4", "figure6", "figure7", "figure8", "kp_correlations",
-                   "kp_timing", "kp_early_stopping", "bounds_tau")
+                   "kp_timing", "kp_early_stopping", "bounds_tau", "bounds_counts")
 
 
 def findings_step(names: dict[str, str], evaluations: dict[str, str], tables: dict[str, str | None], out_csv: str,
