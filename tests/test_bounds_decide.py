@@ -132,3 +132,26 @@ def test_findings_give_the_judgments_to_decide_an_undecided_claim():
                               "(bounds.decide_metrics lacks Success)")
     # a decided claim gains no counts
     assert "judgments to decide" not in row(bounds_tau((0.6, 0.5, 0.7), (0.7, 0.6, 0.8)))["ours"]
+
+
+def test_the_simulations_prior_never_sees_its_own_questions_labels():
+    from kgeval.bounds.decide import out_of_fold_prior
+    from kgeval.bounds.prior import group_folds, triple_features
+
+    rng = np.random.default_rng(3)
+    n, Q = 400, 40
+    item_q = np.repeat(np.arange(Q), n // Q)
+    ranks = rng.integers(0, 12, (3, n))
+    feats = triple_features(ranks, item_q % 4, item_q % 2, item_q % 5 + 1, 10)
+    labels = (rng.random(n) < 0.3).astype(np.int8)
+    hidden = rng.random(n) < 0.8
+    p = out_of_fold_prior(feats, labels, hidden, item_q, "logistic", 5, 0)
+    assert (p[~hidden] == 0.5).all() and not np.allclose(p[hidden], 0.5)
+    # flip every label of the hidden items of one fold: that fold's predictions do not move, the others' do
+    fold = np.full(n, -1)
+    fold[hidden] = group_folds(item_q[hidden], 5, 0)
+    flipped = np.where(fold == 2, 1 - labels, labels).astype(np.int8)
+    q = out_of_fold_prior(feats, flipped, hidden, item_q, "logistic", 5, 0)
+    assert np.array_equal(p[fold == 2], q[fold == 2])
+    assert not np.allclose(p[(fold >= 0) & (fold != 2)], q[(fold >= 0) & (fold != 2)])
+    assert (out_of_fold_prior(feats, labels, hidden, item_q, "uniform", 5, 0) == 0.5).all()

@@ -21,7 +21,7 @@ from ..io import write_csv
 from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
 from ..pools.annotation.templates import question
 from .labels import ABSENT, REL, UNKNOWN
-from .prior import Features, triple_features
+from .prior import Features, cross_validate, triple_features
 from .selection import Candidates, Plan, system_pairs
 
 METRIC_NAMES = {"P": "P@k", "DCG": "DCG@k", "RBP": "RBP", "RR": "RR@k", "Success": "Success@k"}
@@ -117,3 +117,17 @@ def pair_table(systems, metric: str, lo, hi, expected, prob) -> pd.DataFrame:
     return pd.DataFrame({"Metric": metric, "A": np.asarray(systems)[a], "B": np.asarray(systems)[b],
                          "delta_lo": lo, "delta_hi": hi, "expected_delta": expected, "P_A_beats_B": prob,
                          "decided": decided})
+
+
+def out_of_fold_prior(feats: Features, labels: np.ndarray, hidden: np.ndarray, item_q: np.ndarray, kind: str,
+                      folds: int, seed: int) -> np.ndarray:
+    """The simulation's prior: for each hidden item, the prediction of a prior fitted on the other folds'
+    questions only (grouped cross-validation), so no item's prior saw its own question's labels; 0.5 for the
+    rest (known items: their prior is never used) and everywhere when the prior is uniform or the hidden labels
+    cannot be split into ``folds`` folds with both classes."""
+    p = np.full(labels.size, 0.5)
+    train = np.flatnonzero(hidden)
+    y = labels[train].astype(np.int64)
+    if kind != "uniform" and np.unique(item_q[train]).size >= folds and 0 < y.sum() < y.size:
+        p[train] = cross_validate(feats.take(train), y, item_q[train], folds, seed, kind).predictions
+    return p

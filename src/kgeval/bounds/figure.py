@@ -65,5 +65,5 @@ def simulation_figure(table: pd.DataFrame, png: str, pdf: str, title: str) -> No
         if c == 0:
             ax.set_ylabel("system pairs decided")
     axes[0][0].legend(loc="upper left", fontsize=6)
-    fig.suptitle(title, x=0.01, y=1.02, ha="left")
+    fig.suptitle(title, x=0.01, y=1.1, ha="left")
     save(fig, png, pdf)

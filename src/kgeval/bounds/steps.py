@@ -33,6 +33,7 @@ from .decide import (
     item_features,
     item_triples,
     judged_lookup,
+    out_of_fold_prior,
     pair_table,
     write_next_judgments,
 )
@@ -207,11 +208,7 @@ def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_sum
     # never judged: not relevant, as in the official evaluation
     cand = deep.cand.with_state(np.where(hidden, -1, np.where(s_zero == -1, 0, s_zero)))
     feats = item_features(deep, kg, first.questions)
-    train = np.flatnonzero(hidden)
-    p_oof = np.full(cand.n_items, 0.5)
-    cv, _ = _prior(feats.take(train), labels[train].astype(np.int64), cand.item_q[train], prior, folds, seed)
-    if cv is not None:
-        p_oof[train] = cv.predictions
+    p_oof = out_of_fold_prior(feats, labels, hidden, cand.item_q, prior, folds, seed)
     tables, summaries = [], []
     for name in metrics:
         m = METRIC_NAMES[name]
