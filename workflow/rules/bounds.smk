@@ -53,3 +53,123 @@ rule bounds:
         prefilter=config["pooling"]["prefilter"],
     script:
         "../scripts/bounds.py"
+
+
+rule bounds_select:
+    input:
+        unpack(get_testset_dumps),
+        kg=get_testset_kg,
+        templates=config["annotation"]["templates"],
+    output:
+        prior=report(
+            "results/bounds/{testset}/prior_fit.csv",
+            caption="../report/bounds_prior.rst",
+            category="6. Beyond the paper",
+            subcategory="Fewest judgments that decide: {testset}",
+        ),
+        reliability=report(
+            "results/bounds/{testset}/prior_reliability.csv",
+            caption="../report/bounds_reliability.rst",
+            category="6. Beyond the paper",
+            subcategory="Fewest judgments that decide: {testset}",
+        ),
+        pairs=report(
+            "results/bounds/{testset}/pair_prob.csv",
+            caption="../report/bounds_pair_prob.rst",
+            category="6. Beyond the paper",
+            subcategory="Fewest judgments that decide: {testset}",
+        ),
+        tau=report(
+            "results/bounds/{testset}/tau_prior.csv",
+            caption="../report/bounds_tau_prior.rst",
+            category="6. Beyond the paper",
+            subcategory="Fewest judgments that decide: {testset}",
+        ),
+        next=report(
+            "results/bounds/{testset}/next_judgments.tsv",
+            caption="../report/bounds_next.rst",
+            category="6. Beyond the paper",
+            subcategory="Fewest judgments that decide: {testset}",
+        ),
+        next_items=report(
+            "results/bounds/{testset}/next_judgments.csv",
+            caption="../report/bounds_next_items.rst",
+            category="6. Beyond the paper",
+            subcategory="Fewest judgments that decide: {testset}",
+        ),
+        counts=report(
+            "results/bounds/{testset}/judgments_to_decide.csv",
+            caption="../report/bounds_counts.rst",
+            category="6. Beyond the paper",
+            subcategory="Fewest judgments that decide: {testset}",
+        ),
+    log:
+        "logs/bounds_select/{testset}.log",
+    benchmark:
+        "logs/benchmarks/bounds_select/{testset}.tsv"
+    wildcard_constraints:
+        testset=alternatives(POOLED_SETS),
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        k=config["bounds"]["k"],
+        rbp_p=config["bounds"]["rbp_p"],
+        metrics=config["bounds"]["decide_metrics"],
+        prior=config["bounds"]["prior"],
+        folds=config["bounds"]["prior_folds"],
+        draws=config["bounds"]["draws"],
+        tau_draws=config["bounds"]["tau_draws"],
+        count_draws=config["bounds"]["count_draws"],
+        batch=config["bounds"]["selection_batch"],
+        stop=config["bounds"]["stop"],
+        seed=config["bounds"]["seed"],
+        max_depth=config["pooling"]["depth"],
+    script:
+        "../scripts/bounds_select.py"
+
+
+rule bounds_simulation:
+    input:
+        unpack(get_testset_dumps),
+        kg=get_testset_kg,
+    output:
+        table=report(
+            "results/bounds/{testset}/simulation.csv",
+            caption="../report/bounds_simulation.rst",
+            category="6. Beyond the paper",
+            subcategory="Fewest judgments that decide: {testset}",
+        ),
+        summary=report(
+            "results/bounds/{testset}/simulation_summary.csv",
+            caption="../report/bounds_simulation_summary.rst",
+            category="6. Beyond the paper",
+            subcategory="Fewest judgments that decide: {testset}",
+        ),
+        figure=report(
+            "results/bounds/{testset}/simulation.png",
+            caption="../report/bounds_simulation_figure.rst",
+            category="6. Beyond the paper",
+            subcategory="Fewest judgments that decide: {testset}",
+        ),
+        figure_pdf="results/bounds/{testset}/simulation.pdf",
+    log:
+        "logs/bounds_simulation/{testset}.log",
+    benchmark:
+        "logs/benchmarks/bounds_simulation/{testset}.tsv"
+    wildcard_constraints:
+        testset=alternatives(POOLED_SETS),
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        k=config["bounds"]["k"],
+        rbp_p=config["bounds"]["rbp_p"],
+        metrics=config["bounds"]["simulation_metrics"],
+        prior=config["bounds"]["prior"],
+        folds=config["bounds"]["prior_folds"],
+        batch=config["bounds"]["simulation_batch"],
+        draws=config["bounds"]["draws"],
+        random_seeds=config["bounds"]["simulation_random_seeds"],
+        seed=config["bounds"]["seed"],
+        max_depth=config["pooling"]["depth"],
+    script:
+        "../scripts/bounds_simulation.py"

@@ -325,10 +325,17 @@ def get_final_outputs():
 
 
 def get_bounds_outputs():
-    """The bounds stage's τ tables (their rule writes the other tables and the figure too); none when disabled."""
+    """The bounds stage's τ tables, the selection's next judgments and the simulation's summary (their rules write
+    the other tables and the figures too); none when disabled."""
     if not config["bounds"]["enabled"]:
         return []
-    return expand("results/bounds/{testset}/tau.csv", testset=POOLED_SETS)
+    out = expand("results/bounds/{testset}/tau.csv", testset=POOLED_SETS)
+    out += expand("results/bounds/{testset}/next_judgments.tsv", testset=POOLED_SETS)
+    if config["bounds"]["simulation"]:
+        out += expand(
+            "results/bounds/{testset}/simulation_summary.csv", testset=POOLED_SETS
+        )
+    return out
 
 
 def get_job_graph(wildcards):
@@ -421,6 +428,9 @@ def get_findings_inputs(wildcards):
     }
     if config["bounds"]["enabled"] and STUDY.get("complete") in POOLED_SETS:
         out["bounds_tau"] = f"results/bounds/{STUDY['complete']}/tau.csv"
+        out["bounds_counts"] = (
+            f"results/bounds/{STUDY['complete']}/judgments_to_decide.csv"
+        )
     dataset = testset_dataset(STUDY["original"])
     if dataset in KP_DATASETS:
         out["kp_correlations"] = f"results/kp/{dataset}/correlations.csv"

@@ -58,6 +58,7 @@ class Outputs:
     kp_timing: pd.DataFrame | None = None
     kp_early_stopping: pd.DataFrame | None = None
     bounds_tau: pd.DataFrame | None = None  # results/bounds/<complete>/tau.csv
+    bounds_counts: pd.DataFrame | None = None  # results/bounds/<complete>/judgments_to_decide.csv
 
     def need(self, name: str) -> Any:
         value = getattr(self, name)
@@ -195,6 +196,28 @@ def bounded_verdict(verdict: str, intervals: list) -> tuple[str, str]:
         undecided |= bool(spans)
         parts.append(f"{label} τ ∈ [{lo:.4f}, {hi:.4f}]")
     return (UNDECIDED if undecided else verdict), "; every labelling: " + ", ".join(parts)
+
+
+def judgments_to_decide_text(outputs: Outputs, intervals: list) -> str:
+    """For the undecided intervals, the judgments the MTC selection expects to need to decide every pair of the
+    interval's metric (enough to decide the claim, maybe more than it needs) and the worst case's upper bound,
+    from the bounds stage's ``judgments_to_decide.csv`` (empty text without it)."""
+    counts = outputs.bounds_counts
+    if counts is None or counts.empty:
+        return ""
+    parts = []
+    for label, lo, hi, threshold, paper in intervals:
+        if not (lo <= threshold <= hi or (paper is not None and lo <= paper <= hi)):
+            continue
+        base = label.split()[-1].split("@")[0]
+        row = counts[counts["Metric"] == base]
+        if row.empty:
+            parts.append(f"{label}: not computed (bounds.decide_metrics lacks {base})")
+        else:
+            r = row.iloc[0]
+            parts.append(f"{label}: {r['expected_judgments']:,.0f} expected, worst case ≤ "
+                         f"{int(r['worst_case_upper']):,}")
+    return "; judgments to decide every pair: " + ", ".join(parts) if parts else ""
 
 
 # ---- 5. Table 4 ---------------------------------------------------------------------------------------------
@@ -425,8 +448,9 @@ def findings(outputs: Outputs, claims: list[Claim] | None = None) -> pd.DataFram
         ours, holds = c.ours(values), c.holds(values)
         if c.bounds is not None:
             try:
-                holds, extra = bounded_verdict(holds, c.bounds(outputs, values))
-                ours += extra
+                intervals = c.bounds(outputs, values)
+                holds, extra = bounded_verdict(holds, intervals)
+                ours += extra + (judgments_to_decide_text(outputs, intervals) if holds == UNDECIDED else "")
             except Missing:  # no bounds stage in this run: the verdict stands as measured
                 pass
         rows.append({"claim": c.claim, "paper": c.paper, "ours": ours, "holds": holds, "rule": c.rule})

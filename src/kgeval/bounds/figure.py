@@ -39,3 +39,31 @@ def tau_band_figure(tau: pd.DataFrame, png: str, pdf: str, title: str) -> None:
     axes[0][0].legend(loc="lower left", fontsize=6)
     fig.suptitle(title, x=0.01, y=1.02, ha="left")
     save(fig, png, pdf)
+
+
+def simulation_figure(table: pd.DataFrame, png: str, pdf: str, title: str) -> None:
+    """One panel per metric: the system pairs decided against the judgments made, one line per strategy (the
+    seeded random orders thin and grey, labelled once)."""
+    names = list(dict.fromkeys(table["Metric"])) if len(table) else ["none"]
+    fig, axes = plt.subplots(1, len(names), figsize=(3.4 * len(names), 2.8), sharey=True, squeeze=False)
+    for c, name in enumerate(names):
+        ax = axes[0][c]
+        sub = table[table["Metric"] == name] if len(table) else table
+        strategies = list(dict.fromkeys(sub["strategy"])) if len(sub) else []
+        colour, random_labelled = 0, False
+        for strategy in strategies:
+            s = sub[sub["strategy"] == strategy]
+            if strategy.startswith("random_"):
+                ax.plot(s["judgments"], s["decided"], color="grey", lw=0.6, alpha=0.7,
+                        label=None if random_labelled else "random (seeds)")
+                random_labelled = True
+            else:
+                ax.plot(s["judgments"], s["decided"], color=f"C{colour}", lw=1.2, label=strategy)
+                colour += 1
+        ax.set_title(name, fontsize=8)
+        ax.set_xlabel("published labels revealed")
+        if c == 0:
+            ax.set_ylabel("system pairs decided")
+    axes[0][0].legend(loc="upper left", fontsize=6)
+    fig.suptitle(title, x=0.01, y=1.1, ha="left")
+    save(fig, png, pdf)

@@ -16,18 +16,33 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import pandas as pd
 
 from ..data.kg import KnowledgeGraph
 from ..data.testsets import TestSet
 from ..errors import InputError
 from ..io import write_csv
 from ..metrics.evaluate import Qrels, qrels_at_depth
+from ..pools.annotation import load_templates
 from ..pools.pooling import Pool, prefilter
 from ..pools.qrels import labels_of, qrels_for_dump, rebuilt_judgments
 from ..scores.dumps import Dump, load_dump
-from .figure import tau_band_figure
+from .decide import (
+    METRIC_NAMES,
+    candidates,
+    item_features,
+    item_triples,
+    judged_lookup,
+    out_of_fold_prior,
+    pair_table,
+    write_next_judgments,
+)
+from .figure import simulation_figure, tau_band_figure
 from .labels import codes_from_qrels
 from .metrics import metric
+from .prior import TRANSFER_CAVEAT, cross_validate, fit_prior, online_prior
+from .selection import judgments_to_decide, make_engine, plan, tau_distribution
+from .simulation import MTC, DepthOrder, MoveToFront, RandomOrder, compare_strategies
 from .tables import states_tables
 
 log = logging.getLogger(__name__)
@@ -50,13 +65,9 @@ def state(entity: np.ndarray, qrels: Qrels, num_entities: int) -> tuple[np.ndarr
     return code, qmask
 
 
-def bounds_step(dumps: dict[str, str], kg_path: str, seed_testset: str, pool: str,
-                annotations: str, out_systems: str, out_pairs: str, out_tau: str, out_figure: str,
-                out_figure_pdf: str, k: int = 10, rbp_p: float = 0.8,
-                metrics: tuple[str, ...] = ("P", "Success", "RR", "DCG", "RBP"),
-                milp_metrics: tuple[str, ...] = ("P",), milp_time_limit: float = 10.0, max_depth: int = 10,
-                use_prefilter: bool = False, testset: str = "") -> None:
-    kg = KnowledgeGraph.load(kg_path)
+def load_runs(dumps: dict[str, str], k: int) -> tuple[list[str], Dump, np.ndarray]:
+    """The systems (sorted), the first system's dump (questions and published judgments) and the (S, Q, k) top
+    k of every system; every system must rank the same questions."""
     systems = sorted(dumps)
     loaded = {s: load_dump(dumps[s]) for s in systems}
     first = loaded[systems[0]]
@@ -64,7 +75,17 @@ def bounds_step(dumps: dict[str, str], kg_path: str, seed_testset: str, pool: st
         if list(loaded[s].questions.qid) != list(first.questions.qid):
             raise InputError(dumps[s], None, f"its questions differ from {dumps[systems[0]]}'s; every system must "
                              "rank the same questions of the test set")
-    entity = np.stack([top_k(loaded[s], k) for s in systems])
+    return systems, first, np.stack([top_k(loaded[s], k) for s in systems])
+
+
+def bounds_step(dumps: dict[str, str], kg_path: str, seed_testset: str, pool: str,
+                annotations: str, out_systems: str, out_pairs: str, out_tau: str, out_figure: str,
+                out_figure_pdf: str, k: int = 10, rbp_p: float = 0.8,
+                metrics: tuple[str, ...] = ("P", "Success", "RR", "DCG", "RBP"),
+                milp_metrics: tuple[str, ...] = ("P",), milp_time_limit: float = 10.0, max_depth: int = 10,
+                use_prefilter: bool = False, testset: str = "") -> None:
+    kg = KnowledgeGraph.load(kg_path)
+    systems, first, entity = load_runs(dumps, k)
     E = first.questions.num_entities
     seed = TestSet.load(seed_testset, kg)
     p = Pool.load(pool, kg)
@@ -88,3 +109,128 @@ def bounds_step(dumps: dict[str, str], kg_path: str, seed_testset: str, pool: st
     deepest = pair_t[pair_t["Depth"] == max_depth]
     for (flavour, name), g in deepest.groupby(["Flavour", "Metric"], sort=False):
         log.info("%s depth %d %s: %d of %d pairs decided", flavour, max_depth, name, int(g["decided"].sum()), len(g))
+
+
+def _published_items(dumps: dict[str, str], kg: KnowledgeGraph, k: int, max_depth: int):
+    """Systems, first dump, the candidates at the deepest depth and at depth 0 (same items: the deepest depth's
+    question filter) and each item's published judgment depth (max_depth + 1 where never judged)."""
+    systems, first, entity = load_runs(dumps, k)
+    E = first.questions.num_entities
+    code_d, qmask = state(entity, qrels_at_depth(first, max_depth), E)
+    code_0, _ = state(entity, qrels_at_depth(first, 0), E)
+    deep = candidates(entity, code_d, qmask, systems, k)
+    zero = candidates(entity, code_0, qmask, systems, k)
+    j = first.judged
+    depth = judged_lookup(deep.q, deep.entity, j.q, j.entity, np.where(j.depth <= max_depth, j.depth, max_depth + 1),
+                          E, max_depth + 1)
+    return systems, first, deep, zero, depth
+
+
+def _prior(feats, y, groups, kind: str, folds: int, seed: int):
+    """Cross-validation by question (None when the prior is uniform or the labels cannot be split) and the
+    prior fitted on all the pool's labels."""
+    cv = None
+    if kind != "uniform" and np.unique(groups).size >= folds and 0 < y.sum() < y.size:
+        cv = cross_validate(feats, y, groups, folds, seed, kind)
+    return cv, fit_prior(feats, y, kind)
+
+
+def selection_step(dumps: dict[str, str], kg_path: str, templates: str, out_prior: str, out_reliability: str,
+                   out_pairs: str, out_tau: str, out_next: str, out_next_items: str, out_counts: str, k: int = 10,
+                   rbp_p: float = 0.8, metrics: tuple[str, ...] = ("P",), prior: str = "logistic", folds: int = 5,
+                   draws: int = 16, tau_draws: int = 1000, count_draws: int = 5, batch: int = 200,
+                   stop: str = "hard", seed: int = 0, max_depth: int = 10, testset: str = "") -> None:
+    """Issue 30 §1–2 on the published judgments at the deepest depth: the prior's fit, P(A > B) per pair, τ
+    against depth 0 under the prior, the next judgments (first metric's plan) and the judgments to decide."""
+    kg = KnowledgeGraph.load(kg_path)
+    systems, first, deep, zero, depth = _published_items(dumps, kg, k, max_depth)
+    cand = deep.cand
+    feats = item_features(deep, kg, first.questions)
+    train = np.flatnonzero((cand.state >= 0) & (depth >= 1) & (depth <= max_depth))
+    y = cand.state[train].astype(np.int64)
+    cv, model = _prior(feats.take(train), y, cand.item_q[train], prior, folds, seed)
+    p = model.predict(feats)
+    fit_row = {"testset": testset, "prior": prior, "folds": folds, "judgments": int(train.size),
+               "relevant": int(y.sum()), "cv_auc": cv.auc if cv else np.nan,
+               "fold_auc_min": float(np.nanmin(cv.fold_auc)) if cv else np.nan,
+               "fold_auc_max": float(np.nanmax(cv.fold_auc)) if cv else np.nan,
+               "mean_p_unknown": float(p[cand.state == -1].mean()) if (cand.state == -1).any() else np.nan,
+               "caveat": TRANSFER_CAVEAT}
+    write_csv(pd.DataFrame([fit_row]), out_prior)
+    rel = cv.reliability if cv else pd.DataFrame(columns=["bin_lo", "bin_hi", "mean_predicted", "observed_rate",
+                                                          "count"])
+    write_csv(rel, out_reliability)
+    pair_rows, tau_rows, count_rows, first_plan = [], [], [], None
+    reference_state = np.where(zero.cand.state == -1, 0, zero.cand.state)
+    for name in metrics:
+        m = METRIC_NAMES[name]
+        eng = make_engine(cand, p, m, rbp_p, draws=draws, seed=seed)
+        lo, hi = eng.bounds()
+        expected = eng.expectation()[0] if hasattr(eng, "expectation") else np.full(eng.n_pairs, np.nan)
+        counts = judgments_to_decide(eng, count_draws, seed, batch, stop)
+        pair_rows.append(pair_table(systems, name, lo, hi, expected, eng.prob_a_beats_b()).assign(
+            expected_judgments=counts.per_pair_expected, worst_case_judgments_upper=counts.per_pair_worst_upper))
+        ref = make_engine(zero.cand.with_state(reference_state), 0.5, m, rbp_p).sample_means(np.zeros((1, 0)))[0]
+        td = tau_distribution(eng, ref, tau_draws, seed)
+        tau_rows.append((testset, name, max_depth, "depth 0", tau_draws, td.mean, td.lo, td.hi, TRANSFER_CAVEAT))
+        und = eng.undecided(stop)
+        count_rows.append((testset, name, stop, eng.n_pairs, int(und.sum()), int(eng.unknown.size), count_draws,
+                           counts.expected, int(counts.per_draw.max(initial=0)), counts.worst_case_adversary,
+                           counts.worst_case_upper))
+        if first_plan is None:
+            first_plan = plan(eng, stop, seed)
+        log.info("%s: %d of %d pairs undecided; %.0f judgments expected to decide them (worst case ≤ %d)", name,
+                 int(und.sum()), eng.n_pairs, counts.expected, counts.worst_case_upper)
+    write_csv(pd.concat(pair_rows, ignore_index=True), out_pairs)
+    write_csv(pd.DataFrame(tau_rows, columns=["testset", "Metric", "Depth", "reference", "draws", "tau_mean",
+                                              "tau_lo_95", "tau_hi_95", "caveat"]), out_tau)
+    write_csv(pd.DataFrame(count_rows, columns=["testset", "Metric", "stop", "pairs", "undecided", "unknown_items",
+                                                "draws", "expected_judgments", "max_judgments_over_draws",
+                                                "worst_case_adversary", "worst_case_upper"]), out_counts)
+    triples = item_triples(deep, first.questions, first_plan.items)
+    write_next_judgments(kg, load_templates(templates), triples, first_plan, first_plan.bears_on_labels(systems),
+                         f"next-{testset or 'pool'}", out_next, out_next_items)
+    log.info("%s: %d triples to judge next, prior AUC %.3f", out_next, first_plan.items.size, fit_row["cv_auc"])
+
+
+def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_summary: str, out_figure: str,
+                    out_figure_pdf: str, k: int = 10, rbp_p: float = 0.8, metrics: tuple[str, ...] = ("P",), prior: str = "logistic",
+                    folds: int = 5, batch: int = 200, draws: int = 16, random_seeds: int = 5, seed: int = 0,
+                    max_depth: int = 10, testset: str = "") -> None:
+    """Issue 30 §3: hide the pool's published labels (depth 0 kept), reveal them in each strategy's order and
+    record after every batch the pairs decided, τ and the largest |Δ| error; per strategy the judgments needed to
+    decide what the full published pool decides."""
+    kg = KnowledgeGraph.load(kg_path)
+    systems, first, deep, zero, depth = _published_items(dumps, kg, k, max_depth)
+    s_deep, s_zero = deep.cand.state, zero.cand.state
+    hidden = (s_zero == -1) & (s_deep >= 0)
+    labels = np.where(hidden, s_deep, 0).astype(np.int8)
+    # never judged: not relevant, as in the official evaluation
+    cand = deep.cand.with_state(np.where(hidden, -1, np.where(s_zero == -1, 0, s_zero)))
+    feats = item_features(deep, kg, first.questions)
+    p_oof = out_of_fold_prior(feats, labels, hidden, cand.item_q, prior, folds, seed)
+    tables, summaries = [], []
+    for name in metrics:
+        m = METRIC_NAMES[name]
+        strategies = {"mtc_uniform": MTC(0.5, m, rbp_p, seed, draws)}
+        if prior != "uniform":
+            strategies["mtc_prior_oof"] = MTC(p_oof, m, rbp_p, seed, draws)
+            strategies["mtc_prior_online"] = MTC(0.5, m, rbp_p, seed, draws, refit=online_prior(feats, prior),
+                                                 refit_every=1)
+        strategies["depth_order"] = DepthOrder(depth, seed)
+        strategies.update({f"random_{seed + i}": RandomOrder(seed + i) for i in range(random_seeds)})
+        strategies["move_to_front"] = MoveToFront(seed)
+        table, summary = compare_strategies(cand, labels, strategies, m, batch, rbp_p=rbp_p)
+        tables.append(table.assign(Metric=name))
+        summaries.append(summary.assign(Metric=name, pairs=len(systems) * (len(systems) - 1) // 2))
+        for row in summary.itertuples():
+            log.info("%s %s: %s judgments of %d to decide the %d pairs the full pool decides", name, row.strategy,
+                     row.judgments_needed, row.hidden, row.target_decided)
+    table = pd.concat(tables, ignore_index=True)
+    table = table[["Metric"] + [c for c in table.columns if c != "Metric"]]
+    summary = pd.concat(summaries, ignore_index=True)
+    summary = summary[["Metric"] + [c for c in summary.columns if c != "Metric"]]
+    write_csv(table, out_table)
+    write_csv(summary, out_summary)
+    simulation_figure(table, out_figure, out_figure_pdf, f"{testset or 'pooled test set'}: pairs decided\n"
+                                                         f"(batches of {batch})")

@@ -1,0 +1,30 @@
+from kgeval.bounds.steps import selection_step
+from kgeval.workflow import run_step
+
+run_step(
+    snakemake,
+    selection_step,
+    dumps={k[len("dump_") :]: v for k, v in snakemake.input.items() if k.startswith("dump_")},
+    kg_path=snakemake.input.kg,
+    templates=snakemake.input.templates,
+    out_prior=snakemake.output.prior,
+    out_reliability=snakemake.output.reliability,
+    out_pairs=snakemake.output.pairs,
+    out_tau=snakemake.output.tau,
+    out_next=snakemake.output.next,
+    out_next_items=snakemake.output.next_items,
+    out_counts=snakemake.output.counts,
+    k=snakemake.params.k,
+    rbp_p=snakemake.params.rbp_p,
+    metrics=snakemake.params.metrics,
+    prior=snakemake.params.prior,
+    folds=snakemake.params.folds,
+    draws=snakemake.params.draws,
+    tau_draws=snakemake.params.tau_draws,
+    count_draws=snakemake.params.count_draws,
+    batch=snakemake.params.batch,
+    stop=snakemake.params.stop,
+    seed=snakemake.params.seed,
+    max_depth=snakemake.params.max_depth,
+    testset=snakemake.wildcards.testset,
+)
