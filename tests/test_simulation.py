@@ -64,14 +64,20 @@ def strategies(depth, p, cand=None):
             "mtf": MoveToFront(seed=3)}
 
 
-def random_instance(seed=4, S=4, Q=30, k=5, per_q=9):
-    rng = np.random.default_rng(seed)
+def random_lists(rng, S, Q, k, per_q):
+    """Each of S systems ranks k of a question's per_q items 1..k, at random: (item_q, ranks)."""
     n = Q * per_q
     item_q = np.repeat(np.arange(Q), per_q)
     ranks = np.zeros((S, n), np.int64)
     for s in range(S):
         for q in range(Q):
             ranks[s, q * per_q + rng.permutation(per_q)[:k]] = np.arange(1, k + 1)
+    return item_q, ranks
+
+
+def random_instance(seed=4, S=4, Q=30, k=5, per_q=9):
+    rng = np.random.default_rng(seed)
+    item_q, ranks = random_lists(rng, S, Q, k, per_q)
     keep = (ranks > 0).any(0)
     ranks, item_q = ranks[:, keep], item_q[keep]
     n = item_q.size
@@ -195,11 +201,7 @@ def test_a_pair_bounds_hook_gives_the_records_of_the_builtin_bounds():
     rng = np.random.default_rng(12)
     S, Q, k, per_q = 3, 4, 3, 4
     n = Q * per_q
-    item_q = np.repeat(np.arange(Q), per_q)
-    ranks = np.zeros((S, n), np.int64)
-    for s in range(S):
-        for q in range(Q):
-            ranks[s, q * per_q + rng.permutation(per_q)[:k]] = np.arange(1, k + 1)
+    item_q, ranks = random_lists(rng, S, Q, k, per_q)
     hidden = np.zeros(n, bool)
     hidden[rng.permutation(n)[:9]] = True
     state = np.where(hidden, -1, (rng.random(n) < 0.3).astype(int))
