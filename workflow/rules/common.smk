@@ -372,3 +372,23 @@ def get_findings_inputs(wildcards):
         if kp_early_stopping_models(config, dataset):
             out["kp_early_stopping"] = f"results/kp/{dataset}/early_stopping.csv"
     return out
+
+
+def reference_name():
+    """The reference pack's name: the config file's stem (config/smoke.yaml: smoke), default for config.yaml."""
+    files = [Path(f) for f in workflow.configfiles]
+    stem = files[-1].stem if files else "config"
+    return "default" if stem == "config" else stem
+
+
+def get_reference_tables(wildcards):
+    """The metric stage's tables of every test set, by kind and test set (the reference pack's inputs)."""
+    return {
+        f"{kind}_{t}": f"results/metrics/{t}/{name}"
+        for t in TEST_SETS
+        for kind, name in (
+            ("evaluation", "evaluation.csv"),
+            ("per_answer", "per_answer.parquet"),
+            ("per_question", "per_question.parquet"),
+        )
+    }

@@ -1,7 +1,7 @@
 """The study systems a ``kgeval evaluate`` places an outside system among: a results folder, a shipped reference
 pack, or the authors' released aggregate tables.
 
-**Reference pack** (:func:`pack`, the workflow's ``pack_reference`` rule): what placement reads of a results
+**Reference pack** (:func:`kgeval.tables.reference.pack`, the workflow's ``pack_reference`` rule): what placement reads of a results
 folder and nothing else, small enough to commit (``reference/<config name>/`` at the repository root)::
 
     metrics/<test set>/evaluation.csv       the results' table, byte for byte (a dozen rows)
@@ -23,132 +23,23 @@ per-item values, so no significance test is possible (:func:`rank_only`).
 
 from __future__ import annotations
 
-import datetime as _dt
-import json
-import os
-import platform
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..metrics.registry import higher_is_better, label
+from ..tables.reference import describe, read_provenance
 from . import placement
 
-PROVENANCE = "provenance.json"
 SHIPPED = ("default", "smoke")  # searched in this order under reference/; default: a default run's pack
 AUTHORS_PREFIX = "authors:"
 NO_SIGNIFICANCE = ("Rank only: the authors' released tables hold one aggregate value per system, no per-answer or "
                    "per-question values, so no significance test is possible; a rank says only how many of their "
                    "systems have a better value.")
-
-
-# ---- packing --------------------------------------------------------------------------------------------------
-def _compact(df: pd.DataFrame) -> pa.Table:
-    """Minimal exact dtypes: dictionary strings, int32 entities, float32 where every value survives."""
-    cols = {}
-    for c in df.columns:
-        s = df[c]
-        if c in ("qid", "System"):
-            cols[c] = pa.array(s.astype(str)).dictionary_encode()
-        elif c == "entity":
-            cols[c] = pa.array(s.to_numpy(np.int32))
-        else:
-            v = s.to_numpy(np.float64)
-            f32 = v.astype(np.float32)
-            exact = np.array_equal(f32.astype(np.float64), v, equal_nan=True)
-            cols[c] = pa.array(f32 if exact else v)
-    return pa.table(cols)
-
-
-def _commit(root: Path) -> str:
-    try:
-        done = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              check=False, timeout=10)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    head = done.stdout.strip() if done.returncode == 0 else "unknown"
-    if head != "unknown":
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=False, timeout=10).stdout.strip()
-        head += "-dirty" if dirty else ""
-    return head
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def provenance_record(config: dict[str, Any], name: str, cores: int, root: str | Path = ".",
-                      now: _dt.datetime | None = None) -> dict[str, Any]:
-    """The sidecar of a pack: where, when and from what the packed results come."""
-    from .. import __version__
-    from ..training.config import config_hash
-
-    now = now or _dt.datetime.now(_dt.UTC)
-    return {"name": name, "kgeval_version": __version__, "kgeval_commit": _commit(Path(root)),
-            "date": now.strftime("%Y-%m-%dT%H:%M:%SZ"), "machine": platform.node(), "cpu": _cpu(),
-            "cpu_count": os.cpu_count(), "cores": int(cores), "config_hash": config_hash(config)}
-
-
-def pack(results: str | Path, testsets: list[str], out: str | Path, provenance: dict[str, Any],
-         metrics_columns: list[str] = placement.HEADLINE) -> dict[str, Any]:
-    """Pack the placement tables of ``testsets`` in ``results`` (``results/metrics/<test set>/``) into ``out``;
-    returns the provenance written, with each test set's systems, rows and bytes."""
-    out = Path(out)
-    files = placement.study_files(results, testsets) or {}
-    missing = [t for t in testsets if t not in files]
-    if missing:
-        raise InputError(Path(results) / "metrics" / missing[0] / "evaluation.csv", None, "missing: nothing to pack")
-    record = dict(provenance)
-    record["testsets"] = {}
-    for t in testsets:
-        f = files[t]
-        folder = out / "metrics" / t
-        folder.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(f["evaluation"], folder / "evaluation.csv")
-        entry: dict[str, Any] = {"systems": len(placement.study_systems(f))}
-        for kind, name in placement.ITEM_FILES.items():
-            have = set(pq.read_schema(f[kind]).names)
-            keep = [c for c in metrics_columns if c in have and placement.item_kind(c) == kind]
-            df = placement._study_items(f[kind], kind, keep)
-            pq.write_table(_compact(df), folder / name, compression="zstd", compression_level=19)
-            entry[f"{kind}_rows"] = len(df)
-        entry["bytes"] = sum(p.stat().st_size for p in folder.iterdir())
-        record["testsets"][t] = entry
-    record["bytes"] = sum(e["bytes"] for e in record["testsets"].values())
-    (out / PROVENANCE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    return record
-
-
-def read_provenance(folder: str | Path) -> dict[str, Any] | None:
-    path = Path(folder) / PROVENANCE
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(path, None, f"not a provenance record (JSON): {exc}") from None
-
-
-def describe(prov: dict[str, Any]) -> str:
-    return (f"packed from the '{prov.get('name', '?')}' configuration's run (config hash "
-            f"{str(prov.get('config_hash', '?'))[:12]}), kgeval {prov.get('kgeval_version', '?')} at commit "
-            f"{str(prov.get('kgeval_commit', '?'))[:12]}, {prov.get('date', '?')}, on {prov.get('machine', '?')} "
-            f"({prov.get('cpu', '?')}, {prov.get('cores', '?')} cores)")
 
 
 # ---- choosing the reference -------------------------------------------------------------------------------------
