@@ -182,3 +182,51 @@ def test_evaluate_with_the_authors_tables(workdir, tmp_path, capsys):
     assert rc == 2
     assert capsys.readouterr().err.strip().endswith("none: not found: --reference authors:DIR needs the authors' "
                                                     "result folder (DIR/<test set>/evaluation.csv)")
+
+
+def test_evaluate_builds_only_the_missing_data_once(workdir, tmp_path, monkeypatch, capsys):
+    """Missing data: kgeval evaluate builds the dataset and the test sets it evaluates (only those, one build);
+    when that fails, one line naming the whole command and KGEVAL_MIRROR."""
+    from kgeval import api
+    from kgeval.cli import main as cli_main
+
+    w = tmp_path / "w"
+    shutil.copytree(workdir / "config", w / "config")
+    monkeypatch.chdir(w)
+    calls = []
+
+    def fake_build(wd, config_path, targets):
+        calls.append((wd, [str(t.relative_to(wd)) for t in targets]))
+        for t in targets:
+            t.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(workdir / t.relative_to(wd), t)
+
+    monkeypatch.setattr(api, "_build", fake_build)
+    from helpers import random_scorer, write_run
+    from test_evaluate_placement import synth_kg_of
+
+    from kgeval.data.questions import load_questions
+
+    kg = synth_kg_of(workdir)
+    qs = load_questions(workdir / "resources/testsets/Synth-Test-O.questions.tsv", kg)
+    write_run(tmp_path / "Synth-Test-O.run", kg, qs, random_scorer(kg, seed=5, ties=False), depth=20)
+    argv = ["evaluate", str(tmp_path / "Synth-Test-O.run"), "--dataset", "Synth", "--testsets", "Synth-Test-O",
+            "--out", "eval", "--config", "config/tiny.yaml", "--bootstrap", "20", "--results", "nowhere"]
+    assert cli_main(argv) == 0
+    assert calls == [(w, ["resources/datasets/Synth/kg.npz", "resources/testsets/Synth-Test-O.tsv",
+                          "resources/testsets/Synth-Test-O.questions.tsv"])]
+    assert "building the missing data (3 file(s)" in capsys.readouterr().err
+    assert cli_main(argv) == 0 and len(calls) == 1  # built once: the second run finds the data
+
+    def no_mirror(wd, config_path, targets):
+        raise api.DataUnavailableError(f"could not build the test set's data (log: {wd}/logs/x.log); without "
+                                       "network access set KGEVAL_MIRROR …")
+
+    monkeypatch.setattr(api, "_build", no_mirror)
+    shutil.rmtree(w / "resources")
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("kgeval: error: resources/datasets/Synth/kg.npz: missing and could not build the test "
+                              f"set's data (log: {w}/logs/x.log); set KGEVAL_MIRROR to a data mirror folder")
+    assert err[-1].endswith("and rerun: KGEVAL_MIRROR=<mirror folder> kgeval " + " ".join(argv))
+    assert len([line for line in err if line.startswith("kgeval: error")]) == 1

@@ -551,11 +551,14 @@ def reference_folder(spec: str) -> list[str]:
     return [spec[len("authors:"):] if spec.startswith("authors:") else spec]
 
 
+_ARGV: list[str] = []
+
+
 def argv_command() -> str:
     """The command as typed (for an error that tells what to rerun)."""
     import shlex
 
-    return "kgeval " + " ".join(shlex.quote(x) for x in sys.argv[1:]) if sys.argv[1:] else "kgeval evaluate …"
+    return "kgeval " + " ".join(shlex.quote(x) for x in _ARGV)
 
 
 def prepare_data(a: argparse.Namespace, missing: list[Path], command_line: str) -> None:
@@ -621,6 +624,7 @@ def one_line(exc: BaseException) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser, runners = build_parser()
+    _ARGV[:] = sys.argv[1:] if argv is None else argv
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, a bad option (one line, printed by the parser)
