@@ -81,10 +81,12 @@ def _cpu() -> str:
     return platform.processor() or platform.machine()
 
 
-def provenance_record(config: dict[str, Any], name: str, cores: int, jobs: int, root: str | Path = ".",
+def provenance_record(config: dict[str, Any], name: str, cores: int, jobs: int, root: str | Path | None = None,
                       now: _dt.datetime | None = None) -> dict[str, Any]:
     """The sidecar of a pack: where, when and from what the packed results come. ``cores``: the workflow's
-    cores; ``jobs``: the jobs the run recorded (its benchmark files)."""
+    cores; ``jobs``: the jobs the run recorded (its benchmark files); the commit is that of the checkout kgeval
+    runs from (``root``, default: this package's source tree), ``-dirty`` when it has uncommitted changes."""
+    root = Path(__file__).resolve().parents[3] if root is None else root
     from .. import __version__
     from ..training.config import config_hash
 
