@@ -223,3 +223,38 @@ def test_the_documented_example_runs(api_work, monkeypatch, capsys):
     assert set(placement["Opponent"]) == set(STUDY)
     assert "Popularity" in capsys.readouterr().out
     assert os.getcwd() == str(workdir)
+
+
+def test_place_falls_back_to_the_shipped_pack_and_says_so(api_work, tmp_path, monkeypatch, capsys):
+    """place(): the workflow's results first; without them the shipped reference pack (same placement), named in
+    attrs["reference"] and on stderr; authors:DIR ranks only."""
+    import dataclasses
+
+    from kgeval.tables.reference import pack, provenance_record
+
+    workdir, run_path, _ = api_work
+    sc = load_testset(SC, workdir=workdir, config="config/tiny.yaml")
+    res = evaluate(run_path, sc, name="Mine", bootstrap=20)
+    local = place(res, trials=50)
+    assert local.attrs["reference"] == f"Placed among the study's systems of {workdir / 'results'}/metrics/ " \
+                                       "(local results)."
+    m = workdir / "results" / "metrics" / SC
+    clone = tmp_path / "clone"
+    pack({SC: m / "evaluation.csv"}, {SC: m / "per_answer.parquet"}, {SC: m / "per_question.parquet"},
+         clone / "reference" / "smoke", provenance_record({}, "smoke", 2, 3))
+    monkeypatch.chdir(clone)
+    bare = dataclasses.replace(res, testset=dataclasses.replace(sc, workdir=tmp_path / "empty"))
+    shipped = place(bare, trials=50)
+    assert shipped.attrs["reference"].startswith("Placed among the study's systems of the shipped reference "
+                                                 "reference/smoke/metrics/, packed from the 'smoke'")
+    assert "shipped reference reference/smoke" in capsys.readouterr().err
+    pd.testing.assert_frame_equal(shipped, local)
+    (tmp_path / "release" / SC).mkdir(parents=True)
+    pd.DataFrame({"System": ["P", "Q"], "micro_mrr": [1.0, 0.0]}).to_csv(tmp_path / "release" / SC /
+                                                                        "evaluation.csv", index=False)
+    ranked = place(res, results=f"authors:{tmp_path / 'release'}")
+    assert ranked["rank"].tolist() == [2, 2] and ranked["t_p"].isna().all()
+    assert "rank only" in ranked.attrs["reference"] and "no significance test" in ranked.attrs["reference"]
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="No results folder .* and no shipped reference"):
+        place(bare)

@@ -280,7 +280,8 @@ def test_evaluate_command_runs_and_checkpoint(workdir, synth_kg, tmp_path, monke
     assert "realistic ranks" in summary and "docno descending" in summary and "train ∪ valid" in summary
     assert "| Mine | Synth-Test-S | " in summary and "30 (cut)" in summary and "complete" in summary
     # without a results folder the placement is skipped with a one-line note, then the summary
-    assert printed.startswith("No results folder results: placement skipped")
+    assert printed.startswith("No results folder results and no shipped reference (reference/default, "
+                              "reference/smoke) with tables of")
     assert "\n# kgeval evaluate\n" in printed and "BCa bootstrap, 200 seeded resamples" in summary
 
 

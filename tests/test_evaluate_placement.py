@@ -261,7 +261,8 @@ def test_annotation_round_trip_extends_the_pool(workdir, study_results, tmp_path
 def test_no_results_folder_skips_placement(workdir, tmp_path, capsys):
     rc, out = _evaluate(workdir, tmp_path, tmp_path / "nowhere")
     assert rc == 0
-    assert f"No results folder {tmp_path / 'nowhere'}: placement skipped" in capsys.readouterr().out
+    assert (f"No results folder {tmp_path / 'nowhere'} and no shipped reference (reference/default, reference/smoke) "
+            "with tables of Synth-Test-O, Synth-Test-S, Synth-Test-S-C: placement skipped") in capsys.readouterr().out
     assert (out / "evaluation.csv").is_file() and not (out / "placement.csv").exists()
     md = (out / "summary.md").read_text()
     assert "| a | **Mine** |" in md and "<sup>" not in md

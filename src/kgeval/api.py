@@ -438,19 +438,27 @@ def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = 
 
 
 # ---- placement among the study's systems ---------------------------------------------------------------------
-def _study(result: Result, results: str | os.PathLike | None) -> dict[str, Path]:
-    from .external import placement
+def _reference(result: Result, results: str | os.PathLike | None):
+    """The reference :func:`place` and :func:`compare` use (:func:`kgeval.external.reference.resolve`): the
+    given folder (or ``authors:DIR``), else ``<workdir>/results`` when it holds the test set's tables, else the
+    shipped reference pack."""
+    from .external import placement, reference
 
     if result.testset.depth is not None:
         raise ValueError(f"placement compares with the study's {result.testset.base} under all its judgments; "
                          f"evaluate on {result.testset.base} without a depth")
-    folder = Path(results) if results is not None else result.testset.workdir / "results"
-    files = placement.study_files(folder, [result.testset.base])
-    if not files:
-        raise FileNotFoundError(f"{folder}: no metric tables of {result.testset.base} (the workflow's "
-                                f"metrics/{result.testset.base}/evaluation.csv with its per-item parquet files)")
-    placement.check_names(files, [result.name])
-    return files[result.testset.base]
+    spec = "auto" if results is None else str(results)
+    local = result.testset.workdir / "results"
+    ref = reference.resolve(spec, local, [result.testset.base])
+    if ref is None or result.testset.base not in ref.files:
+        raise FileNotFoundError(reference.missing_note(spec, local, [result.testset.base]))
+    if ref.kind != "authors":
+        placement.check_names(ref.files, [result.name])
+    return ref
+
+
+def _study(result: Result, results: str | os.PathLike | None) -> dict[str, Path]:
+    return _reference(result, results).files[result.testset.base]
 
 
 def place(result: Result | Sequence[Result], results: str | os.PathLike | None = None,
@@ -465,21 +473,34 @@ def place(result: Result | Sequence[Result], results: str | os.PathLike | None =
 
     Args:
         result: one or more results of :func:`evaluate` on the same test set.
-        results: the workflow's results folder holding the study (default ``<workdir>/results``).
+        results: the study to place among: a results folder or reference pack, or ``"authors:DIR"`` (the authors'
+            released tables: rank only, no significance). Default: ``<workdir>/results`` when it holds the test
+            set's tables, else the reference pack shipped in ``reference/`` (``default``, then ``smoke``). The
+            returned frame's ``attrs["reference"]`` (also printed to stderr) says which was used, with its
+            provenance.
         metrics: registry columns to place on (default: micro and macro MRR and Hits@10, MAP@20, nDCG@20).
         trials: randomised Tukey HSD trials.
         seed: seed of the Tukey HSD permutations.
     """
-    from .external import placement
+    from .external import placement, reference
 
     results_list = [result] if isinstance(result, Result) else list(result)
-    frames = []
+    frames, notes = [], []
     for r in results_list:
-        files = {r.testset.base: _study(r, results)}
-        frames.append(placement.placement_table({(r.name, r.testset.base): r.evaluation}, files,
-                                                list(metrics or placement.HEADLINE), trials, seed))
+        ref = _reference(r, results)
+        evals = {(r.name, r.testset.base): r.evaluation}
+        wanted = list(metrics or placement.HEADLINE)
+        if ref.kind == "authors":
+            frames.append(reference.rank_only(evals, ref.tables, wanted))
+        else:
+            frames.append(placement.placement_table(evals, {r.testset.base: ref.files[r.testset.base]}, wanted,
+                                                    trials, seed))
+        notes.append(ref.note)
     frames = [f for f in frames if len(f)]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    out.attrs["reference"] = " ".join(dict.fromkeys(notes))
+    print(out.attrs["reference"], file=sys.stderr)
+    return out
 
 
 def compare(result: Result | Sequence[Result], results: str | os.PathLike | None = None,

@@ -429,9 +429,12 @@ def _docs_figures(p: argparse.ArgumentParser):
 # ---- evaluating any system (kgeval.external) -----------------------------------------------------------------
 @command("evaluate", "evaluate your own systems (TREC run files, PyKEEN folders, kgeval or LibKGE checkpoints) "
                      "on every test set of a dataset, as the study evaluates its models, and place them among the "
-                     "study's systems (rank and significance) when a results folder exists. A PyKEEN model is a "
-                     "full pickle, which runs code from the file when loaded: it is refused unless you pass "
-                     "--trust-pickle.",
+                     "study's systems (rank and significance): against the local results folder when it exists, "
+                     "else against the reference pack shipped in reference/ (summary.md says which, with its "
+                     "provenance), or by rank only among the authors' released tables (--reference authors:DIR). "
+                     "Missing data (the dataset and the test sets evaluated, nothing else) are built first with "
+                     "the workflow, once. A PyKEEN model is a full pickle, which runs code from the file when "
+                     "loaded: it is refused unless you pass --trust-pickle.",
          "kgeval evaluate FB-Test-S-C=my.run --dataset FB15k-237 --out eval/mine --name Mine")
 def _evaluate(p: argparse.ArgumentParser):
     p.add_argument("systems", nargs="+", metavar="SYSTEM",
@@ -458,8 +461,14 @@ def _evaluate(p: argparse.ArgumentParser):
     p.add_argument("--bootstrap", type=Number(int, 20, 100_000), default=1000,
                    help="bootstrap resamples of the intervals")
     p.add_argument("--results", default="results", help="the workflow's results folder: the study's systems to "
-                   "place the SYSTEMs among (results/metrics/<test set>/); placement is skipped without it; "
-                   "--out may not lie inside it")
+                   "place the SYSTEMs among (results/metrics/<test set>/); --out may not lie inside it")
+    p.add_argument("--reference", default="auto", metavar="auto|FOLDER|authors:DIR",
+                   help="what to place among: auto (--results when it holds tables of the test sets, else the "
+                        "shipped pack reference/default, else reference/smoke), a results folder or reference pack, "
+                        "or authors:DIR, the authors' released tables (DIR/<test set>/evaluation.csv), for a "
+                        "rank-only placement without significance, e.g. --reference authors:kgc-sparsity/result")
+    p.add_argument("--no-build", action="store_true",
+                   help="do not build missing data with the workflow (snakemake) but stop with an error")
     p.add_argument("--tukey-trials", type=SchemaNumber("analysis", "tukey_trials"), default=None,
                    help="trials of the randomised Tukey HSD (default: the config's analysis.tukey_trials)")
     p.add_argument("--unjudged-k", type=Number(int, 1, 1000), default=10, help="top k checked against the judged pool")
@@ -491,9 +500,10 @@ def _evaluate(p: argparse.ArgumentParser):
         testsets = {t: {"tsv": str(res / "testsets" / f"{t}.tsv"),
                         "questions": str(res / "testsets" / f"{t}.questions.tsv")} for t in names}
         kg_path = res / "datasets" / a.dataset / "kg.npz"
-        for path in [kg_path] + [Path(f) for files in testsets.values() for f in files.values()]:
-            if not path.is_file():
-                raise InputError(path, None, f"missing: run the data stage first (snakemake --cores all {path})")
+        needed = [kg_path] + [Path(f) for files in testsets.values() for f in files.values()]
+        missing = [path for path in needed if not path.is_file()]
+        if missing:
+            prepare_data(a, missing, argv_command())
         if len(a.name) > len(a.systems):
             p.error(f"{len(a.name)} --name for {len(a.systems)} SYSTEM arguments")
         systems = [parse_system(s, names, a.name[i] if i < len(a.name) else None, trust_pickle=a.trust_pickle)
@@ -509,20 +519,21 @@ def _evaluate(p: argparse.ArgumentParser):
         inputs = [a.config, a.schema, kg_path, *(f for files in testsets.values() for f in files.values()),
                   *(path for s in systems for path in s.files())]
         with OutputStage("evaluate", inputs=inputs, folder=a.out,
-                         input_folders=[a.results, a.resources, *(s.path for s in systems)]) as stage:
+                         input_folders=[a.results, a.resources, *reference_folder(a.reference),
+                                        *(s.path for s in systems)]) as stage:
             kinds = {config["test_sets"][t]["kind"]: t for t in names}
             options = Options(a.results, kinds.get("pooled", kinds.get("sample")), a.unjudged_k, a.templates,
                               a.batch, a.tukey_trials or config.get("analysis", {}).get("tukey_trials", 1000),
-                              repeats=a.bootstrap)
+                              repeats=a.bootstrap, reference=a.reference)
             # before any dump is written: a name clash with a study system or a broken results folder stops here
-            files, note = study_files(options, names, [s.name for s in systems])
+            ref, note = study_files(options, names, [s.name for s in systems])
             kg = KnowledgeGraph.load(kg_path)
             measures = config["evaluation"]["trec_measures"]
             evaluations: dict = {}
             table, metas = evaluate_systems(systems, kg, testsets, stage.root, measures,
                                             depth_of=lambda t: run_depth(config, t), allow_missing=a.allow_missing,
                                             repeats=a.bootstrap, evaluations=evaluations)
-            written = write_outputs(stage.root, kg, table, metas, evaluations, files, note, options)
+            written = write_outputs(stage.root, kg, table, metas, evaluations, ref, note, options)
             summary = (stage.root / "summary.md").read_text(encoding="utf-8")
         print(note)
         print(summary, end="")
@@ -532,6 +543,45 @@ def _evaluate(p: argparse.ArgumentParser):
         return 0
 
     return run
+
+
+def reference_folder(spec: str) -> list[str]:
+    """The folder ``--reference`` names (an input: --out may not lie inside it)."""
+    if spec == "auto":
+        return []
+    return [spec[len("authors:"):] if spec.startswith("authors:") else spec]
+
+
+_ARGV: list[str] = []
+
+
+def argv_command() -> str:
+    """The command as typed (for an error that tells what to rerun)."""
+    import shlex
+
+    return "kgeval " + " ".join(shlex.quote(x) for x in _ARGV)
+
+
+def prepare_data(a: argparse.Namespace, missing: list[Path], command_line: str) -> None:
+    """Build the missing data files of ``kgeval evaluate`` (only those) with the workflow, as
+    :func:`kgeval.api.load_testset` does; one error line naming the command and KGEVAL_MIRROR when that fails."""
+    from .api import DataUnavailableError, _build
+    from .errors import InputError
+
+    res = Path(a.resources)
+    hint = (f"set KGEVAL_MIRROR to a data mirror folder (or mirror: in {a.config}) and rerun: "
+            f"KGEVAL_MIRROR=<mirror folder> {command_line}")
+    if a.no_build or res.name != "resources":
+        raise InputError(missing[0], None, f"missing: build it with the workflow (snakemake --cores all "
+                                           f"{' '.join(str(m) for m in missing)}) or rerun without --no-build")
+    workdir = res.resolve().parent
+    print(f"kgeval: building the missing data ({len(missing)} file(s): {', '.join(str(m) for m in missing)}) with "
+          f"the workflow in {workdir}; log: {workdir / 'logs' / 'kgeval-api-build.log'}", file=sys.stderr)
+    try:
+        _build(workdir, Path(a.config).resolve(), [m.resolve() for m in missing])
+    except DataUnavailableError as exc:
+        text = str(exc).split("; without network")[0]
+        raise InputError(missing[0], None, f"missing and {text}; {hint}") from None
 
 
 def build_parser() -> tuple[Parser, dict[str, Runner]]:
@@ -575,6 +625,7 @@ def one_line(exc: BaseException) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser, runners = build_parser()
+    _ARGV[:] = sys.argv[1:] if argv is None else argv
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, a bad option (one line, printed by the parser)

@@ -438,3 +438,23 @@ def get_findings_inputs(wildcards):
         if kp_early_stopping_models(config, dataset):
             out["kp_early_stopping"] = f"results/kp/{dataset}/early_stopping.csv"
     return out
+
+
+def reference_name():
+    """The reference pack's name: the stem of the config file given on the command line (config/smoke.yaml:
+    smoke), default for the workflow's own config/config.yaml (always listed in workflow.configfiles)."""
+    stems = [Path(f).stem for f in workflow.configfiles if Path(f).stem != "config"]
+    return stems[0] if stems else "default"
+
+
+def get_reference_tables(wildcards):
+    """The metric stage's tables of every test set, by kind and test set (the reference pack's inputs)."""
+    return {
+        f"{kind}_{t}": f"results/metrics/{t}/{name}"
+        for t in TEST_SETS
+        for kind, name in (
+            ("evaluation", "evaluation.csv"),
+            ("per_answer", "per_answer.parquet"),
+            ("per_question", "per_question.parquet"),
+        )
+    }

@@ -87,3 +87,27 @@ rule run_times:
         graph=get_job_graph,
     script:
         "../scripts/run_times.py"
+
+
+# The reference pack: the placement tables of every test set, compact, with their provenance, in a folder of the
+# repository that can be committed; kgeval evaluate places against it when no local results exist. A target of
+# its own (not part of rule all): snakemake --cores 1 reference/<config name>
+rule pack_reference:
+    input:
+        unpack(get_reference_tables),
+    output:
+        pack=directory("reference/{name}"),
+    log:
+        "logs/pack_reference/{name}.log",
+    benchmark:
+        "logs/benchmarks/pack_reference/{name}.tsv"
+    wildcard_constraints:
+        name=reference_name(),
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        config=config,
+        cores=workflow.cores,
+        benchmarks="logs/benchmarks",
+    script:
+        "../scripts/pack_reference.py"

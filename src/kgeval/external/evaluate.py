@@ -24,6 +24,7 @@ from ..metrics.evaluate import evaluate, qrels_at_depth
 from ..metrics.kendall import bca_interval
 from ..metrics.steps import summary_frame
 from ..scores.dumps import load_dump
+from .pykeen import UNKNOWN_POLICY, unknown_answers
 from .systems import System, dump_system, load_scorer
 
 log = logging.getLogger(__name__)
@@ -86,10 +87,18 @@ def evaluate_systems(systems: list[System], kg: KnowledgeGraph, testsets: dict[s
             rows.append(row)
             if evaluations is not None:
                 evaluations[(system.name, t)] = (ev, dump)
+            unknown = getattr(scorer, "unknown", None)
+            affected = 0 if unknown is None else unknown_answers(unknown, dump, ev.per_answer)
             metas.append({"System": system.name, "TestSet": t, "kind": system.kind,
                           "run_depth": meta["run_depth"], "run_complete": meta["run_complete"],
                           "missing_questions": meta.get("missing_questions", 0),
-                          "answers": len(ev.per_answer), "questions": len(ev.per_question)})
+                          "answers": len(ev.per_answer), "questions": len(ev.per_question),
+                          "unknown_entities": 0 if unknown is None else int(unknown.sum()),
+                          "unknown_answers": affected})
+            if affected:
+                log.warning("%s on %s: %d of %d answers involve one of the %d entities the model does not know "
+                            "(ranked last: %s)", system.name, t, affected, len(ev.per_answer), int(unknown.sum()),
+                            UNKNOWN_POLICY)
             log.info("%s on %s: micro MRR %.4f, macro MRR %.4f", system.name, t, ev.summary["micro_mrr"],
                      ev.summary["macro_mrr"])
     table = pd.concat(rows, ignore_index=True)
@@ -124,6 +133,11 @@ def summary_markdown(table: pd.DataFrame, metas: list[dict], repeats: int = 1000
     if missing:
         lines += ["", "**Missing questions** (scored zero, as `trec_eval -c` does): " +
                   ", ".join(f"{m['System']} on {m['TestSet']}: {m['missing_questions']}" for m in missing) + "."]
+    unknown = [m for m in metas if m.get("unknown_answers")]
+    if unknown:
+        lines += ["", "**Entities unknown to the model** (ranked last: " + UNKNOWN_POLICY + "): " +
+                  "; ".join(f"{m['System']} on {m['TestSet']}: {m['unknown_answers']:,} of {m['answers']:,} answers "
+                            f"({m['unknown_entities']:,} entities unknown)" for m in unknown) + "."]
     lines += ["", f"Intervals: BCa bootstrap, {repeats:,} seeded resamples of answers (micro) or questions (macro)."]
     return "\n".join(lines) + "\n"
 

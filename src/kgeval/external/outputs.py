@@ -1,6 +1,8 @@
 """Everything ``kgeval evaluate`` writes beside ``evaluation.csv``, from the evaluations it made:
 
-* ``placement.csv`` / ``placement.png`` (``kgeval.external.placement``), when the pipeline's results exist;
+* ``placement.csv`` / ``placement.png`` (``kgeval.external.placement``) against the reference
+  ``kgeval.external.reference.resolve`` finds: the local results, else a shipped reference pack (or the authors'
+  released tables, rank only);
 * ``per_category.csv`` / ``per_relation.csv`` (``kgeval.external.breakdown``);
 * ``unjudged_questions.csv`` / ``unjudged.csv`` / ``annotation_sheet.tsv`` on the pooled test set
   (``kgeval.external.unjudged``);
@@ -18,7 +20,7 @@ import pandas as pd
 from ..data.kg import KnowledgeGraph
 from ..io import write_csv
 from ..pools.annotation import export_batch, load_templates
-from . import breakdown, placement, unjudged
+from . import breakdown, placement, reference, unjudged
 from .report import write_summaries
 
 log = logging.getLogger(__name__)
@@ -34,33 +36,46 @@ class Options:
     trials: int = 1000  # randomised Tukey HSD
     seed: int = 0
     repeats: int = 1000  # bootstrap resamples of evaluation.csv's intervals (stated in summary.md)
+    reference: str = "auto"  # auto (results, else a shipped pack), a folder, or authors:DIR
 
 
-def study_files(options: Options, testsets: list[str], names: list[str]) -> tuple[dict | None, str]:
-    """The study's files per test set (``placement.study_files``; None without a results folder) after checking
-    that no evaluated system takes a study system's name, and a note for the summary. Run before evaluating,
-    so that a name clash or a broken results folder stops the command before the dumps are written."""
-    files = placement.study_files(options.results, testsets)
-    if files is None:
-        return None, f"No results folder {options.results}: placement skipped (evaluation.csv is written)."
-    placement.check_names(files, names)
-    if not files:
-        return files, (f"{options.results} holds no metric tables of {', '.join(testsets)}: placement skipped.")
-    missing = [t for t in testsets if t not in files]
-    return files, (f"Placed among the study's systems of {options.results}/metrics/ on {', '.join(files)}"
-                   + (f" (no tables for {', '.join(missing)})." if missing else "."))
+def study_files(options: Options, testsets: list[str], names: list[str]) -> tuple[reference.Reference | None, str]:
+    """The reference to place among (``reference.resolve``: local results, else a shipped pack, or the authors'
+    tables; None when there is none) after checking that no evaluated system takes a study system's name, and the
+    summary's sentence saying which reference was used. Run before evaluating, so that a name clash or a broken
+    results folder stops the command before the dumps are written."""
+    ref = reference.resolve(options.reference, options.results, testsets)
+    if ref is None:
+        return None, reference.missing_note(options.reference, options.results, testsets)
+    if ref.kind == "authors":
+        for t, table in ref.tables.items():
+            clash = sorted(set(names) & set(table["System"].astype(str)))
+            if clash:
+                from ..errors import InputError
+
+                raise InputError(ref.files[t]["evaluation"], None, f"system name {clash[0]!r} is also a released "
+                                                                    "system here; label yours with --name")
+    else:
+        placement.check_names(ref.files, names)
+    missing = [t for t in testsets if t not in ref.files]
+    note = ref.note + (f" (No tables for {', '.join(missing)}.)" if missing else "")
+    return ref, note
 
 
 def write_outputs(out: str | Path, kg: KnowledgeGraph, table: pd.DataFrame, metas: list[dict],
-                  evaluations: dict, files: dict | None, note: str, options: Options) -> dict[str, Path]:
+                  evaluations: dict, ref: reference.Reference | None, note: str,
+                  options: Options) -> dict[str, Path]:
     """Write the files of the module docstring; returns them by name (files not written are absent)."""
     out = Path(out)
     evals = {key: ev for key, (ev, _) in evaluations.items()}
     written: dict[str, Path] = {}
     placed, study = pd.DataFrame(), {}
-    if files:
-        placed = placement.placement_table(evals, files, trials=options.trials, seed=options.seed)
-        study = {t: placement.study_systems(f) for t, f in files.items()}
+    if ref is not None and ref.kind == "authors":
+        placed = reference.rank_only(evals, ref.tables)
+        study = dict(ref.tables)
+    elif ref is not None:
+        placed = placement.placement_table(evals, ref.files, trials=options.trials, seed=options.seed)
+        study = {t: placement.study_systems(f) for t, f in ref.files.items()}
     if len(placed):
         write_csv(placed, out / "placement.csv")
         placement.placement_figure(placed, out / "placement.png")
@@ -75,7 +90,8 @@ def write_outputs(out: str | Path, kg: KnowledgeGraph, table: pd.DataFrame, meta
     extra = [note]
     if options.pooled is not None:
         extra.append(_pool_coverage(out, kg, evaluations, options, written))
-    write_summaries(out, table, metas, study, placed, extra, options.repeats, options.trials)
+    write_summaries(out, table, metas, study, placed, extra, options.repeats, options.trials,
+                    significance=ref is None or ref.kind != "authors")
     written.update(summary=out / "summary.md", summary_tex=out / "summary.tex")
     return written
 

@@ -89,7 +89,15 @@ def _study_items(path: Path, kind: str, metrics: list[str]) -> pd.DataFrame:
     missing = [c for c in keys + ["System"] if c not in have]
     if missing:
         raise InputError(path, None, f"lacks the column(s) {', '.join(missing)} (not a per-item file of the pipeline)")
-    return pd.read_parquet(path, columns=keys + ["System"] + [m for m in metrics if m in have])
+    df = pd.read_parquet(path, columns=keys + ["System"] + [m for m in metrics if m in have])
+    # a reference pack stores qid and System dictionary-encoded (read as categoricals, whose order is the file's)
+    # and entity as int32: back to the results' dtypes, so that items sort, and the randomised test permutes, alike
+    for c in ("qid", "System"):
+        if isinstance(df[c].dtype, pd.CategoricalDtype):
+            df[c] = df[c].astype(object)
+    if "entity" in df.columns:
+        df["entity"] = df["entity"].astype(np.int64)
+    return df
 
 
 def shared_items(study: pd.DataFrame, own: pd.DataFrame, keys: list[str], column: str, systems: list[str],

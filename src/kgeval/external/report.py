@@ -148,15 +148,16 @@ def significance_note(placed: bool, trials: int) -> str:
 
 
 def write_summaries(out: Path, table: pd.DataFrame, metas: list[dict], study: dict[str, pd.DataFrame],
-                    placement: pd.DataFrame, extra_md: list[str], repeats: int, trials: int) -> None:
+                    placement: pd.DataFrame, extra_md: list[str], repeats: int, trials: int,
+                    significance: bool = True) -> None:
     """``summary.md`` (the evaluation table of ``kgeval.external.evaluate``, the systems beside the study's,
-    ``extra_md`` paragraphs) and ``summary.tex``."""
+    ``extra_md`` paragraphs) and ``summary.tex``; ``significance`` false: a rank-only placement (no tests)."""
     evaluated = list(dict.fromkeys(table["System"]))
     tables = beside(table, metas, study, placement)
     depth_note = (f"{DEPTH_NOTE} Checkpoints, PyKEEN models and the study's models rank every candidate (their "
                   "trec measures read the stored top-K run); a study system marked 'cut run' is a run file whose "
                   "MR its table leaves empty.")
-    sig = significance_note(len(placement) > 0, trials)
+    sig = significance_note(len(placement) > 0 and significance, trials)
     md = summary_markdown(table, metas, repeats)
     md += "\n## Beside the study's systems\n" + beside_markdown(tables, evaluated)
     md += "\n" + "\n\n".join(p for p in [sig, *extra_md] if p) + "\n"

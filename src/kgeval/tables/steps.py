@@ -236,3 +236,16 @@ def findings_step(names: dict[str, str], evaluations: dict[str, str], tables: di
             fh.write(f"- {claim.split(' ', 1)[0]} {rule}\n")
     log.info("findings:\n%s", df[["claim", "ours", "holds"]].to_string())
     return df
+
+
+# ---- the reference pack (kgeval.tables.reference) -------------------------------------------------------------
+def pack_reference_step(evaluation: dict[str, str], per_answer: dict[str, str], per_question: dict[str, str],
+                        out: str, config: dict[str, Any], name: str, cores: int, benchmark_dir: str) -> dict:
+    """Pack the run's placement tables into ``out`` (a folder that can be committed) with its provenance; the
+    job count is the number of benchmark files the run wrote."""
+    from .reference import pack, provenance_record
+
+    jobs = sum(1 for _ in Path(benchmark_dir).rglob("*.tsv")) if Path(benchmark_dir).is_dir() else 0
+    record = pack(evaluation, per_answer, per_question, out, provenance_record(config, name, cores, jobs))
+    log.info("reference pack %s: %s test sets, %s bytes", out, len(record["testsets"]), f"{record['bytes']:,}")
+    return record
