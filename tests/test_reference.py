@@ -98,6 +98,8 @@ def test_provenance_sidecar(study_results, tmp_path):  # noqa: F811
     assert set(prov["testsets"]) == set(TESTSETS)
     text = describe(prov)
     assert "'smoke' configuration's run" in text and prov["config_hash"][:12] in text and "2 cores, 7 jobs" in text
+    assert "not the study's 13" in text  # the smoke pack never passes for the study's systems
+    assert "WARNING" not in describe({**prov, "name": "default"})
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / PROVENANCE).write_text("{not json")
     with pytest.raises(Exception, match=r"bad/provenance.json: not a provenance record"):

@@ -141,4 +141,10 @@ def describe(prov: dict[str, Any]) -> str:
     return (f"packed from the '{prov.get('name', '?')}' configuration's run (config hash "
             f"{str(prov.get('config_hash', '?'))[:12]}), kgeval {prov.get('kgeval_version', '?')} at commit "
             f"{str(prov.get('kgeval_commit', '?'))[:12]}, {prov.get('date', '?')}, on {prov.get('machine', '?')} "
-            f"({prov.get('cpu', '?')}, {prov.get('cores', '?')} cores, {prov.get('jobs', '?')} jobs)")
+            f"({prov.get('cpu', '?')}, {prov.get('cores', '?')} cores, {prov.get('jobs', '?')} jobs)"
+            + (SMOKE_WARNING if prov.get("name") == "smoke" else ""))
+
+
+# the smoke pack ships until a default run's pack does: a placement against it must not pass for the study's
+SMOKE_WARNING = ("; WARNING: these are the smoke configuration's barely trained models, not the study's 13: the "
+                 "placement checks the mechanism and is not a result to report")
