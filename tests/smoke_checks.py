@@ -97,6 +97,18 @@ def main() -> int:
         p = root / path
         check(p.is_file() and p.stat().st_size > 0, f"{path} written")
 
+    # the bounds stage on the real published judgments: every bound holds today's value, and the simulation
+    # decides what all published labels decide under every strategy
+    b = root / "results/bounds/FB-Test-S-C"
+    systems, pairs = pd.read_csv(b / "systems.csv"), pd.read_csv(b / "pairs.csv")
+    check(bool((systems["lower"] <= systems["upper"] + 1e-12).all()), "bounds: lower <= upper for every system")
+    inside = (pairs["delta_lo"] <= pairs["delta_today"] + 1e-12) & (pairs["delta_today"] <= pairs["delta_hi"] + 1e-12)
+    check(bool(inside.all()), "bounds: delta_lo <= today's difference <= delta_hi for every pair")
+    summary = pd.read_csv(b / "simulation_summary.csv")
+    check(len(summary) >= 9 and bool((summary["judgments_needed"] <= summary["hidden"]).all()),
+          f"bounds: {len(summary)} simulated strategies, each within the hidden labels")
+    check((b / "next_judgments.tsv").stat().st_size > 0, "bounds: next_judgments.tsv written")
+
     print(f"smoke checks: {len(problems)} failed")
     return 1 if problems else 0
 
