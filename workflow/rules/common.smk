@@ -442,7 +442,8 @@ def get_findings_inputs(wildcards):
 
 def reference_name():
     """The reference pack's name: the stem of the config file given on the command line (config/smoke.yaml:
-    smoke), default for the workflow's own config/config.yaml (always listed in workflow.configfiles)."""
+    smoke), default for the workflow's own config/config.yaml (always listed in workflow.configfiles).
+    """
     stems = [Path(f).stem for f in workflow.configfiles if Path(f).stem != "config"]
     return stems[0] if stems else "default"
 
