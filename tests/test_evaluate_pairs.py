@@ -65,9 +65,10 @@ def study_with_dumps(workdir, synth_kg, tmp_path_factory):
     """results/metrics/<pooled>/ and results/scores/<pooled>/<system>/ of two study systems (depth-20 runs)."""
     runs = tmp_path_factory.mktemp("pair_runs")
     qs = load_questions(workdir / f"resources/testsets/{POOLED}.questions.tsv", synth_kg)
-    for k, name in enumerate(STUDY):
+    # Alpha ranks as the outside system does (seed 99): every pair with it is decided, tied
+    for name, seed in zip(STUDY, (99, 21)):
         (runs / name).mkdir()
-        write_run(runs / name / f"{POOLED}.run", synth_kg, qs, random_scorer(synth_kg, seed=20 + k, ties=False),
+        write_run(runs / name / f"{POOLED}.run", synth_kg, qs, random_scorer(synth_kg, seed=seed, ties=False),
                   depth=20)
     dumps = tmp_path_factory.mktemp("pair_eval")
     assert cli_main(["evaluate", *(str(runs / s) for s in STUDY), "--dataset", "Synth", "--out", str(dumps),
@@ -120,6 +121,8 @@ def test_evaluate_marks_pairs_decided(workdir, synth_kg, study_with_dumps, tmp_p
         assert rows[f"{name}_decided"].astype(bool).tolist() == decided[0, 1:].tolist(), name
         assert (lo[0, 1:] <= hi[0, 1:]).all()
         n_decided[name] = int(decided[0, 1:].sum())
+    assert all(n_decided[f"{b}@{k}"] >= 1 for b in ("P", "Success", "RR", "DCG", "RBP"))  # Alpha's tie
+    assert (rows.loc["Alpha"].filter(like="_delta_") == 0).all()
     # every row of a study system carries the same pair columns, whatever its metric
     assert (pl.groupby("Opponent")["P@10_delta_lo"].nunique() == 1).all()
     summary = (out / "summary.md").read_text()
