@@ -522,9 +522,12 @@ def _evaluate(p: argparse.ArgumentParser):
                          input_folders=[a.results, a.resources, *reference_folder(a.reference),
                                         *(s.path for s in systems)]) as stage:
             kinds = {config["test_sets"][t]["kind"]: t for t in names}
+            bounds = config.get("bounds", {})
             options = Options(a.results, kinds.get("pooled", kinds.get("sample")), a.unjudged_k, a.templates,
                               a.batch, a.tukey_trials or config.get("analysis", {}).get("tukey_trials", 1000),
-                              repeats=a.bootstrap, reference=a.reference)
+                              repeats=a.bootstrap, reference=a.reference,
+                              bounds_metrics=tuple(bounds.get("metrics", Options.bounds_metrics)),
+                              bounds_k=bounds.get("k", Options.bounds_k), rbp_p=bounds.get("rbp_p", Options.rbp_p))
             # before any dump is written: a name clash with a study system or a broken results folder stops here
             ref, note = study_files(options, names, [s.name for s in systems])
             kg = KnowledgeGraph.load(kg_path)

@@ -6,6 +6,10 @@
 * ``per_category.csv`` / ``per_relation.csv`` (``kgeval.external.breakdown``);
 * ``unjudged_questions.csv`` / ``unjudged.csv`` / ``annotation_sheet.tsv`` on the pooled test set
   (``kgeval.external.unjudged``);
+* pair decisions on the pooled test set (``kgeval.bounds.placement``): per bounded metric, the exact bounds of
+  the outside system's difference to each study system under every labelling of the unjudged triples, as
+  ``placement.csv`` columns and a ``summary.md`` paragraph; they need the study systems' score dumps
+  (``<results>/scores/<test set>/<system>``), which a shipped reference pack does not hold;
 * ``summary.md`` / ``summary.tex`` (``kgeval.external.report``).
 """
 
@@ -15,11 +19,15 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from ..bounds.placement import column_prefix, one_against_many, pair_columns
 from ..data.kg import KnowledgeGraph
 from ..io import write_csv
+from ..metrics.evaluate import qrels_at_depth
 from ..pools.annotation import export_batch, load_templates
+from ..scores.dumps import load_dump
 from . import breakdown, placement, reference, unjudged
 from .report import write_summaries
 
@@ -37,6 +45,9 @@ class Options:
     seed: int = 0
     repeats: int = 1000  # bootstrap resamples of evaluation.csv's intervals (stated in summary.md)
     reference: str = "auto"  # auto (results, else a shipped pack), a folder, or authors:DIR
+    bounds_metrics: tuple[str, ...] = ("P", "Success", "RR", "DCG", "RBP")  # the config's bounds.metrics
+    bounds_k: int = 10  # the config's bounds.k
+    rbp_p: float = 0.8  # the config's bounds.rbp_p
 
 
 def study_files(options: Options, testsets: list[str], names: list[str]) -> tuple[reference.Reference | None, str]:
@@ -76,6 +87,10 @@ def write_outputs(out: str | Path, kg: KnowledgeGraph, table: pd.DataFrame, meta
     elif ref is not None:
         placed = placement.placement_table(evals, ref.files, trials=options.trials, seed=options.seed)
         study = {t: placement.study_systems(f) for t, f in ref.files.items()}
+    extra = [note]
+    if len(placed) and options.pooled is not None and ref is not None and ref.kind != "authors":
+        placed, text = _pair_decisions(placed, evaluations, ref, options)
+        extra.append(text)
     if len(placed):
         write_csv(placed, out / "placement.csv")
         placement.placement_figure(placed, out / "placement.png")
@@ -87,13 +102,60 @@ def write_outputs(out: str | Path, kg: KnowledgeGraph, table: pd.DataFrame, meta
     write_csv(breakdown.relation_table(evals, kg), out / "per_relation.csv")
     written["per_relation"] = out / "per_relation.csv"
 
-    extra = [note]
     if options.pooled is not None:
         extra.append(_pool_coverage(out, kg, evaluations, options, written))
     write_summaries(out, table, metas, study, placed, extra, options.repeats, options.trials,
                     significance=ref is None or ref.kind != "authors")
     written.update(summary=out / "summary.md", summary_tex=out / "summary.tex")
     return written
+
+
+NO_DUMPS = ("pair decisions need the study systems' score dumps: not available for the shipped reference (a "
+            "reference pack holds per-item values, not top-k lists)")
+
+
+def _pair_decisions(placed: pd.DataFrame, evaluations: dict, ref: reference.Reference,
+                    options: Options) -> tuple[pd.DataFrame, str]:
+    """``placed`` with the pair columns of every evaluated system on the pooled test set, and the summary's
+    paragraph (or the reason there are none)."""
+    t = options.pooled
+    mine = {name: dump for (name, tt), (_, dump) in evaluations.items() if tt == t}
+    opponents = list(dict.fromkeys(placed.loc[placed["TestSet"] == t, "Opponent"].astype(str)))
+    if not mine or not opponents:
+        return placed, ""
+    folders = {s: Path(ref.folder) / "scores" / t / s for s in opponents}
+    lacking = [s for s, f in folders.items() if not (f / "meta.json").is_file()]
+    if lacking:
+        where = "the shipped reference" if ref.kind == "pack" else f"{ref.folder}/scores/{t}"
+        log.info("pair decisions on %s skipped: no dump of %s under %s", t, ", ".join(lacking), ref.folder)
+        return placed, (f"Pair decisions on {t}: {NO_DUMPS}." if ref.kind == "pack" else
+                        f"Pair decisions on {t} need the study systems' score dumps: not available in {where} "
+                        f"({', '.join(lacking)} missing).")
+    k = options.bounds_k
+    study = {s: load_dump(f) for s, f in folders.items()}
+    frames, parts = [], []
+    for name, dump in mine.items():
+        qids = list(dump.questions.qid)
+        short = [s for s, d in study.items() if d.k < k] + ([name] if dump.k < k else [])
+        if short or any(list(d.questions.qid) != qids for d in study.values()):
+            why = (f"the runs of {', '.join(short)} are shorter than bounds.k = {k}" if short
+                   else "the study systems' dumps rank other questions")
+            parts.append(f"{name}: not computed ({why})")
+            continue
+        entity = np.stack([d.run_entity[:, :k].astype(np.int64) for d in study.values()])
+        bounds = one_against_many(dump.run_entity[:, :k].astype(np.int64), entity, qrels_at_depth(dump),
+                                  dump.questions.num_entities, tuple(options.bounds_metrics), options.rbp_p)
+        frames.append(pair_columns(name, t, opponents, bounds))
+        parts.append(f"{name}: " + ", ".join(f"{p} decides {int(d.sum())} of {len(d)}"
+                                             for p, (_, _, d) in bounds.items()))
+    if frames:
+        placed = placed.merge(pd.concat(frames, ignore_index=True), on=["System", "TestSet", "Opponent"],
+                              how="left")
+    cols = ", ".join(f"{column_prefix(b, k)}_delta_lo / _delta_hi / _decided" for b in options.bounds_metrics[:1])
+    return placed, (f"Pair decisions on {t} (published judgments, top {k}; placement.csv's {cols} and the other "
+                    "bounded metrics' columns): how many comparisons with the study systems the judgments decide "
+                    "under every labelling of the unjudged triples (Δ = the system minus the study system). "
+                    + "; ".join(parts) + ".")
 
 
 def _pool_coverage(out: Path, kg: KnowledgeGraph, evaluations: dict, options: Options,
