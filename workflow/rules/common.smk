@@ -448,6 +448,13 @@ def reference_name():
     return stems[0] if stems else "default"
 
 
+def get_cores(wildcards):
+    """The cores of this invocation, for the reference pack's provenance. Read when the job runs: `snakemake
+    --report` has no core count, and reading it while the rules are parsed stops the report.
+    """
+    return workflow.cores
+
+
 def get_reference_tables(wildcards):
     """The metric stage's tables of every test set, by kind and test set (the reference pack's inputs)."""
     return {

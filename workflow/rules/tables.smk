@@ -107,7 +107,7 @@ rule pack_reference:
         "../../envs/analysis.yaml"
     params:
         config=config,
-        cores=workflow.cores,
+        cores=get_cores,
         benchmarks="logs/benchmarks",
     script:
         "../scripts/pack_reference.py"
