@@ -56,6 +56,8 @@ from scipy.special import ndtr
 from kgeval.errors import InputError
 from kgeval.metrics.kendall import tau_b_many
 
+from .metrics import metric as bounded_metric
+
 LINEAR_METRICS = ("P@k", "DCG@k", "RBP")
 MAX_METRICS = ("RR@k", "Success@k")
 TOL = 1e-12  # differences smaller than this are ties: incremental sums drift by ~1e-16
@@ -107,23 +109,13 @@ class Candidates:
 
 def item_weights(ranks: np.ndarray, metric: str, k: int = 10, rbp_p: float = 0.8) -> np.ndarray:
     """w_s(e) (systems × items) of a linear (P@k, DCG@k, RBP) or max-type (RR@k, Success@k) metric; 0 outside
-    the top k."""
+    the top k. The weight of each rank is :func:`kgeval.bounds.metrics.metric`'s, the one table the bounds use."""
+    if metric not in LINEAR_METRICS + MAX_METRICS:
+        raise InputError(None, None, f"metric {metric!r}: expected one of {LINEAR_METRICS + MAX_METRICS}")
     r = np.asarray(ranks)
     inside = (r >= 1) & (r <= k)
-    rf = np.where(inside, r, 1).astype(float)
-    if metric == "P@k":
-        w = np.full(r.shape, 1.0 / k)
-    elif metric == "DCG@k":
-        w = 1.0 / np.log2(rf + 1.0)
-    elif metric == "RBP":
-        w = (1.0 - rbp_p) * rbp_p ** (rf - 1.0)
-    elif metric == "RR@k":
-        w = 1.0 / rf
-    elif metric == "Success@k":
-        w = np.ones(r.shape)
-    else:
-        raise InputError(None, None, f"metric {metric!r}: expected one of {LINEAR_METRICS + MAX_METRICS}")
-    return np.where(inside, w, 0.0)
+    by_rank = np.append(bounded_metric(metric.split("@")[0], k, rbp_p).weights, 0.0)  # index k: outside
+    return by_rank[np.where(inside, r - 1, k)]
 
 
 def system_pairs(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
