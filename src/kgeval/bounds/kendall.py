@@ -27,7 +27,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.stats import kendalltau
 
 from .labels import UNKNOWN
 from .metrics import LINEAR, Metric
@@ -44,12 +43,6 @@ def tau_a(reference: np.ndarray, values: np.ndarray) -> float:
     if len(a) == 0:
         return float("nan")
     return float((np.sign(reference[a] - reference[b]) * np.sign(values[a] - values[b])).sum() / len(a))
-
-
-def tau_b(reference: np.ndarray, values: np.ndarray) -> float:
-    if len(reference) < 2:
-        return float("nan")
-    return float(kendalltau(reference, values).statistic)
 
 
 def reference_signs(reference: np.ndarray, tol: float = TOL) -> np.ndarray:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .kendall import exact_interval, outer_interval, reference_signs, tau_a, tau_b
+from ..metrics.kendall import tau_b
+from .kendall import exact_interval, outer_interval, reference_signs, tau_a
 from .labels import UNKNOWN, Instance
 from .metrics import Metric, system_bounds
 from .pairs import decisions, pair_bounds
