@@ -8,10 +8,11 @@ import pandas as pd
 import pytest
 from conftest import tiny_kg
 
-from kgeval.bounds.decide import candidates, item_features, item_triples, judged_lookup, write_next_judgments
+from kgeval.bounds.decide import candidates, item_features, item_triples, write_next_judgments
 from kgeval.bounds.labels import ABSENT, NONREL, REL, UNKNOWN
 from kgeval.bounds.selection import Candidates, make_engine, plan
 from kgeval.data.questions import Questions
+from kgeval.metrics.trec import pair_lookup
 from kgeval.pools.annotation import EXPORT_HEADER, read_annotations, read_export
 
 U, R, N, A = UNKNOWN, REL, NONREL, ABSENT
@@ -39,12 +40,12 @@ def test_candidates_by_hand():
     assert c.systems == ("A", "B")
 
 
-def test_judged_lookup():
-    out = judged_lookup(np.array([0, 0, 2, 5]), np.array([1, 3, 1, 0]), np.array([2, 0, 0]), np.array([1, 3, 1]),
-                        np.array([7, 4, 9]), 10, -1)
+def test_pair_lookup_of_judged_depths():
+    out = pair_lookup(np.array([0, 0, 2, 5]), np.array([1, 3, 1, 0]), np.array([2, 0, 0]), np.array([1, 3, 1]),
+                      np.array([7, 4, 9]), 10, -1)
     assert out.tolist() == [9, 4, 7, -1]
-    assert judged_lookup(np.array([0]), np.array([0]), np.zeros(0, int), np.zeros(0, int), np.zeros(0, int), 10,
-                         -1).tolist() == [-1]
+    assert pair_lookup(np.array([0]), np.array([0]), np.zeros(0, int), np.zeros(0, int), np.zeros(0, int), 10,
+                       -1).tolist() == [-1]
 
 
 def tiny_questions(kg):

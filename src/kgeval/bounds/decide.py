@@ -58,21 +58,6 @@ def candidates(entity: np.ndarray, code: np.ndarray, qmask: np.ndarray, systems,
     return Items(cand, uq, uniq % width)
 
 
-def judged_lookup(q: np.ndarray, entity: np.ndarray, jq: np.ndarray, jentity: np.ndarray, values: np.ndarray,
-                  num_entities: int, missing: int) -> np.ndarray:
-    """Per (q, entity), the value of the judged row with the same pair (``missing`` where none)."""
-    jk = jq.astype(np.int64) * num_entities + jentity
-    order = np.argsort(jk, kind="stable")
-    jk, vals = jk[order], np.asarray(values, dtype=np.int64)[order]
-    key = q.astype(np.int64) * num_entities + entity
-    out = np.full(key.size, missing, np.int64)
-    if jk.size:
-        pos = np.minimum(np.searchsorted(jk, key), jk.size - 1)
-        found = jk[pos] == key
-        out[found] = vals[pos[found]]
-    return out
-
-
 def item_features(items: Items, kg: KnowledgeGraph, questions) -> Features:
     """The prior's features: ranks over the systems, the question relation's category and side, and the
     relation's number of known triples (its answer count)."""

@@ -23,6 +23,7 @@ from ..data.testsets import TestSet
 from ..errors import InputError
 from ..io import write_csv
 from ..metrics.evaluate import Qrels, qrels_at_depth
+from ..metrics.trec import pair_lookup
 from ..pools.annotation import load_templates
 from ..pools.pooling import Pool, prefilter
 from ..pools.qrels import labels_of, qrels_for_dump, rebuilt_judgments
@@ -32,7 +33,6 @@ from .decide import (
     candidates,
     item_features,
     item_triples,
-    judged_lookup,
     out_of_fold_prior,
     pair_table,
     write_next_judgments,
@@ -121,8 +121,8 @@ def _published_items(dumps: dict[str, str], kg: KnowledgeGraph, k: int, max_dept
     deep = candidates(entity, code_d, qmask, systems, k)
     zero = candidates(entity, code_0, qmask, systems, k)
     j = first.judged
-    depth = judged_lookup(deep.q, deep.entity, j.q, j.entity, np.where(j.depth <= max_depth, j.depth, max_depth + 1),
-                          E, max_depth + 1)
+    depth = pair_lookup(deep.q, deep.entity, j.q, j.entity, np.where(j.depth <= max_depth, j.depth, max_depth + 1),
+                        E, max_depth + 1)
     return systems, first, deep, zero, depth
 
 

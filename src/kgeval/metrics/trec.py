@@ -268,21 +268,31 @@ def evaluate_run(run: RunRelevance, measures: list[str]) -> dict[str, np.ndarray
     return out
 
 
+def pair_lookup(q: np.ndarray, entity: np.ndarray, jq: np.ndarray, jentity: np.ndarray, values: np.ndarray,
+                num_entities: int, missing: int) -> np.ndarray:
+    """Per (q, entity) pair (arrays of one shape), the value of the row of (jq, jentity, values) with the same
+    pair; ``missing`` where there is none. One sort of the rows' keys and a binary search, no loop."""
+    keys = np.asarray(jq, dtype=np.int64) * num_entities + np.asarray(jentity, dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    skeys, svals = keys[order], np.asarray(values)[order]
+    key = np.asarray(q, dtype=np.int64) * num_entities + np.asarray(entity, dtype=np.int64)
+    out = np.full(key.shape, missing, dtype=np.result_type(svals.dtype, np.asarray(missing).dtype))
+    if skeys.size:
+        pos = np.minimum(np.searchsorted(skeys, key), skeys.size - 1)
+        found = skeys[pos] == key
+        out[found] = svals[pos[found]]
+    return out
+
+
 def relevance_codes(run_entity: np.ndarray, q_index: np.ndarray, qrel_q: np.ndarray, qrel_entity: np.ndarray,
                     qrel_rel: np.ndarray, num_entities: int) -> RunRelevance:
     """Build the relevance codes of a run from qrels rows (question, entity, rel ∈ {1, 0, −1}).
 
     ``run_entity`` is (Q', K) with −1 for absent positions, ``q_index`` the question index of each row.
     """
-    keys = qrel_q.astype(np.int64) * num_entities + qrel_entity.astype(np.int64)
-    order = np.argsort(keys)
-    skeys, srel = keys[order], np.asarray(qrel_rel, dtype=np.int8)[order]
     present = run_entity >= 0
-    rk = q_index[:, None].astype(np.int64) * num_entities + np.where(present, run_entity, 0)
-    pos = np.searchsorted(skeys, rk)
-    pos_c = np.minimum(pos, max(len(skeys) - 1, 0))
-    found = (pos < len(skeys)) & (skeys[pos_c] == rk) if len(skeys) else np.zeros(rk.shape, bool)
-    codes = np.where(found, srel[pos_c] if len(skeys) else UNJUDGED, UNJUDGED).astype(np.int8)
+    codes = pair_lookup(np.broadcast_to(q_index[:, None], run_entity.shape), np.where(present, run_entity, 0),
+                        qrel_q, qrel_entity, np.asarray(qrel_rel, dtype=np.int8), num_entities, UNJUDGED)
     codes = np.where(present, codes, ABSENT).astype(np.int8)
     nq = int(max(q_index.max(initial=-1), qrel_q.max(initial=-1))) + 1
     n_rel = np.bincount(qrel_q[qrel_rel >= REL], minlength=nq)[q_index]
