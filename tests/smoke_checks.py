@@ -108,6 +108,13 @@ def main() -> int:
     check(len(summary) >= 9 and bool((summary["judgments_needed"] <= summary["hidden"]).all()),
           f"bounds: {len(summary)} simulated strategies, each within the hidden labels")
     check((b / "next_judgments.tsv").stat().st_size > 0, "bounds: next_judgments.tsv written")
+    f5 = pd.read_csv(root / "results/analysis/figure5.csv")
+    band, prior = f5[f5["Kind"] == "every labelling"], f5[f5["Kind"] == "expected under prior"]
+    check(len(band) > 0 and bool(((band["tau_low"] <= band["tau"] + 1e-12) & (band["tau"] <= band["tau_high"] + 1e-12)).all()),
+          f"figure 5: {len(band)} every-labelling bands, each holding today's τ-a")
+    # (the smoke config's prior covers P@10 alone, which Figure 5 does not draw: its points come with RR or Success)
+    check(bool(((prior["tau_low"] <= prior["tau"] + 1e-12) & (prior["tau"] <= prior["tau_high"] + 1e-12)).all()),
+          f"figure 5: {len(prior)} expected-τ points under the prior, each inside its 95 % interval")
 
     print(f"smoke checks: {len(problems)} failed")
     return 1 if problems else 0

@@ -266,3 +266,38 @@ def test_item_keys_pair_the_answers_and_questions_two_test_sets_share():
     assert len(ma_s.keys["m"]) == 4 and len(ma_c.keys["m"]) == 5
     assert set(ma_s.keys["m"]) < set(ma_c.keys["m"])
     assert len(np.unique(mi_c.keys["m"])) == 6 and len(np.unique(ma_c.keys["m"])) == 5
+
+
+def test_bounds_overlay_takes_figure5_rows_from_the_bounds_tables(tmp_path):
+    """Figure 5's overlay: per flavour and depth the every-labelling τ-a interval of Success@k and RR@k (today's τ-a
+    as its value), and the prior's expected τ at its depth on the published judgments; other bounded metrics and
+    other prior metrics are left out."""
+    import pandas as pd
+
+    from kgeval.analysis import figures, study
+
+    tau = pd.DataFrame({
+        "Flavour": ["published", "published", "rebuilt", "published"],
+        "Depth": [1, 2, 1, 2],
+        "Metric": ["Success@10", "Success@10", "Success@10", "P@10"],
+        "tau_a_today": [0.8, 0.6, 0.7, 0.5],
+        "tau_lo": [-0.2, -0.4, 0.1, -1.0],
+        "tau_hi": [0.9, 0.8, 0.9, 1.0],
+    })
+    prior = pd.DataFrame({"Metric": ["Success", "P"], "Depth": [2, 2], "tau_mean": [0.55, 0.4],
+                          "tau_lo_95": [0.3, 0.1], "tau_hi_95": [0.7, 0.6]})
+    rows = study.bounds_overlay(tau, prior)
+    assert list(rows["Metric"].unique()) == ["macro Success@10"]
+    band = rows[rows["Kind"] == study.EVERY_LABELLING]
+    assert band[["Flavour", "Depth", "tau", "tau_low", "tau_high"]].values.tolist() == [
+        ["published", 1, 0.8, -0.2, 0.9], ["published", 2, 0.6, -0.4, 0.8], ["rebuilt", 1, 0.7, 0.1, 0.9]]
+    assert rows[rows["Kind"] == study.UNDER_PRIOR][["Flavour", "Depth", "tau", "tau_low", "tau_high"]].values.tolist() \
+        == [["published", 2, 0.55, 0.3, 0.7]]
+    assert study.bounds_overlay(tau.iloc[:0], prior).empty  # no bounded metric, no rows (and no prior point)
+
+    measured = pd.DataFrame({"Flavour": ["published"] * 2 + ["rebuilt"] * 2, "Depth": [1, 2, 1, 2],
+                             "Metric": ["macro_hits@10"] * 4, "tau": [0.9, 0.7, 0.8, 0.8],
+                             "tau_low": [np.nan] * 4, "tau_high": [np.nan] * 4, "Kind": study.MEASURED})
+    png, pdf = tmp_path / "f5.png", tmp_path / "f5.pdf"
+    figures.depth_taus(pd.concat([measured, rows], ignore_index=True), ["macro_hits@10"], png, pdf, "t")
+    assert png.stat().st_size > 0 and pdf.stat().st_size > 0

@@ -5,6 +5,7 @@
 rule analysis_rankings:
     input:
         get_analysis_inputs(["original", "sample", "complete"]),
+        unpack(get_bounds_overlay),
     output:
         figure3=report(
             "results/analysis/figure3.png",

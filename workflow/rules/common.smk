@@ -414,6 +414,23 @@ def get_study_evaluations():
     return {n: f"results/metrics/{n}/evaluation.csv" for n in names if n}
 
 
+def get_bounded_study_set():
+    """The study's completed test set when the bounds stage runs on it, else None."""
+    name = STUDY.get("complete")
+    return name if config["bounds"]["enabled"] and name in POOLED_SETS else None
+
+
+def get_bounds_overlay(wildcards):
+    """The bounds stage's τ intervals and the prior's expected τ, which Figure 5 draws (none without bounds)."""
+    bounded = get_bounded_study_set()
+    if not bounded:
+        return {}
+    return {
+        "bounds_tau": f"results/bounds/{bounded}/tau.csv",
+        "bounds_prior": f"results/bounds/{bounded}/tau_prior.csv",
+    }
+
+
 def get_findings_inputs(wildcards):
     """The analysis outputs the findings table reads (KP's only where the study's dataset is in the KP stage)."""
     out = {
@@ -426,11 +443,10 @@ def get_findings_inputs(wildcards):
         "figure7": "results/analysis/figure7_summary.csv",
         "figure8": "results/analysis/figure8_summary.csv",
     }
-    if config["bounds"]["enabled"] and STUDY.get("complete") in POOLED_SETS:
-        out["bounds_tau"] = f"results/bounds/{STUDY['complete']}/tau.csv"
-        out["bounds_counts"] = (
-            f"results/bounds/{STUDY['complete']}/judgments_to_decide.csv"
-        )
+    bounded = get_bounded_study_set()
+    if bounded:
+        out["bounds_tau"] = f"results/bounds/{bounded}/tau.csv"
+        out["bounds_counts"] = f"results/bounds/{bounded}/judgments_to_decide.csv"
     dataset = testset_dataset(STUDY["original"])
     if dataset in KP_DATASETS:
         out["kp_correlations"] = f"results/kp/{dataset}/correlations.csv"

@@ -14,4 +14,6 @@ run_step(
     bootstrap=settings["bootstrap"],
     relation_classes=settings["relation_classes"],
     seed=settings["seed"],
+    bounds_tau=snakemake.input.get("bounds_tau"),
+    bounds_prior=snakemake.input.get("bounds_prior"),
 )

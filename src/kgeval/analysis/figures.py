@@ -72,9 +72,16 @@ def figure3(df: pd.DataFrame, metric: str, test_sets: list[str], png, pdf) -> No
 
 
 def depth_taus(df: pd.DataFrame, metrics: list[str], png, pdf, title: str) -> None:
+    """One panel per flavour of judgments: τ with depth 0 by depth for ``metrics`` (bootstrap error bars). Rows of
+    another ``Kind`` (Figure 5's bounds overlay) add a band for "every labelling" and a point with its 95 %
+    interval for "expected under prior"."""
+    kinds = df["Kind"] if "Kind" in df else pd.Series("measured", index=df.index)
+    extra = df[kinds != "measured"]
+    df = df[kinds == "measured"]
     flavours = list(dict.fromkeys(df["Flavour"]))
     fig, axes = plt.subplots(1, len(flavours), figsize=(3.6 * len(flavours), 2.8), sharey=True, squeeze=False)
     for ax, flavour in zip(axes[0], flavours):
+        _overlay(ax, extra[extra["Flavour"] == flavour], metrics)
         sub = df[df["Flavour"] == flavour]
         for m in metrics:
             s = sub[sub["Metric"] == m].sort_values("Depth")
@@ -89,9 +96,26 @@ def depth_taus(df: pd.DataFrame, metrics: list[str], png, pdf, title: str) -> No
         ax.set_title(f"{flavour} judgments", loc="left")
         ax.set_ylim(-1.05, 1.05)
     axes[0][0].set_ylabel("Kendall's τ with depth 0")
-    axes[0][-1].legend(loc="lower left")
+    axes[0][-1].legend(loc="lower left", fontsize=6 if len(extra) else None)
     fig.suptitle(title, x=0.01, y=1.04, ha="left")
     save(fig, png, pdf)
+
+
+def _overlay(ax, rows: pd.DataFrame, metrics: list[str]) -> None:
+    """Figure 5's bounds rows: the τ interval of every labelling as a band, the prior's expected τ as a point, in
+    the colour of the measured curve they belong beside."""
+    for i, name in enumerate(dict.fromkeys(rows["Metric"])):
+        s = rows[rows["Metric"] == name].sort_values("Depth")
+        band, prior = s[s["Kind"] == "every labelling"], s[s["Kind"] == "expected under prior"]
+        curve = s["Curve"].iloc[0] if "Curve" in s else None
+        c = f"C{metrics.index(curve) if curve in metrics else len(metrics) + i}"
+        if len(band):
+            ax.fill_between(band["Depth"], band["tau_low"], band["tau_high"], color=c, alpha=0.15, lw=0,
+                            label=f"{name}: every labelling")
+        if len(prior):
+            yerr = np.vstack([prior["tau"] - prior["tau_low"], prior["tau_high"] - prior["tau"]]).clip(min=0)
+            ax.errorbar(prior["Depth"], prior["tau"], yerr=yerr, marker="D", ms=4, capsize=3, ls="none", color=c,
+                        label=f"{name}: expected under prior")
 
 
 def figure6(df: pd.DataFrame, metric: str, system: str, png, pdf) -> None:

@@ -78,8 +78,10 @@ def _out(folder: str | Path, name: str) -> dict[str, Path]:
 
 def rankings_step(original: dict, sample: dict, complete: dict, out_dir: str, tables_dir: str,
                   per_relation_system: str, bootstrap: int = 1000, relation_classes: int = 50,
-                  seed: int = 0) -> None:
-    """Figures 2–6 and Tables 2–4 (τ analyses of the label-sparsity study), with bootstrap intervals."""
+                  seed: int = 0, bounds_tau: str | None = None, bounds_prior: str | None = None) -> None:
+    """Figures 2–6 and Tables 2–4 (τ analyses of the label-sparsity study), with bootstrap intervals. With the
+    bounds stage's ``tau.csv`` (and ``tau_prior.csv``) of the completed test set, Figure 5 also draws the τ
+    interval every labelling of the unjudged triples allows and the expected τ under the relevance prior."""
     orig, samp, comp = (TestSetFiles(d["name"], d) for d in (original, sample, complete))
     ev_o, ev_s, ev_sc = orig.evaluation(), samp.evaluation(), comp.evaluation()
     systems = list(ev_o["System"])
@@ -103,7 +105,10 @@ def rankings_step(original: dict, sample: dict, complete: dict, out_dir: str, ta
     figures.depth_taus(f4, FIG4, out / "figure4.png", out / "figure4.pdf",
                        f"τ between {samp.name} (depth 0) and {comp.name}(d): micro metrics")
     f5 = pd.concat([study.depth_taus(depth_pub, FIG5, "published", both, repeats=bootstrap, seed=seed),
-                    study.depth_taus(depth_reb, FIG5, "rebuilt")], ignore_index=True)
+                    study.depth_taus(depth_reb, FIG5, "rebuilt")], ignore_index=True).assign(Kind=study.MEASURED)
+    if bounds_tau:
+        prior = pd.read_csv(bounds_prior) if bounds_prior else None
+        f5 = pd.concat([f5, study.bounds_overlay(pd.read_csv(bounds_tau), prior)], ignore_index=True)
     write_csv(f5, out / "figure5.csv")
     figures.depth_taus(f5, FIG5, out / "figure5.png", out / "figure5.pdf",
                        f"τ between {samp.name} (depth 0) and {comp.name}(d): micro vs macro")

@@ -75,6 +75,34 @@ def depth_taus(depth_table: pd.DataFrame, metrics: list[str], flavour: str,
     return pd.DataFrame(rows)
 
 
+# The bounds stage's per-question metrics that Figure 5's macro curves are (Hits@10 is Success@10; MRR cut at k
+# is RR@k): its τ intervals and the prior's expected τ are drawn beside them. Kinds of Figure 5's rows:
+MEASURED, EVERY_LABELLING, UNDER_PRIOR = "measured", "every labelling", "expected under prior"
+BOUNDS_OVERLAY = {"Success": "macro_hits@10", "RR": "macro_mrr"}  # bounded metric -> the curve it is drawn with
+
+
+def bounds_overlay(tau: pd.DataFrame, prior: pd.DataFrame | None = None,
+                   bases: dict[str, str] = BOUNDS_OVERLAY) -> pd.DataFrame:
+    """Figure 5's rows from the bounds stage (``results/bounds/<test set>/tau.csv`` and ``tau_prior.csv``): per
+    flavour and depth the τ-a interval that every labelling of the unjudged triples allows (``tau`` is today's
+    τ-a, unjudged = not relevant), and at the prior's depth the mean τ-b under the calibrated relevance prior with
+    its 95 % interval (the prior is fitted on the published judgments only). ``Curve`` names the measured
+    curve each row belongs beside."""
+    cols = ["Flavour", "Depth", "Metric", "tau", "tau_low", "tau_high", "Kind", "Curve"]
+    rows = []
+    for base, curve in bases.items():
+        sub = tau[tau["Metric"].str.startswith(f"{base}@")]
+        if sub.empty:
+            continue
+        name = f"macro {sub['Metric'].iloc[0]}"
+        rows += [(r.Flavour, int(r.Depth), name, r.tau_a_today, r.tau_lo, r.tau_hi, EVERY_LABELLING, curve)
+                 for r in sub.itertuples(index=False)]
+        if prior is not None:
+            rows += [("published", int(r.Depth), name, r.tau_mean, r.tau_lo_95, r.tau_hi_95, UNDER_PRIOR, curve)
+                     for r in prior[prior["Metric"] == base].itertuples(index=False)]
+    return pd.DataFrame(rows, columns=cols)
+
+
 # ---- Table 3 ------------------------------------------------------------------------------------------------
 def category_taus(per_type_a: pd.DataFrame, per_type_b: pd.DataFrame, metrics: list[str],
                   items_a: ItemTable | None = None, items_b: ItemTable | None = None, repeats: int = 1000,
