@@ -238,3 +238,24 @@ def test_outer_tau_interval_counts_and_pairwise_tightening():
     assert (iv.concordant, iv.discordant, iv.undecided) == (1, 0, 2)
     assert (iv.outer_lo, iv.outer_hi) == pytest.approx((-1 / 3, 1.0))
     assert (iv.lo, iv.hi) == pytest.approx((0.0, 1.0))
+
+
+def test_milp_limits_give_a_valid_bound_the_same_on_every_run():
+    """A node-limited 0-1 program proves an upper bound on the best concordance (never below the optimum) and the
+    same one on every run; a solve stopped by the time limit falls back to the trivial bound (all pairs), so the
+    τ interval keeps its outer ends instead of a bound that depends on the machine's speed."""
+    from scipy import sparse
+
+    from kgeval.bounds.kendall import _max_concordance
+
+    rng = np.random.default_rng(3)
+    m, n = 30, 40
+    C = sparse.random(m, n, density=0.15, random_state=3, data_rvs=lambda k: rng.choice([-1.0, 1.0], k)).tocsr()
+    base, s = rng.normal(0, 1.0, m), rng.choice([-1.0, 1.0], m)
+    t_min = s * base - np.abs(C).sum(1).A1
+    best, status = _max_concordance(C, base, s, t_min, 1e-6, 60.0)
+    assert status == "optimal"
+    limited = [_max_concordance(C, base, s, t_min, 1e-6, 60.0, node_limit=1) for _ in range(3)]
+    assert limited[0] == limited[1] == limited[2]
+    assert limited[0][1] in {"node limit", "optimal"} and limited[0][0] >= best - 1e-9
+    assert _max_concordance(C, base, s, t_min, 1e-6, 1e-9) == (float(m), "time limit")

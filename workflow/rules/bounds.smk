@@ -49,6 +49,7 @@ rule bounds:
         metrics=config["bounds"]["metrics"],
         milp_metrics=config["bounds"]["milp_metrics"],
         milp_time_limit=config["bounds"]["milp_time_limit"],
+        milp_node_limit=config["bounds"]["milp_node_limit"],
         max_depth=config["pooling"]["depth"],
         prefilter=config["pooling"]["prefilter"],
     script:

@@ -19,6 +19,7 @@ run_step(
     metrics=snakemake.params.metrics,
     milp_metrics=snakemake.params.milp_metrics,
     milp_time_limit=snakemake.params.milp_time_limit,
+    milp_node_limit=snakemake.params.milp_node_limit,
     max_depth=snakemake.params.max_depth,
     use_prefilter=snakemake.params.prefilter,
     testset=snakemake.wildcards.testset,

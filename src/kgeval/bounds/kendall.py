@@ -9,7 +9,7 @@ The reference (here FB-Test-S, the seed set, evaluated as the paper does) gives 
   may not be attained. Pair by pair it tightens at no cost: an undecided pair that can tie but never be
   discordant (Δ ∈ [0, x] against a reference A > B) counts 0 at the lower end, not −1.
 * **Exact** min and max over labellings for linear metrics (P@k, DCG@k, RBP@k): a 0–1 integer program, solved
-  with scipy's ``milp`` (HiGHS) under a time limit. Variables: x_e ∈ {0, 1} for every unknown (question,
+  with scipy's ``milp`` (HiGHS) under a node limit (and a time limit). Variables: x_e ∈ {0, 1} for every unknown (question,
   entity) that some undecided pair depends on, and per undecided pair (a, b) with s_ab ≠ 0 two indicators
   y⁺ (strictly concordant) and y⁻ (strictly discordant). With t = s_ab · Q · Δ_ab(x) (linear in x) and
   M = −min t (from the pair's Δ bounds): t ≥ ε − (M + ε)(1 − y⁺) and t ≥ −M · y⁻; maximise Σ (y⁺ − y⁻).
@@ -114,8 +114,13 @@ def pair_rows(code: np.ndarray, pos: np.ndarray, m: Metric, ids: np.ndarray, n_u
 
 
 def _max_concordance(C: sparse.csr_matrix, base: np.ndarray, s: np.ndarray, t_min: np.ndarray, eps: float,
-                     time_limit: float) -> tuple[float, str]:
-    """max Σ_r sign(s_r (base_r + C_r x)) · s_r over binary x; returns (proven upper bound, status)."""
+                     time_limit: float, node_limit: int | None = None) -> tuple[float, str]:
+    """max Σ_r sign(s_r (base_r + C_r x)) · s_r over binary x; returns (proven upper bound, status).
+
+    The node limit makes the answer reproducible: HiGHS's branch and bound is deterministic, so the bound proven
+    after a fixed number of nodes is the same on every run, whereas the bound at a time limit depends on the
+    machine's speed. A solve stopped by the time limit therefore reports only the trivial bound (all pairs
+    concordant), which leaves the outer interval in place, with status "time limit"."""
     m, n = C.shape
     used = np.unique(C.indices)
     C = C[:, used].tocsr() if len(used) < n else C
@@ -128,19 +133,27 @@ def _max_concordance(C: sparse.csr_matrix, base: np.ndarray, s: np.ndarray, t_mi
     sb = s * base
     lb = np.concatenate([eps - (M + eps) - sb, -sb])
     cost = np.concatenate([np.zeros(n), -np.ones(m), np.ones(m)])
+    options = {"time_limit": max(float(time_limit), 0.01), "disp": False}
+    if node_limit is not None:
+        options["node_limit"] = int(node_limit)
     res = milp(cost, constraints=LinearConstraint(A, lb, np.full(2 * m, np.inf)),
-               integrality=np.ones(n + 2 * m), bounds=Bounds(0, 1),
-               options={"time_limit": max(float(time_limit), 0.01), "disp": False})
+               integrality=np.ones(n + 2 * m), bounds=Bounds(0, 1), options=options)
     if res.status == 0:
         return float(-res.fun), OPTIMAL
+    # scipy reports HiGHS's node limit as an unrecognised status (HiGHS's "solution limit"): tell it by the count
+    nodes = getattr(res, "mip_node_count", None)
     dual = getattr(res, "mip_dual_bound", None)
-    bound = float(-dual) if dual is not None and np.isfinite(dual) else float(m)
-    return bound, "time limit" if res.status == 1 else f"solver status {res.status}: {res.message.strip()}"
+    if node_limit is not None and nodes is not None and nodes >= node_limit and dual is not None \
+            and np.isfinite(dual):
+        return float(-dual), "node limit"
+    if res.status == 1:
+        return float(m), "time limit"
+    return float(m), f"solver status {res.status}: {res.message.strip()}"
 
 
 def exact_interval(outer: TauInterval, s_ref: np.ndarray, decided: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                    today: np.ndarray, code: np.ndarray, pos: np.ndarray, ids: np.ndarray, n_unknown: int,
-                   m: Metric, time_limit: float) -> TauInterval:
+                   m: Metric, time_limit: float, node_limit: int | None = None) -> TauInterval:
     """The outer interval tightened by the 0–1 program (linear metrics), with the solver's status per end.
     ``lo``/``hi``: Δ bounds (S, S); ``today``: Δ at the all-zero labelling (S, S); ``ids``/``n_unknown``:
     :meth:`kgeval.bounds.labels.Instance.unknown_ids`."""
@@ -163,7 +176,7 @@ def exact_interval(outer: TauInterval, s_ref: np.ndarray, decided: np.ndarray, l
         # half the limit for the maximum, the rest for the minimum
         share = 0.5 * time_limit if end == "hi" else time_limit - (time.perf_counter() - start)
         remaining = max(share, 0.01)
-        best, status = _max_concordance(C, base, ss, t_min, eps, remaining)
+        best, status = _max_concordance(C, base, ss, t_min, eps, remaining, node_limit)
         out[end] = (sgn * (fixed * sgn + best) / outer.pairs, status)
     tau_hi = min(out["hi"][0], outer.hi)
     tau_lo = max(out["lo"][0], outer.lo)

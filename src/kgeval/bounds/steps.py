@@ -82,7 +82,8 @@ def bounds_step(dumps: dict[str, str], kg_path: str, seed_testset: str, pool: st
                 annotations: str, out_systems: str, out_pairs: str, out_tau: str, out_figure: str,
                 out_figure_pdf: str, k: int = 10, rbp_p: float = 0.8,
                 metrics: tuple[str, ...] = ("P", "Success", "RR", "DCG", "RBP"),
-                milp_metrics: tuple[str, ...] = ("P",), milp_time_limit: float = 10.0, max_depth: int = 10,
+                milp_metrics: tuple[str, ...] = ("P",), milp_time_limit: float = 10.0,
+                milp_node_limit: int | None = 1000, max_depth: int = 10,
                 use_prefilter: bool = False, testset: str = "") -> None:
     kg = KnowledgeGraph.load(kg_path)
     systems, first, entity = load_runs(dumps, k)
@@ -99,7 +100,8 @@ def bounds_step(dumps: dict[str, str], kg_path: str, seed_testset: str, pool: st
             yield ("rebuilt", d, *state(entity, qrels_for_dump(first, reb, d), E))
 
     ms = [metric(b, k, rbp_p) for b in metrics]
-    sys_t, pair_t, tau_t = states_tables(systems, entity, states(), ms, set(milp_metrics), milp_time_limit)
+    sys_t, pair_t, tau_t = states_tables(systems, entity, states(), ms, set(milp_metrics), milp_time_limit,
+                                           milp_node_limit)
     write_csv(sys_t, out_systems)
     write_csv(pair_t, out_pairs)
     write_csv(tau_t, out_tau)

@@ -7,6 +7,8 @@ questions.
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pandas as pd
 
@@ -16,9 +18,12 @@ from .labels import UNKNOWN, Instance
 from .metrics import Metric, system_bounds
 from .pairs import decisions, pair_bounds
 
+log = logging.getLogger(__name__)
+
 
 def state_tables(inst: Instance, pos: np.ndarray, metrics: list[Metric], reference: dict[str, np.ndarray] | None,
-                 milp_metrics: set[str], time_limit: float) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
+                 milp_metrics: set[str], time_limit: float,
+                 node_limit: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
     """(systems, pairs, τ rows) of one state; ``reference``: metric name → the reference systems' scores (no τ
     when None); ``pos``: match positions restricted to the instance's questions."""
     S = len(inst.systems)
@@ -50,18 +55,21 @@ def state_tables(inst: Instance, pos: np.ndarray, metrics: list[Metric], referen
         if m.base in milp_metrics:
             if ids is None:
                 ids = inst.unknown_ids()
-            iv = exact_interval(iv, s_ref, decided, plo, phi, today, inst.code, pos, ids[0], ids[1], m, time_limit)
+            iv = exact_interval(iv, s_ref, decided, plo, phi, today, inst.code, pos, ids[0], ids[1], m, time_limit,
+                                node_limit)
+            log.info("%s: τ interval's 0-1 programs took %.1f s (%s / %s)", m.name, iv.seconds, iv.status_lo,
+                     iv.status_hi)
         tau_rows.append({"Metric": m.name, "pairs": iv.pairs, "concordant": iv.concordant,
                          "discordant": iv.discordant, "undecided": iv.undecided,
                          "tau_b_today": tau_b(ref, lo), "tau_a_today": tau_a(ref, lo),
                          "tau_outer_lo": iv.outer_lo, "tau_outer_hi": iv.outer_hi, "tau_lo": iv.lo, "tau_hi": iv.hi,
                          "milp_status_lo": iv.status_lo, "milp_status_hi": iv.status_hi,
-                         "milp_seconds": iv.seconds, "unknown_pairs": n_unknown})
+                         "unknown_pairs": n_unknown})
     return pd.concat(sys_frames, ignore_index=True), pd.concat(pair_frames, ignore_index=True), tau_rows
 
 
 def states_tables(systems: list[str], entity: np.ndarray, states, metrics: list[Metric], milp_metrics: set[str],
-                  time_limit: float) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+                  time_limit: float, node_limit: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """All states of one test set. ``entity``: (S, Q, k) top-k lists over every question; ``states``: iterable of
     (flavour, depth, code (S, Q, k), question mask (Q,)). The depth-0 state of each flavour is the reference of
     that flavour's τ (FB-Test-S as the paper evaluates it: unjudged = not relevant)."""
@@ -73,7 +81,7 @@ def states_tables(systems: list[str], entity: np.ndarray, states, metrics: list[
     for flavour, depth, code, qmask in states:
         inst = Instance(systems, entity[:, qmask], code[:, qmask])
         ref = refs.get(flavour)
-        st, pr, tr = state_tables(inst, pos_all[:, :, qmask], metrics, ref, milp_metrics, time_limit)
+        st, pr, tr = state_tables(inst, pos_all[:, :, qmask], metrics, ref, milp_metrics, time_limit, node_limit)
         if ref is None:
             refs[flavour] = {name: g["lower"].to_numpy() for name, g in st.groupby("Metric", sort=False)}
         head = {"Flavour": flavour, "Depth": depth, "questions": int(qmask.sum())}
