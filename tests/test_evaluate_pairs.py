@@ -128,6 +128,9 @@ def test_evaluate_marks_pairs_decided(workdir, synth_kg, study_with_dumps, tmp_p
     summary = (out / "summary.md").read_text()
     assert f"Pair decisions on {POOLED}" in summary
     assert "Mine: " + ", ".join(f"{n} decides {d} of 2" for n, d in n_decided.items()) in summary
+    tex = (out / "summary.tex").read_text()  # the LaTeX table's notes carry the same paragraph
+    assert f"Pair decisions on {POOLED}" in tex
+    assert "Mine: " + ", ".join(f"{n} decides {d} of 2" for n, d in n_decided.items()) in tex
 
 
 def test_evaluate_without_study_dumps_says_so(workdir, synth_kg, study_with_dumps, tmp_path):

@@ -87,10 +87,11 @@ def write_outputs(out: str | Path, kg: KnowledgeGraph, table: pd.DataFrame, meta
     elif ref is not None:
         placed = placement.placement_table(evals, ref.files, trials=options.trials, seed=options.seed)
         study = {t: placement.study_systems(f) for t, f in ref.files.items()}
-    extra = [note]
+    extra, tex_notes = [note], []
     if len(placed) and options.pooled is not None and ref is not None and ref.kind != "authors":
         placed, text = _pair_decisions(placed, evaluations, ref, options)
         extra.append(text)
+        tex_notes.append(text)
     if len(placed):
         write_csv(placed, out / "placement.csv")
         placement.placement_figure(placed, out / "placement.png")
@@ -105,7 +106,7 @@ def write_outputs(out: str | Path, kg: KnowledgeGraph, table: pd.DataFrame, meta
     if options.pooled is not None:
         extra.append(_pool_coverage(out, kg, evaluations, options, written))
     write_summaries(out, table, metas, study, placed, extra, options.repeats, options.trials,
-                    significance=ref is None or ref.kind != "authors")
+                    significance=ref is None or ref.kind != "authors", tex_notes=[t for t in tex_notes if t])
     written.update(summary=out / "summary.md", summary_tex=out / "summary.tex")
     return written
 

@@ -149,9 +149,10 @@ def significance_note(placed: bool, trials: int) -> str:
 
 def write_summaries(out: Path, table: pd.DataFrame, metas: list[dict], study: dict[str, pd.DataFrame],
                     placement: pd.DataFrame, extra_md: list[str], repeats: int, trials: int,
-                    significance: bool = True) -> None:
+                    significance: bool = True, tex_notes: list[str] = ()) -> None:
     """``summary.md`` (the evaluation table of ``kgeval.external.evaluate``, the systems beside the study's,
-    ``extra_md`` paragraphs) and ``summary.tex``; ``significance`` false: a rank-only placement (no tests)."""
+    ``extra_md`` paragraphs) and ``summary.tex`` (its notes end with ``tex_notes``, e.g. the pair decisions);
+    ``significance`` false: a rank-only placement (no tests)."""
     evaluated = list(dict.fromkeys(table["System"]))
     tables = beside(table, metas, study, placement)
     depth_note = (f"{DEPTH_NOTE} Checkpoints, PyKEEN models and the study's models rank every candidate (their "
@@ -163,6 +164,6 @@ def write_summaries(out: Path, table: pd.DataFrame, metas: list[dict], study: di
     md += "\n" + "\n\n".join(p for p in [sig, *extra_md] if p) + "\n"
     with atomic_open(out / "summary.md") as fh:
         fh.write(md)
-    notes = [f"Ties: {TIE_POLICY}", f"Filters: {FILTERS}", f"Run depth: {depth_note}", sig]
+    notes = [f"Ties: {TIE_POLICY}", f"Filters: {FILTERS}", f"Run depth: {depth_note}", sig, *tex_notes]
     with atomic_open(out / "summary.tex") as fh:
         fh.write(beside_latex(tables, evaluated, [n for n in notes if n]))
