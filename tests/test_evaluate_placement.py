@@ -153,7 +153,7 @@ def test_evaluate_places_breaks_down_and_summarises(workdir, study_results, tmp_
     rc, out = _evaluate(workdir, tmp_path, study_results)
     assert rc == 0
     printed = capsys.readouterr().out
-    assert f"Placed among the study's systems of {study_results}/metrics/" in printed
+    assert printed.count(f"Placed among the study's systems of {study_results}/metrics/") == 1  # said once
     pl = pd.read_csv(out / "placement.csv")
     assert set(pl["TestSet"]) == set(TESTSETS) and set(pl["Opponent"]) == set(STUDY)
     assert set(pl["Metric"]) == {"micro_mrr", "micro_hits@10", "macro_mrr", "macro_hits@10", "map_cut_20",

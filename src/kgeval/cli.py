@@ -538,8 +538,7 @@ def _evaluate(p: argparse.ArgumentParser):
                                             repeats=a.bootstrap, evaluations=evaluations)
             written = write_outputs(stage.root, kg, table, metas, evaluations, ref, note, options)
             summary = (stage.root / "summary.md").read_text(encoding="utf-8")
-        print(note)
-        print(summary, end="")
+        print(summary, end="")  # its paragraphs begin with the note saying where the systems were placed
         print(f"{Path(a.out, 'evaluation.csv')}\t{len(table)} rows")
         for path in written.values():
             print(stage.final(path))
