@@ -83,7 +83,7 @@ def bounds_step(dumps: dict[str, str], kg_path: str, seed_testset: str, pool: st
                 out_figure_pdf: str, k: int = 10, rbp_p: float = 0.8,
                 metrics: tuple[str, ...] = ("P", "Success", "RR", "DCG", "RBP"),
                 milp_metrics: tuple[str, ...] = ("P",), milp_time_limit: float = 10.0,
-                milp_node_limit: int | None = 1000, max_depth: int = 10,
+                milp_node_limit: int | None = 100, max_depth: int = 10,
                 use_prefilter: bool = False, testset: str = "") -> None:
     kg = KnowledgeGraph.load(kg_path)
     systems, first, entity = load_runs(dumps, k)
