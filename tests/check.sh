@@ -88,6 +88,24 @@ part "tiny report"
 snakemake "${TINY[@]}" --report report-tiny.zip --quiet rules
 test -s report-tiny.zip
 cat results/tables/table3.md results/tables/table4.md results/tables/model_quality.md results/tables/findings.md
+part "tiny reference pack (placement tables and the pooled test set's top-k lists)"
+rm -rf reference/tiny
+snakemake --cores 2 "${TINY[@]}" reference/tiny --quiet rules
+python - <<'PY'
+import json
+from pathlib import Path
+
+import pandas as pd
+
+prov = json.loads(Path("reference/tiny/provenance.json").read_text())
+runs = prov["runs"]["Synth-Test-S-C"]
+systems = len(pd.read_csv("reference/tiny/metrics/Synth-Test-S-C/evaluation.csv"))
+top = pd.read_parquet("reference/tiny/runs/Synth-Test-S-C/top10.parquet")
+questions = top["qid"].nunique()
+assert runs["k"] == 10 and runs["systems"] >= systems and runs["rows"] == len(top) == runs["systems"] * questions * 10
+print(f"reference/tiny: {prov['bytes']:,} bytes; top-10 lists of {runs['systems']} systems on {questions} questions")
+PY
+rm -rf reference/tiny
 
 # Three checks share the rest of the time, two at a time: the fault test (one core: its interrupted run uses
 # --cores 1) beside the SLURM run and then the real-data smoke run. The fault test and the SLURM run compare with

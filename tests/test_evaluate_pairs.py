@@ -142,3 +142,41 @@ def test_evaluate_without_study_dumps_says_so(workdir, synth_kg, study_with_dump
     summary = (out / "summary.md").read_text()
     assert f"Pair decisions on {POOLED} need the study systems' score dumps: not available in {results}/scores/" \
            f"{POOLED} (Alpha, Beta missing)." in summary
+
+
+def test_pair_decisions_from_a_reference_pack_equal_those_from_the_dumps(workdir, synth_kg, study_with_dumps,
+                                                                         tmp_path):
+    """A pack keeps every study system's top k on the pooled test set (runs/<test set>/top<k>.parquet, int32
+    entities), so a new user without a results folder gets the same pair decisions as from the score dumps."""
+    import datetime as dt
+
+    import pyarrow.parquet as pq
+
+    from kgeval.external import placement
+    from kgeval.tables.reference import pack, provenance_record, read_top_k
+
+    files = placement.study_files(study_with_dumps, [POOLED])[POOLED]
+    runs = {POOLED: {s: study_with_dumps / "scores" / POOLED / s for s in STUDY}}
+    prov = provenance_record({"a": 1}, "default", cores=2, jobs=3, now=dt.datetime(2026, 1, 2))
+    record = pack({POOLED: files["evaluation"]}, {POOLED: files["micro"]}, {POOLED: files["macro"]},
+                  tmp_path / "pack", prov, runs=runs, k=10)
+    top = tmp_path / "pack" / "runs" / POOLED / "top10.parquet"
+    assert record["runs"][POOLED] == {"k": 10, "systems": 2, "rows": len(pq.read_table(top)),
+                                      "bytes": top.stat().st_size}
+    assert str(pq.read_schema(top).field("entity").type) == "int32"
+    k, lists = read_top_k(tmp_path / "pack", POOLED, STUDY)
+    for s in STUDY:  # the packed lists are the dumps' runs, question by question
+        d = load_dump(study_with_dumps / "scores" / POOLED / s)
+        np.testing.assert_array_equal(lists[s].loc[np.asarray(d.questions.qid).astype(str)].to_numpy(),
+                                      d.run_entity[:, :10])
+    assert read_top_k(tmp_path / "pack", POOLED, [*STUDY, "Gamma"]) is None  # a system the pack lacks
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    from_dumps = pd.read_csv(_evaluate_mine(workdir, synth_kg, tmp_path / "a", study_with_dumps) / "placement.csv")
+    out = _evaluate_mine(workdir, synth_kg, tmp_path / "b", tmp_path / "pack")
+    from_pack = pd.read_csv(out / "placement.csv")
+    cols = [c for c in from_dumps.columns if c.endswith(("_delta_lo", "_delta_hi", "_decided"))]
+    assert len(cols) == 15
+    pd.testing.assert_frame_equal(from_pack[["Opponent", "Metric", *cols]], from_dumps[["Opponent", "Metric", *cols]])
+    assert f"Pair decisions on {POOLED} (published judgments, top 10" in (out / "summary.md").read_text()

@@ -132,9 +132,9 @@ def test_fallback_local_results_then_shipped_pack(workdir, study_results, tmp_pa
     assert "Placed among the study's systems of the shipped reference reference/smoke/metrics/" in printed
     md = (out / "summary.md").read_text()
     assert "shipped reference reference/smoke/metrics/, packed from the 'smoke' configuration's run" in md
-    # a pack holds no top-k lists: the pooled test set's pair decisions are named as missing, not computed
-    assert "Pair decisions on Synth-Test-S-C: pair decisions need the study systems' score dumps: not available " \
-           "for the shipped reference" in md
+    # a pack packed without top-k lists: the pooled test set's pair decisions are named as missing, not computed
+    assert "Pair decisions on Synth-Test-S-C: pair decisions need the study systems' top-k lists: this reference " \
+           "pack has none" in md
     from_pack = pd.read_csv(out / "placement.csv")
     (tmp_path / "again").mkdir()
     rc, out2 = _evaluate(workdir, tmp_path / "again", study_results)

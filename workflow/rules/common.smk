@@ -471,6 +471,16 @@ def get_cores(wildcards):
     return workflow.cores
 
 
+def get_reference_runs(wildcards=None):
+    """Every system's score dump on each pooled test set (pooled test set -> system -> folder): the reference
+    pack keeps their top-k lists, from which kgeval evaluate says which comparisons the judgments decide.
+    """
+    return {
+        t: {s: f"results/scores/{t}/{s}" for s in testset_systems(t)}
+        for t in POOLED_SETS
+    }
+
+
 def get_reference_tables(wildcards):
     """The metric stage's tables of every test set, by kind and test set (the reference pack's inputs)."""
     return {

@@ -95,6 +95,9 @@ rule run_times:
 rule pack_reference:
     input:
         unpack(get_reference_tables),
+        runs=lambda wildcards: [
+            f for dumps in get_reference_runs().values() for f in dumps.values()
+        ],
     output:
         pack=directory("reference/{name}"),
     log:
@@ -109,5 +112,7 @@ rule pack_reference:
         config=config,
         cores=get_cores,
         benchmarks="logs/benchmarks",
+        runs=get_reference_runs(),
+        k=config["bounds"]["k"],
     script:
         "../scripts/pack_reference.py"

@@ -14,4 +14,6 @@ run_step(
     name=snakemake.wildcards.name,
     cores=snakemake.params.cores,
     benchmark_dir=snakemake.params.benchmarks,
+    runs=snakemake.params.runs,
+    k=snakemake.params.k,
 )

@@ -28,6 +28,7 @@ from ..io import write_csv
 from ..metrics.evaluate import qrels_at_depth
 from ..pools.annotation import export_batch, load_templates
 from ..scores.dumps import load_dump
+from ..tables.reference import read_top_k
 from . import breakdown, placement, reference, unjudged
 from .report import write_summaries
 
@@ -111,8 +112,28 @@ def write_outputs(out: str | Path, kg: KnowledgeGraph, table: pd.DataFrame, meta
     return written
 
 
-NO_DUMPS = ("pair decisions need the study systems' score dumps: not available for the shipped reference (a "
-            "reference pack holds per-item values, not top-k lists)")
+NO_DUMPS = ("pair decisions need the study systems' top-k lists: this reference pack has none (packs made before "
+            "they were packed hold per-item values only)")
+
+
+def _study_lists(ref: reference.Reference, t: str, opponents: list[str]) -> tuple[int, dict] | str:
+    """The study systems' top-k lists on ``t`` as (k, system → (questions × k) frame of entities by qid), from
+    the results folder's score dumps or the pack's ``runs/``; or the sentence saying why there are none."""
+    if ref.kind == "pack":
+        found = read_top_k(ref.folder, t, opponents)
+        return found if found is not None else f"Pair decisions on {t}: {NO_DUMPS}."
+    folders = {s: Path(ref.folder) / "scores" / t / s for s in opponents}
+    lacking = [s for s, f in folders.items() if not (f / "meta.json").is_file()]
+    if lacking:
+        log.info("pair decisions on %s skipped: no dump of %s under %s", t, ", ".join(lacking), ref.folder)
+        return (f"Pair decisions on {t} need the study systems' score dumps: not available in {ref.folder}/scores/{t} "
+                f"({', '.join(lacking)} missing).")
+    lists, k = {}, None
+    for s, f in folders.items():
+        d = load_dump(f)
+        k = d.k if k is None else min(k, d.k)
+        lists[s] = pd.DataFrame(d.run_entity.astype(np.int64), index=np.asarray(d.questions.qid).astype(str))
+    return k, lists
 
 
 def _pair_decisions(placed: pd.DataFrame, evaluations: dict, ref: reference.Reference,
@@ -124,26 +145,22 @@ def _pair_decisions(placed: pd.DataFrame, evaluations: dict, ref: reference.Refe
     opponents = list(dict.fromkeys(placed.loc[placed["TestSet"] == t, "Opponent"].astype(str)))
     if not mine or not opponents:
         return placed, ""
-    folders = {s: Path(ref.folder) / "scores" / t / s for s in opponents}
-    lacking = [s for s, f in folders.items() if not (f / "meta.json").is_file()]
-    if lacking:
-        where = "the shipped reference" if ref.kind == "pack" else f"{ref.folder}/scores/{t}"
-        log.info("pair decisions on %s skipped: no dump of %s under %s", t, ", ".join(lacking), ref.folder)
-        return placed, (f"Pair decisions on {t}: {NO_DUMPS}." if ref.kind == "pack" else
-                        f"Pair decisions on {t} need the study systems' score dumps: not available in {where} "
-                        f"({', '.join(lacking)} missing).")
+    found = _study_lists(ref, t, opponents)
+    if isinstance(found, str):
+        return placed, found
+    study_k, lists = found
     k = options.bounds_k
-    study = {s: load_dump(f) for s, f in folders.items()}
     frames, parts = [], []
     for name, dump in mine.items():
-        qids = list(dump.questions.qid)
-        short = [s for s, d in study.items() if d.k < k] + ([name] if dump.k < k else [])
-        if short or any(list(d.questions.qid) != qids for d in study.values()):
+        qids = np.asarray(dump.questions.qid).astype(str)
+        short = ([f"the study systems' ({study_k})"] if study_k < k else []) + ([name] if dump.k < k else [])
+        if short or any(not np.isin(qids, f.index).all() for f in lists.values()):
             why = (f"the runs of {', '.join(short)} are shorter than bounds.k = {k}" if short
-                   else "the study systems' dumps rank other questions")
+                   else "the study systems' lists rank other questions")
             parts.append(f"{name}: not computed ({why})")
             continue
-        entity = np.stack([d.run_entity[:, :k].astype(np.int64) for d in study.values()])
+        # the study's lists in the evaluated system's question order
+        entity = np.stack([f.loc[qids].to_numpy(np.int64)[:, :k] for f in lists.values()])
         bounds = one_against_many(dump.run_entity[:, :k].astype(np.int64), entity, qrels_at_depth(dump),
                                   dump.questions.num_entities, tuple(options.bounds_metrics), options.rbp_p)
         frames.append(pair_columns(name, t, opponents, bounds))

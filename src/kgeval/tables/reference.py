@@ -6,6 +6,9 @@ Layout of a pack (that of a results folder, so that placement reads either)::
     metrics/<test set>/evaluation.csv       the run's table, byte for byte (one row per system)
     metrics/<test set>/per_answer.parquet   qid, entity, System, the headline micro metrics
     metrics/<test set>/per_question.parquet qid, System, the headline macro and trec metrics
+    runs/<pooled test set>/top<k>.parquet   System, qid, rank, entity: every study system's top k on a pooled
+                                            test set, so that ``kgeval evaluate`` can say which comparisons
+                                            with the study systems the judgments decide (kgeval.bounds)
     provenance.json                         kgeval version and commit, date, machine and CPU, config hash, cores,
                                             jobs, and per test set its systems, rows and bytes
 
@@ -35,13 +38,14 @@ from ..errors import InputError
 from ..metrics.registry import metric
 
 PROVENANCE = "provenance.json"
+RUNS = "runs"
 PACKED = MICRO_STUDY + MACRO_STUDY  # the metrics placement ranks and tests on (kgeval.external.placement.HEADLINE)
 KEYS = {"per_answer": ["qid", "entity"], "per_question": ["qid"]}
 
 
 # ---- packing ---------------------------------------------------------------------------------------------------
 def _compact(df: pd.DataFrame) -> pa.Table:
-    """Minimal exact dtypes: dictionary strings, int32 entities, float32 where every value survives."""
+    """Minimal exact dtypes: dictionary strings, int32 entities, int16 ranks, float32 where every value survives."""
     cols = {}
     for c in df.columns:
         s = df[c]
@@ -49,6 +53,8 @@ def _compact(df: pd.DataFrame) -> pa.Table:
             cols[c] = pa.array(s.astype(str)).dictionary_encode()
         elif c == "entity":
             cols[c] = pa.array(s.to_numpy(np.int32))
+        elif c == "rank":
+            cols[c] = pa.array(s.to_numpy(np.int16))
         else:
             v = s.to_numpy(np.float64)
             f32 = v.astype(np.float32)
@@ -97,12 +103,21 @@ def provenance_record(config: dict[str, Any], name: str, cores: int, jobs: int, 
 
 
 def pack(evaluation: dict[str, str | Path], per_answer: dict[str, str | Path], per_question: dict[str, str | Path],
-         out: str | Path, provenance: dict[str, Any], metrics: list[str] = PACKED) -> dict[str, Any]:
-    """Pack each test set's ``evaluation.csv`` and per-item tables (paths by test set) into ``out``; returns the
-    provenance written (``out/provenance.json``), with each test set's systems, rows and bytes."""
+         out: str | Path, provenance: dict[str, Any], metrics: list[str] = PACKED,
+         runs: dict[str, dict[str, str | Path]] | None = None, k: int = 10) -> dict[str, Any]:
+    """Pack each test set's ``evaluation.csv`` and per-item tables (paths by test set) into ``out``, and with
+    ``runs`` (pooled test set → system → score dump folder) each system's top ``k`` there; returns the provenance
+    written (``out/provenance.json``), with each test set's systems, rows and bytes."""
     out = Path(out)
     record = dict(provenance)
     record["testsets"] = {}
+    for t, dumps in (runs or {}).items():
+        path = out / RUNS / t / f"top{k}.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        table = top_k_table(dumps, k)
+        pq.write_table(_compact(table), path, compression="zstd", compression_level=19)
+        record.setdefault("runs", {})[t] = {"k": k, "systems": len(dumps), "rows": len(table),
+                                            "bytes": path.stat().st_size}
     for t in evaluation:
         folder = out / "metrics" / t
         folder.mkdir(parents=True, exist_ok=True)
@@ -121,9 +136,45 @@ def pack(evaluation: dict[str, str | Path], per_answer: dict[str, str | Path], p
             entry[f"{kind}_rows"] = len(df)
         entry["bytes"] = sum(p.stat().st_size for p in folder.iterdir())
         record["testsets"][t] = entry
-    record["bytes"] = sum(e["bytes"] for e in record["testsets"].values())
+    record["bytes"] = sum(e["bytes"] for e in record["testsets"].values()) + sum(
+        e["bytes"] for e in record.get("runs", {}).values())
     (out / PROVENANCE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
+
+
+def top_k_table(dumps: dict[str, str | Path], k: int) -> pd.DataFrame:
+    """System, qid, rank (1..k), entity of every system's top ``k`` (its dump's stored run; a run shorter than
+    ``k`` keeps the −1 padding the dump has)."""
+    from ..scores.dumps import load_dump
+
+    frames = []
+    for system, folder in dumps.items():
+        d = load_dump(folder)
+        if d.k < k:
+            raise InputError(folder, None, f"its run holds {d.k} entities per question, fewer than bounds.k = {k}")
+        ent = d.run_entity[:, :k].astype(np.int64)
+        q = len(ent)
+        frames.append(pd.DataFrame({"System": system, "qid": np.repeat(np.asarray(d.questions.qid).astype(str), k),
+                                    "rank": np.tile(np.arange(1, k + 1), q), "entity": ent.ravel()}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def read_top_k(folder: str | Path, testset: str, systems: list[str]) -> tuple[int, dict[str, pd.DataFrame]] | None:
+    """A pack's top-k lists on ``testset``: (k, system → a (questions × k) frame of entities indexed by qid), or
+    None when the pack has none (packs made before the lists were packed) or lacks one of ``systems``."""
+    found = sorted((Path(folder) / RUNS / testset).glob("top*.parquet"))
+    if not found:
+        return None
+    df = pd.read_parquet(found[0])
+    k = int(df["rank"].max())
+    lists = {}
+    for system in systems:
+        sub = df[df["System"].astype(str) == system]
+        if sub.empty:
+            return None
+        lists[system] = sub.pivot(index="qid", columns="rank", values="entity").astype(np.int64)
+        lists[system].index = lists[system].index.astype(str)
+    return k, lists
 
 
 def read_provenance(folder: str | Path) -> dict[str, Any] | None:

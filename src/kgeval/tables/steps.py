@@ -240,12 +240,15 @@ def findings_step(names: dict[str, str], evaluations: dict[str, str], tables: di
 
 # ---- the reference pack (kgeval.tables.reference) -------------------------------------------------------------
 def pack_reference_step(evaluation: dict[str, str], per_answer: dict[str, str], per_question: dict[str, str],
-                        out: str, config: dict[str, Any], name: str, cores: int, benchmark_dir: str) -> dict:
-    """Pack the run's placement tables into ``out`` (a folder that can be committed) with its provenance; the
-    job count is the number of benchmark files the run wrote."""
+                        out: str, config: dict[str, Any], name: str, cores: int, benchmark_dir: str,
+                        runs: dict[str, dict[str, str]] | None = None, k: int = 10) -> dict:
+    """Pack the run's placement tables into ``out`` (a folder that can be committed) with its provenance, and
+    the top ``k`` of every system's dump on each pooled test set (``runs``); the job count is the number of
+    benchmark files the run wrote."""
     from .reference import pack, provenance_record
 
     jobs = sum(1 for _ in Path(benchmark_dir).rglob("*.tsv")) if Path(benchmark_dir).is_dir() else 0
-    record = pack(evaluation, per_answer, per_question, out, provenance_record(config, name, cores, jobs))
+    record = pack(evaluation, per_answer, per_question, out, provenance_record(config, name, cores, jobs),
+                  runs=runs, k=k)
     log.info("reference pack %s: %s test sets, %s bytes", out, len(record["testsets"]), f"{record['bytes']:,}")
     return record
