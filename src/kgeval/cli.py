@@ -538,7 +538,9 @@ def _evaluate(p: argparse.ArgumentParser):
                                             repeats=a.bootstrap, evaluations=evaluations)
             written = write_outputs(stage.root, kg, table, metas, evaluations, ref, note, options)
             summary = (stage.root / "summary.md").read_text(encoding="utf-8")
-        print(summary, end="")  # its paragraphs begin with the note saying where the systems were placed
+        # the note saying where the systems were placed comes first; the summary's copy of it is not printed again
+        print(note)
+        print("\n\n".join(p for p in summary.split("\n\n") if p.strip() != note.strip()), end="")
         print(f"{Path(a.out, 'evaluation.csv')}\t{len(table)} rows")
         for path in written.values():
             print(stage.final(path))
