@@ -26,8 +26,11 @@ ROOT = Path(__file__).resolve().parents[1]
 HP = {"dim": 16, "reciprocal": True}
 TRAIN = dict(regime="1vsAll", lr=0.01, batch_size=128, max_epochs=100000, eval_every=1000)
 
+# Snakemake started from a shell has Python's SIGINT handler; the test's process may have inherited SIGINT ignored
+# (a test worker that ran an in-process command before), and an ignored SIGINT stays ignored by design (nohup)
 SNAKEMAKE_LIKE = textwrap.dedent("""
     import signal, subprocess, sys
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from kgeval.workflow import forward_stop_signals
     signal.signal(signal.SIGTERM, lambda s, f: print("graceful", flush=True))
     forward_stop_signals()
