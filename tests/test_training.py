@@ -117,3 +117,28 @@ def test_max_batches_per_epoch_caps_every_epoch(synth_kg):
     # two optimiser steps per epoch, a validation MRR after each of the three epochs
     assert [t["step"] for t in res.trace] == [2, 4, 6]
     assert all("valid_mrr" in t for t in res.trace)
+
+
+def test_step_schedule_cuts_at_the_milestones_and_resumes(synth_kg, tmp_path):
+    """lr_schedule step: epoch e trains at lr · factor^(milestones ≤ e − 1), and a run resumed from its work
+    checkpoint continues the schedule exactly."""
+    cfg = dict(regime="1vsAll", lr=0.01, batch_size=128, max_epochs=5, lr_schedule="step", lr_factor=0.2,
+               lr_milestones=[2, 4])
+    hp = {"dim": 16, "reciprocal": True}
+    ref = Trainer(synth_kg, "DistMult", hp, TrainConfig(**cfg), seed=2, device="cpu").fit()
+    assert [t["lr"] for t in ref.trace] == pytest.approx([0.01, 0.01, 0.002, 0.002, 0.0004])
+    work = tmp_path / "work.pt"
+    part = Trainer(synth_kg, "DistMult", hp, TrainConfig(**cfg), seed=2, device="cpu")
+    part.cfg.max_epochs = 3
+    part.fit(work)
+    resumed = Trainer(synth_kg, "DistMult", hp, TrainConfig(**cfg), seed=2, device="cpu").fit(work)
+    a, b = weights(ref.model), weights(resumed.model)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize("bad, message", [({"lr_schedule": "step"}, "needs train.lr_milestones"),
+                                          ({"lr_schedule": "step", "lr_milestones": [3, 2]}, "increasing"),
+                                          ({"lr_schedule": "step", "lr_milestones": [0]}, "increasing")])
+def test_step_schedule_settings_are_checked(bad, message):
+    with pytest.raises(ValueError, match=message):
+        TrainConfig(**bad)

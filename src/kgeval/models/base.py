@@ -43,6 +43,8 @@ class KGEModel(nn.Module):
     uses_targets: ClassVar[bool] = False  # True: training passes each question's answer (HittER masks that edge)
     supports_po: ClassVar[bool] = True  # False: the scoring function only exists with reciprocal relations
     HPARAMS: ClassVar[dict[str, HParam]] = BASE  # type and bounds of each constructor argument (see hparams)
+    # set by the trainer from train.compile: training-time distances through torch.compile (models.compiled)
+    compile_distances: bool = False
 
     def __init__(self, num_entities: int, num_relations: int, dim: int, reciprocal: bool = False,
                  chunk_budget_mb: float = 256.0, **kwargs: Any):

@@ -243,9 +243,10 @@ class HittER(KGEModel):
             hit = self._hits(seg, e, r, p, targets)
             key = key + 2.0 * hit  # removed entries sort last in their segment
             keep = ~hit
-        # sort by (segment, key): the K smallest keys of a segment are a uniform draw without replacement
-        o1 = torch.argsort(key)
-        perm = o1[torch.argsort(seg[o1], stable=True)]
+        # sort by (segment, key): the K smallest keys of a segment are a uniform draw without replacement. One sort
+        # of segment + key/4 (key < 3; float64 holds both exactly) instead of a sort by key and a stable sort by
+        # segment: the same order, since keys within a segment are distinct, at half the sorting cost
+        perm = torch.argsort(seg.to(torch.float64) + key.to(torch.float64) / 4.0)
         seg_p = seg[perm]
         rank = torch.arange(total, device=dev) - seg_start[seg_p]
         sel = perm[(rank < K) & keep[perm]]

@@ -15,12 +15,16 @@ KGEmb settings (d = 500, reciprocal relations, initial scale 1e-3).
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import nn
 
 from .base import KGEModel, init_embedding
+from .compiled import compiled, use_compiled
 from .hparams import DROPOUT, INIT, POSITIVE_OR_NULL, Choice, Float, Int
 
 EPSILON = 2.0  # the RotatE/HAKE repositories' ε in the embedding range (γ + ε) / d
@@ -75,6 +79,33 @@ def modulus_sum(q: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
     return _ModulusSum.apply(q, c)
 
 
+def _modulus_formula(q: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+    """``modulus_sum`` as plain operations, for torch.compile (same value; gradient 0 at a zero modulus)."""
+    d = q - c
+    k = d.shape[-1] // 2
+    return _safe_sqrt(d[..., :k].square() + d[..., k:].square()).sum(-1)
+
+
+def _lp_formula(q: torch.Tensor, c: torch.Tensor, p: int) -> torch.Tensor:
+    """‖q − c‖_p, p ∈ {1, 2}, as plain operations, for torch.compile (gradient 0 where the distance is 0)."""
+    d = q - c
+    return d.abs().sum(-1) if p == 1 else _safe_sqrt(d.square().sum(-1))
+
+
+def _example(*shapes: tuple[int, ...]) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: tuple(torch.randn(*s, requires_grad=True) for s in shapes)
+
+
+def training_distance(model: KGEModel, name: str, formula: Callable, eager: Callable,
+                      example: Callable[[], tuple[torch.Tensor, ...]], *args: torch.Tensor) -> Any:
+    """``formula(*args)`` compiled where ``models.compiled`` allows it, else ``eager(*args)``."""
+    if use_compiled(model.compile_distances, *args):
+        fn = compiled(name, formula, example)
+        if fn is not None:
+            return fn(*args)
+    return eager(*args)
+
+
 class TransE(KGEModel):
     """TransE (Bordes et al. 2013): f(h, r, t) = γ − ‖e_h + r − e_t‖_p, p ∈ {1, 2}.
 
@@ -123,7 +154,10 @@ class TransE(KGEModel):
         return _safe_sqrt(_sq_dist_all(q, ents))
 
     def _dist_some(self, q: torch.Tensor, cand: torch.Tensor) -> torch.Tensor:
-        return (q[:, None, :] - cand).norm(p=self.norm, dim=-1)
+        p = self.norm
+        return training_distance(self, f"TransE L{p} distance", functools.partial(_lp_formula, p=p),
+                                 lambda a, b: (a - b).norm(p=p, dim=-1), _example((3, 1, 4), (3, 5, 4)),
+                                 q[:, None, :], cand)
 
     def _score_spo(self, s, p, o):
         d = self.edrop(self.entity(s)) + self.rdrop(self.relation(p)) - self.edrop(self.entity(o))
@@ -209,6 +243,9 @@ class RotatE(KGEModel):
     def _score(self, q: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
         """γ − distance of broadcastable [Re ‖ Im] (…, 2k) complex vectors."""
         if self.norm == 1:
+            if q.dim() == 3:  # the negative-sampling shape (B, 1, 2k) against (B, n, 2k)
+                return self.gamma - training_distance(self, "RotatE modulus distance", _modulus_formula,
+                                                      modulus_sum, _example((3, 1, 4), (3, 5, 4)), q, c)
             return self.gamma - modulus_sum(q, c)
         return self.gamma - _safe_sqrt((q - c).square().sum(-1))
 
@@ -315,6 +352,12 @@ class HAKE(KGEModel):
         x_ph, x_m, y_m = query
         if cand.dim() == 3:
             x_ph, x_m, y_m = x_ph[:, None, :], x_m[:, None, :], y_m[:, None, :]
+            factor = self.phase_factor
+            return self._combine(*training_distance(
+                self, f"HAKE distances (sign {sign:+g}, phase factor {factor!r})",
+                functools.partial(_hake_formula, sign=sign, factor=factor),
+                functools.partial(hake_distances, sign=sign, factor=factor),
+                _example((3, 1, 2), (3, 1, 2), (3, 1, 2), (3, 5, 4)), x_ph, x_m, y_m, cand))
         return self._combine(*hake_distances(x_ph, x_m, y_m, cand, sign, self.phase_factor))
 
     def _score_all(self, query, sign: float) -> torch.Tensor:
@@ -390,6 +433,14 @@ class _HakeDistances(torch.autograd.Function):
 def hake_distances(x_ph, x_m, y_m, cand, sign: float, factor: float) -> tuple[torch.Tensor, torch.Tensor]:
     """HAKE's (phase, modulus) distance terms (see ``_HakeDistances``)."""
     return _HakeDistances.apply(x_ph, x_m, y_m, cand, float(sign), float(factor))
+
+
+def _hake_formula(x_ph, x_m, y_m, cand, sign: float, factor: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """``hake_distances`` as plain operations, for torch.compile (same values; gradients 0 at |sin| = 0 and at
+    a zero modulus)."""
+    k = cand.shape[-1] // 2
+    phase = torch.sin((x_ph + (sign * factor) * cand[..., :k]) * 0.5).abs().sum(-1)
+    return phase, _safe_sqrt((x_m - y_m * cand[..., k:]).square().sum(-1))
 
 
 def _givens(params: torch.Tensor, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

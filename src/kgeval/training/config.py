@@ -10,7 +10,7 @@ from typing import Any
 REGIMES = ("negative_sampling", "1vsAll", "KvsAll")
 NS_LOSSES = ("self_adversarial", "softmax", "bce", "margin")
 OPTIMIZERS = ("adam", "adagrad", "adamax", "sgd")
-SCHEDULES = ("none", "plateau", "warmup_linear")
+SCHEDULES = ("none", "plateau", "warmup_linear", "step")
 
 
 @dataclass
@@ -37,9 +37,11 @@ class TrainConfig:
     lr_schedule: str = "none"
     lr_factor: float = 0.5  # plateau: factor; warmup_linear: final lr share
     lr_patience: int = 2
+    lr_milestones: list[int] = field(default_factory=list)  # step: epochs after which lr is multiplied by lr_factor
     warmup_steps: int = 0
     grad_clip: float | None = None
     snapshots: bool = False  # keep the weights at every evaluation (for the KP early-stopping study)
+    compile: bool = True  # negative-sampling distances through torch.compile on CPU (kgeval.models.compiled)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -55,6 +57,11 @@ class TrainConfig:
             raise ValueError(f"train.optimizer {self.optimizer!r} is not one of {OPTIMIZERS}")
         if self.lr_schedule not in SCHEDULES:
             raise ValueError(f"train.lr_schedule {self.lr_schedule!r} is not one of {SCHEDULES}")
+        if self.lr_schedule == "step" and not self.lr_milestones:
+            raise ValueError("train.lr_schedule 'step' needs train.lr_milestones (epochs after which the learning "
+                             "rate is multiplied by lr_factor)")
+        if any(int(e) < 1 for e in self.lr_milestones) or list(self.lr_milestones) != sorted(set(self.lr_milestones)):
+            raise ValueError(f"train.lr_milestones {self.lr_milestones} must be increasing epoch numbers >= 1")
         if self.grouped and self.regime != "1vsAll":
             raise ValueError("train.grouped applies to the 1vsAll regime only")
         if self.regularizer not in (None, "n3", "l2"):

@@ -109,6 +109,7 @@ class Trainer:
         seed_everything(seed)
         self.model = build_model(model_name, kg.num_entities, kg.num_relations, graph=kg.splits["train"],
                                  **model_hparams).to(self.device)
+        self.model.compile_distances = cfg.compile
         self.optimizer = self._optimizer()
         self.train_triples = torch.as_tensor(kg.splits["train"], dtype=torch.long)
         self._kvsall: tuple[torch.Tensor, AnswerIndex] | None = None
@@ -287,6 +288,10 @@ class Trainer:
                             initial=min(step, total_steps))
         while not stop and epoch < c.max_epochs and (c.max_steps is None or step < c.max_steps):
             m.train()
+            if c.lr_schedule == "step":  # a function of the epoch alone, so a resumed run continues it exactly
+                cuts = sum(1 for e in c.lr_milestones if e <= epoch)
+                for group in self.optimizer.param_groups:
+                    group["lr"] = c.lr * c.lr_factor ** cuts
             gen = torch.Generator().manual_seed(self.seed * 1_000_003 + epoch)
             examples = self._epoch_examples(gen)
             t0 = time.perf_counter()
