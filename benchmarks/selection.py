@@ -3,6 +3,15 @@ simulation on real labels (target ≤ 10 min) on a synthetic instance of FB-Test
 questions, top 10, ~21k unknown items, ~22k published judgments to fit the prior on.
 
     python benchmarks/selection.py [--simulation] [--metric P@k] [--batch 100] [--draws 64]
+
+``--reference reference/default`` times instead what the workflow's ``bounds_select`` step runs on real data: the
+candidates of the 13 systems' top-10 lists on FB-Test-S-C (the pack's ``runs/FB-Test-S-C/top10.parquet``) with the
+published judgments (the test set's, built by :func:`kgeval.load_testset` with ``KGEVAL_MIRROR``), the prior fitted
+as :func:`kgeval.bounds.steps.selection_step` fits it, then per metric of ``--metrics`` (default the config's
+P, RR, Success) the engine, the plan, ``judgments_to_decide`` and ``tau_distribution`` with the config's defaults
+(16 draws, 5 count draws, batch 200, 1,000 τ draws, hard stop, seed 0), against the 60 s and 3 min targets.
+
+    python benchmarks/selection.py --reference reference/default [--metrics P RR Success] [--workdir .]
 """
 
 from __future__ import annotations
@@ -44,15 +53,122 @@ def instance(seed: int = 0, pool: int = POOL, noise: float = 1.0):
     return item_q, ranks, state, truth, judged, relation, rng
 
 
+def reference_items(pack: str, workdir: str = ".", testset: str = "FB-Test-S-C", k: int = K, max_depth: int = 10):
+    """What ``_published_items`` of :mod:`kgeval.bounds.steps` builds from the dumps, from a reference pack's
+    top-k lists and the test set's published judgments: (systems, deepest-depth items, depth-0 items, each item's
+    judgment depth, the prior's features)."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from kgeval import load_testset
+    from kgeval.bounds.decide import candidates, item_features
+    from kgeval.bounds.steps import state
+    from kgeval.data.kg import KnowledgeGraph
+    from kgeval.data.questions import load_questions
+    from kgeval.data.testsets import TestSet
+    from kgeval.metrics.evaluate import qrels_at_depth
+    from kgeval.metrics.trec import pair_lookup
+    from kgeval.scores.ranking import judged_entities
+
+    files = load_testset(testset, workdir=workdir).files
+    kg = KnowledgeGraph.load(files["kg"])
+    questions = load_questions(files["questions"], kg)
+    judged = judged_entities(TestSet.load(files["tsv"], kg, testset), questions)
+    top = pd.read_parquet(f"{pack}/runs/{testset}/top{k}.parquet")
+    systems = sorted(top["System"].astype(str).unique())
+    qpos = {q: i for i, q in enumerate(questions.qid)}
+    entity = np.full((len(systems), len(questions), k), -1, np.int64)
+    s = top["System"].astype(str).map({n: i for i, n in enumerate(systems)}).to_numpy()
+    q = top["qid"].astype(str).map(qpos).to_numpy()
+    entity[s, q, top["rank"].to_numpy() - 1] = top["entity"].to_numpy()
+    dump = SimpleNamespace(judged=judged)
+    E = questions.num_entities
+    code_d, qmask = state(entity, qrels_at_depth(dump, max_depth), E)
+    code_0, _ = state(entity, qrels_at_depth(dump, 0), E)
+    deep = candidates(entity, code_d, qmask, systems, k)
+    zero = candidates(entity, code_0, qmask, systems, k)
+    depth = pair_lookup(deep.q, deep.entity, judged.q, judged.entity,
+                        np.where(judged.depth <= max_depth, judged.depth, max_depth + 1), E, max_depth + 1)
+    return systems, deep, zero, depth, item_features(deep, kg, questions)
+
+
+def run_reference(args) -> None:
+    """Time selection_step's parts on the reference pack's real data (see the module docstring)."""
+    from kgeval.bounds.decide import METRIC_NAMES
+    from kgeval.bounds.steps import _prior
+
+    max_depth, seed = 10, 0
+    t0 = time.perf_counter()
+    systems, deep, zero, depth, feats = reference_items(args.reference, args.workdir)
+    cand = deep.cand
+    print(f"real data ({time.perf_counter() - t0:.1f} s to load): {cand.n_systems} systems, {cand.n_questions} "
+          f"questions, {cand.n_items} items, {int((cand.state == -1).sum())} unknown, "
+          f"{int((cand.state == 1).sum())} known relevant")
+    t0 = time.perf_counter()
+    train = np.flatnonzero((cand.state >= 0) & (depth >= 1) & (depth <= max_depth))
+    cv, model = _prior(feats.take(train), cand.state[train].astype(np.int64), cand.item_q[train], "logistic", 5,
+                       seed)
+    p = model.predict(feats)
+    t_prior = time.perf_counter() - t0
+    print(f"prior: {train.size} judgments, CV AUC {cv.auc:.3f}, mean p(unknown) "
+          f"{p[cand.state == -1].mean():.4f}: {t_prior:.2f} s")
+    reference_state = np.where(zero.cand.state == -1, 0, zero.cand.state)
+    total = t_prior
+    for name in args.metrics:
+        m = METRIC_NAMES[name]
+        t = {}
+        t0 = time.perf_counter()
+        eng = make_engine(cand, p, m, draws=args.draws, seed=seed)
+        eng.bounds()
+        if hasattr(eng, "expectation"):
+            eng.expectation()
+        pab = eng.prob_a_beats_b()
+        und = eng.undecided("hard")
+        t["engine"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        pl = plan(eng, "hard", seed)
+        t["plan"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        counts = judgments_to_decide(eng, args.count_draws, seed, args.batch, "hard")
+        t["judgments_to_decide"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        ref = make_engine(zero.cand.with_state(reference_state), 0.5, m).sample_means(np.zeros((1, 0)))[0]
+        td = tau_distribution(eng, ref, args.tau_draws, seed)
+        t["tau_distribution"] = time.perf_counter() - t0
+        sub = sum(t.values())
+        total += sub
+        print(f"{name}: {int(und.sum())}/{und.size} pairs undecided, {int(((pab > .05) & (pab < .95)).sum())} with "
+              f"0.05 < P(A>B) < 0.95; plan {pl.items.size} items; judgments to decide: expected "
+              f"{counts.expected:.1f} (draws {counts.per_draw.tolist()}, max {int(counts.per_draw.max(initial=0))}), "
+              f"worst case ≤ {counts.worst_case_upper}, adversary {counts.worst_case_adversary}; τ mean "
+              f"{td.mean:.4f} [{td.lo:.4f}, {td.hi:.4f}]")
+        print("  " + "; ".join(f"{k} {v:.2f} s" for k, v in t.items()) + f"; {name} total {sub:.1f} s "
+              f"({sub / 60:.2f} × 60 s)")
+    print(f"prior + selection ({', '.join(args.metrics)}): {total:.1f} s, {total / 180:.2f} × the 3 min target")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--reference", help="a reference pack (reference/default): time selection_step on its real "
+                                        "FB-Test-S-C top-10 lists and the published judgments instead")
+    ap.add_argument("--workdir", default=".", help="with --reference: where load_testset builds the test set")
+    ap.add_argument("--metrics", nargs="+", default=["P", "RR", "Success"], help="with --reference")
+    ap.add_argument("--count-draws", type=int, default=5, help="with --reference: judgments_to_decide's draws")
+    ap.add_argument("--tau-draws", type=int, default=1000, help="with --reference")
     ap.add_argument("--simulation", action="store_true", help="also time the simulation (target 10 min)")
     ap.add_argument("--metric", default="P@k")
-    ap.add_argument("--batch", type=int, default=100, help="judgments between re-rankings")
-    ap.add_argument("--draws", type=int, default=64, help="Monte Carlo draws of the max-type metrics")
+    ap.add_argument("--batch", type=int, default=None,
+                    help="judgments between re-rankings (default 100; with --reference the config's 200)")
+    ap.add_argument("--draws", type=int, default=None,
+                    help="Monte Carlo draws of the max-type metrics (default 64; with --reference the config's 16)")
     ap.add_argument("--pool", type=int, default=POOL, help="entities per question the systems rank from")
     ap.add_argument("--noise", type=float, default=1.0, help="the systems' own noise (more: less overlap)")
     args = ap.parse_args()
+    if args.reference:
+        args.batch, args.draws = args.batch or 200, args.draws or 16
+        return run_reference(args)
+    args.batch, args.draws = args.batch or 100, args.draws or 64
     item_q, ranks, state, truth, judged, relation, rng = instance(0, args.pool, args.noise)
     n = item_q.size
     print(f"instance: {S} systems, {Q} questions, {n} items, {int((state == -1).sum())} unknown, "
