@@ -86,3 +86,45 @@ def test_a_signalled_workflow_stops_its_training_within_10_s_and_it_resumes(sign
         result = trainer.fit(checkpoint)
     assert f"at epoch {done}" in caplog.text and "resumed" in caplog.text
     assert result.epochs == done + 1
+
+
+def test_stop_signals_wait_until_a_set_of_outputs_is_in_place(tmp_path):
+    """A SIGTERM or SIGINT that comes while OutputStage moves its files into place acts only after the last one
+    (with the handler in place before): a checkpoint and its sidecar are replaced together. Before, a Ctrl-C
+    between the two left a new checkpoint beside the old checksum, and the resume trained from the start."""
+    from kgeval.io import OutputStage, deferred_stop_signals
+
+    seen = []
+    previous = {sig: signal.signal(sig, lambda signum, frame: seen.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            seen.clear()
+            with deferred_stop_signals():
+                os.kill(os.getpid(), sig)
+                time.sleep(0.05)
+                seen.append("inside")
+            assert seen == ["inside", sig]
+        # the renames of a commit are inside such a block
+        a, b = tmp_path / "model.pt", tmp_path / "model.pt.json"
+        seen.clear()
+        real_replace = os.replace
+
+        def replace_then_signal(src, dst):
+            real_replace(src, dst)
+            if Path(dst) == a:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.05)
+                seen.append(("after", Path(dst).name, b.exists()))
+
+        os.replace = replace_then_signal
+        try:
+            with OutputStage("") as stage:
+                stage.path(a).write_text("weights")
+                stage.path(b).write_text("sha")
+        finally:
+            os.replace = real_replace
+        assert seen == [("after", "model.pt", False), signal.SIGTERM] and b.read_text() == "sha"
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

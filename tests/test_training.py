@@ -142,3 +142,30 @@ def test_step_schedule_cuts_at_the_milestones_and_resumes(synth_kg, tmp_path):
 def test_step_schedule_settings_are_checked(bad, message):
     with pytest.raises(ValueError, match=message):
         TrainConfig(**bad)
+
+
+def test_train_seed_runs_the_configured_threads_whatever_the_caller_set(synth_kg, tmp_path):
+    """train.threads fixes torch's thread count inside the job (the workflow's --cores must not change the bytes):
+    a job configured for 2 threads runs 2 even when the caller (Snakemake capped by --cores 1) set 1, and two
+    such runs write the same weights."""
+    from kgeval.training.steps import train_seed
+
+    kg_path = tmp_path / "kg.npz"
+    synth_kg.save(kg_path)
+    train = {"regime": "1vsAll", "lr": 0.01, "batch_size": 128, "max_epochs": 1, "threads": 2}
+    before = torch.get_num_threads()
+    seen = []
+    try:
+        for i in range(2):
+            torch.set_num_threads(1)
+            train_seed(kg_path, "DistMult", {"dim": 16, "reciprocal": True}, train, 0, tmp_path / f"m{i}.pt",
+                       tmp_path / f"work{i}", device="cpu")
+            seen.append(torch.get_num_threads())
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [2, 2]
+    a = load_checkpoint(tmp_path / "m0.pt")["state_dict"]
+    b = load_checkpoint(tmp_path / "m1.pt")["state_dict"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    with pytest.raises(ValueError, match="threads"):
+        TrainConfig(threads=0)

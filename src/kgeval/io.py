@@ -12,8 +12,10 @@ import json
 import logging
 import os
 import shutil
+import signal
 import socket
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -108,6 +110,27 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
         for block in iter(lambda: fh.read(chunk), b""):
             h.update(block)
     return h.hexdigest()
+
+
+@contextlib.contextmanager
+def deferred_stop_signals() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block ends, then act on the first one that came (with the handler that
+    was in place): a set of renames inside runs to its end under a stop signal, so that a checkpoint and its
+    sidecar are replaced together or not at all. Python runs signal handlers in the main thread only, so
+    elsewhere this is a no-op; SIGKILL cannot be held (the load-time checks catch a pair it splits)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda signum, frame: caught.append(signum)) for sig in held}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 def write_json(path: str | Path, obj: Any) -> None:
@@ -354,8 +377,9 @@ class OutputStage:
             for i, dest in enumerate(aside):
                 if dest.exists() or dest.is_symlink():
                     os.replace(dest, trash / str(i))
-            for tmp, dest in moves:
-                os.replace(tmp, dest)
+            with deferred_stop_signals():  # all the outputs or none, also under Ctrl-C
+                for tmp, dest in moves:
+                    os.replace(tmp, dest)
             if self._root is not None:
                 write_json(self.folder / MANIFEST, {"command": self.command, "entries": names})
                 self._root.rmdir()

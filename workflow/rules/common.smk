@@ -174,6 +174,13 @@ def get_train_priority(wildcards):
     return expected_train_seconds(wildcards.model, settings["train"])
 
 
+def get_train_threads(wildcards):
+    """A training job's threads: its train.threads setting."""
+    return model_settings(config, wildcards.dataset, wildcards.model)["train"][
+        "threads"
+    ]
+
+
 def get_seed_models(wildcards):
     seeds = model_settings(config, wildcards.dataset, wildcards.model)["seeds"]
     return [

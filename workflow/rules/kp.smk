@@ -109,6 +109,7 @@ rule kp_early_stopping_model:
         splits=KP["early_stopping_splits"],
         test_mrr=KP["early_stopping_test_mrr"],
         memory_budget_mb=config["evaluation"]["memory_budget_mb"],
+        compile=config["evaluation"]["compile"],
     script:
         "../scripts/kp_early_stopping_model.py"
 
@@ -165,6 +166,7 @@ rule kp_timing:
         repeats=KP["timing_repeats"],
         min_seconds=KP["timing_min_seconds"],
         memory_budget_mb=config["evaluation"]["memory_budget_mb"],
+        compile=config["evaluation"]["compile"],
         country_iso_code=KP["country_iso_code"],
         measure_power_secs=KP["measure_power_secs"],
     script:

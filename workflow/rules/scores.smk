@@ -27,5 +27,6 @@ rule dump_scores:
         keep_scores=lambda wildcards: wildcards.testset
         in config["evaluation"]["full_scores"],
         memory_budget_mb=config["evaluation"]["memory_budget_mb"],
+        compile=config["evaluation"]["compile"],
     script:
         "../scripts/dump_scores.py"

@@ -18,7 +18,9 @@ rule train_model:
     priority: get_train_priority
     conda:
         "../../envs/models.yaml"
-    threads: 1  # fixed: torch's thread count changes float summation order, so results must not depend on --cores
+    # train.threads (default 1): the job sets exactly that many torch threads whatever --cores is, since the
+    # thread count changes float summation order; Snakemake reserves as many cores (at most --cores)
+    threads: get_train_threads
     resources:
         mem_mb=12000,
         runtime=600,

@@ -14,4 +14,5 @@ run_step(
     k=snakemake.params.k,
     keep_scores=snakemake.params.keep_scores,
     memory_budget_mb=snakemake.params.memory_budget_mb,
+    compile=snakemake.params.compile,
 )

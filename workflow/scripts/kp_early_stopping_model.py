@@ -13,5 +13,6 @@ run_step(
     splits=list(snakemake.params.splits),
     test_mrr=snakemake.params.test_mrr,
     memory_budget_mb=snakemake.params.memory_budget_mb,
+    compile=snakemake.params.compile,
     **snakemake.params.kp,
 )

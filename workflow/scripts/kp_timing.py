@@ -13,6 +13,7 @@ run_step(
     repeats=snakemake.params.repeats,
     min_seconds=snakemake.params.min_seconds,
     memory_budget_mb=snakemake.params.memory_budget_mb,
+    compile=snakemake.params.compile,
     country_iso_code=snakemake.params.country_iso_code,
     measure_power_secs=snakemake.params.measure_power_secs,
     **snakemake.params.kp,

@@ -203,7 +203,8 @@ def early_stopping_model_step(selection: str, seed_models: list[str], kg_path: s
                               out: str, model_name: str, splits: list[str] | None = None,
                               test_mrr: bool = True, sample_multiple: float = 1.0, projections: int = 50,
                               seed: int = 0, p: float = 2.0, batch_size: int = 4096,
-                              memory_budget_mb: float = 1024, device: str | None = "auto") -> pd.DataFrame:
+                              memory_budget_mb: float = 1024, device: str | None = "auto",
+                              compile: bool = False) -> pd.DataFrame:
     """KP at every evaluation checkpoint of the selected seed, beside the validation MRR recorded in its
     trace (and, with ``test_mrr``, the filtered test MRR of the checkpoint) → one row per checkpoint."""
     from ..data.kg import KnowledgeGraph
@@ -227,7 +228,7 @@ def early_stopping_model_step(selection: str, seed_models: list[str], kg_path: s
         if not path.is_file():
             raise FileNotFoundError(f"{path}: snapshot of epoch {snap['epoch']} listed in {sidecar(checkpoint)} "
                                     "is missing (retrain the seed)")
-        model = load_model(path, kg, device=dev)
+        model = load_model(path, kg, device=dev, compile_distances=compile)
         row = {"model": model_name, "train_seed": train_seed, "epoch": int(snap["epoch"]),
                "valid_mrr": float(snap["valid_mrr"])}
         if test_mrr:
@@ -283,7 +284,7 @@ def timing_step(model_path: str, info_path: str, kg_path: str, out: str, model_n
                 max_repeats: int = 1000, sample_multiple: float = 1.0, projections: int = 50, seed: int = 0,
                 p: float = 2.0, batch_size: int = 4096, memory_budget_mb: float = 1024,
                 country_iso_code: str = "USA", measure_power_secs: float = 1.0,
-                device: str | None = "auto") -> dict[str, Any]:
+                device: str | None = "auto", compile: bool = False) -> dict[str, Any]:
     """In one process, on one device: the full filtered ranking evaluation (k = 0) of each split, then KP of
     each split, each protocol inside its own codecarbon tracker → JSON.
 
@@ -303,7 +304,7 @@ def timing_step(model_path: str, info_path: str, kg_path: str, out: str, model_n
     splits = splits or ["valid", "test"]
     kg = KnowledgeGraph.load(kg_path)
     dev = resolve_device(device)
-    model = load_model(model_path, kg, device=dev)
+    model = load_model(model_path, kg, device=dev, compile_distances=compile)
     info = read_json(info_path)
     kw = _kp_kwargs(sample_multiple, projections, seed, p, batch_size)
 

@@ -19,7 +19,7 @@ import torch
 
 from ..data.kg import KnowledgeGraph
 from ..errors import CorruptFileError, KgevalError
-from ..io import atomic_path, read_json, set_aside, sha256_file, write_json
+from ..io import OutputStage, read_json, set_aside, sha256_file, write_json
 from . import build_model
 from .base import KGEModel
 
@@ -50,14 +50,17 @@ def save_checkpoint(state: dict[str, Any], path: str | Path, summary: dict[str, 
     state = {"format": FORMAT, "version": VERSION, **state}
     buf = io.BytesIO()
     torch.save(state, buf)
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(buf.getvalue())
     info = {key: state[key] for key in ("model_name", "model_hparams", "train_config", "config_hash",
                                         "dataset", "dataset_fingerprint", "seed", "epoch", "step")
             if key in state}
     info.update(summary or {})
-    info["sha256"] = sha256_file(path)
-    write_json(sidecar(path), info)
+    # the checkpoint and its sidecar replace the old pair together: a stop signal between the two renames would
+    # leave a new checkpoint beside the old checksum, which a resume must discard
+    with OutputStage("") as stage:
+        tmp = stage.path(path)
+        tmp.write_bytes(buf.getvalue())
+        info["sha256"] = sha256_file(tmp)
+        write_json(stage.path(sidecar(path)), info)
 
 
 def load_checkpoint(path: str | Path, config_hash: str | None = None, dataset_fingerprint: str | None = None,
@@ -120,12 +123,14 @@ def resolve_device(device: str | None = "auto") -> torch.device:
 
 
 def load_model(path: str | Path, kg: KnowledgeGraph, device: str | None = "auto",
-               set_aside_corrupt: bool = True) -> KGEModel:
+               set_aside_corrupt: bool = True, compile_distances: bool = False) -> KGEModel:
     """Rebuild a trained model from its checkpoint, refusing one made for another dataset (``set_aside_corrupt``:
-    see :func:`load_checkpoint`)."""
+    see :func:`load_checkpoint`); ``compile_distances``: evaluate through torch.compile where the model has a
+    compiled path (:mod:`kgeval.models.compiled`)."""
     st = load_checkpoint(path, dataset_fingerprint=kg.fingerprint(), set_aside_corrupt=set_aside_corrupt)
     model = build_model(st["model_name"], kg.num_entities, kg.num_relations, graph=kg.splits["train"],
                         **st["model_hparams"])
     model.load_state_dict(st["state_dict"])
     model.eval()
+    model.compile_distances = bool(compile_distances)
     return model.to(resolve_device(device))

@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from .base import KGEModel, init_embedding
-from .compiled import compiled, use_compiled
+from .compiled import compiled, use_compiled, use_compiled_inference
 from .hparams import DROPOUT, INIT, POSITIVE_OR_NULL, Choice, Float, Int
 
 EPSILON = 2.0  # the RotatE/HAKE repositories' ε in the embedding range (γ + ε) / d
@@ -96,6 +96,40 @@ def _example(*shapes: tuple[int, ...]) -> Callable[[], tuple[torch.Tensor, ...]]
     return lambda: tuple(torch.randn(*s, requires_grad=True) for s in shapes)
 
 
+def _all_modulus(q: torch.Tensor, ents: torch.Tensor) -> torch.Tensor:
+    """RotatE's distance of every query row to every entity row, (B, 2k) × (N, 2k) → (B, N), for torch.compile:
+    the generated loop reduces over k without forming the (B × N × k) differences."""
+    k = q.shape[-1] // 2
+    a = q[:, None, :k] - ents[None, :, :k]
+    b = q[:, None, k:] - ents[None, :, k:]
+    return (a.square() + b.square()).sqrt().sum(-1)
+
+
+def _all_l1(q: torch.Tensor, ents: torch.Tensor) -> torch.Tensor:
+    """‖q_b − e_j‖₁ for every query and entity row, (B, d) × (N, d) → (B, N), for torch.compile."""
+    return (q[:, None, :] - ents[None]).abs().sum(-1)
+
+
+def _all_phase(x_ph: torch.Tensor, c_ph: torch.Tensor, sign: float) -> torch.Tensor:
+    """HAKE's phase term Σ_i |sin((x + sign · c)_i / 2)| of every query and entity row, for torch.compile."""
+    return torch.sin((x_ph[:, None, :] + sign * c_ph[None]) * 0.5).abs().sum(-1)
+
+
+def inference_distance(model: KGEModel, name: str, formula: Callable, example: Callable[[], tuple[torch.Tensor, ...]],
+                       *args: torch.Tensor) -> torch.Tensor | None:
+    """``formula(*args)`` compiled where ``models.compiled`` allows it for evaluation, else None (the caller's
+    eager code runs)."""
+    if use_compiled_inference(model.compile_distances, *args):
+        fn = compiled(name, formula, example)
+        if fn is not None:
+            return fn(*args)
+    return None
+
+
+def _inference_example(*shapes: tuple[int, ...]) -> Callable[[], tuple[torch.Tensor, ...]]:
+    return lambda: tuple(torch.randn(*s) for s in shapes)
+
+
 def training_distance(model: KGEModel, name: str, formula: Callable, eager: Callable,
                       example: Callable[[], tuple[torch.Tensor, ...]], *args: torch.Tensor) -> Any:
     """``formula(*args)`` compiled where ``models.compiled`` allows it, else ``eager(*args)``."""
@@ -150,7 +184,9 @@ class TransE(KGEModel):
     def _dist_all(self, q: torch.Tensor) -> torch.Tensor:
         ents = self.edrop(self.entity.weight)
         if self.norm == 1:
-            return torch.cdist(q, ents, p=1)
+            fast = inference_distance(self, "TransE all-entity L1 distance", _all_l1,
+                                      _inference_example((3, 4), (5, 4)), q, ents)
+            return fast if fast is not None else torch.cdist(q, ents, p=1)
         return _safe_sqrt(_sq_dist_all(q, ents))
 
     def _dist_some(self, q: torch.Tensor, cand: torch.Tensor) -> torch.Tensor:
@@ -253,6 +289,10 @@ class RotatE(KGEModel):
         ents = self.entity.weight
         if self.norm == 2:  # |q − c|² over C^k = ‖[Re‖Im](q) − [Re‖Im](c)‖² over R^2k
             return self.gamma - _safe_sqrt(_sq_dist_all(q, ents))
+        fast = inference_distance(self, "RotatE all-entity distance", _all_modulus,
+                                  _inference_example((3, 4), (5, 4)), q, ents)
+        if fast is not None:
+            return self.gamma - fast
         if self.use_blocks(q):
             def block(rs: slice, es: slice) -> torch.Tensor:  # the norm-1 distance, in place
                 d = q[rs, None, : self.dim] - ents[None, es, : self.dim]
@@ -365,6 +405,11 @@ class HAKE(KGEModel):
         c_ph, c_m = self._entity(self.entity.weight)
         sq = ((x_m * x_m).sum(-1, keepdim=True) - 2.0 * (x_m * y_m) @ c_m.T + (y_m * y_m) @ (c_m * c_m).T)
         mod = _safe_sqrt(sq.clamp_min(0.0))
+        fast = inference_distance(self, f"HAKE all-entity phase (sign {sign:+g})",
+                                  functools.partial(_all_phase, sign=sign), _inference_example((3, 2), (5, 2)),
+                                  x_ph, c_ph)
+        if fast is not None:
+            return self._combine(fast, mod)
         if self.use_blocks(x_ph):
             def block(rs: slice, es: slice) -> torch.Tensor:  # the phase sum below, in place
                 d = torch.add(x_ph[rs, None, :], c_ph[None, es], alpha=sign)

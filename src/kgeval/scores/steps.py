@@ -21,10 +21,11 @@ log = logging.getLogger(__name__)
 
 def dump_scores(model_path: str | Path, kg_path: str | Path, testset_path: str | Path,
                 questions_path: str | Path, out: str | Path, model_name: str, testset_name: str, k: int = 1000,
-                keep_scores: bool = False, memory_budget_mb: float = 1024, device: str | None = "auto") -> None:
+                keep_scores: bool = False, memory_budget_mb: float = 1024, device: str | None = "auto",
+                compile: bool = False) -> None:
     kg = KnowledgeGraph.load(kg_path)
     dev = resolve_device(device)
-    model = load_model(model_path, kg, device=dev)
+    model = load_model(model_path, kg, device=dev, compile_distances=compile)
     dump_model_scores(model, kg, testset_path, questions_path, out, model_name, testset_name, k, keep_scores,
                       memory_budget_mb, dev, {"model_sha256": sha256_file(model_path)})
 

@@ -41,7 +41,8 @@ class TrainConfig:
     warmup_steps: int = 0
     grad_clip: float | None = None
     snapshots: bool = False  # keep the weights at every evaluation (for the KP early-stopping study)
-    compile: bool = True  # negative-sampling distances through torch.compile on CPU (kgeval.models.compiled)
+    compile: bool = True  # distances through torch.compile on CPU in training and validation (models.compiled)
+    threads: int = 1  # torch CPU threads of the training job (fixed, so results do not depend on --cores)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -62,6 +63,8 @@ class TrainConfig:
                              "rate is multiplied by lr_factor)")
         if any(int(e) < 1 for e in self.lr_milestones) or list(self.lr_milestones) != sorted(set(self.lr_milestones)):
             raise ValueError(f"train.lr_milestones {self.lr_milestones} must be increasing epoch numbers >= 1")
+        if not 1 <= int(self.threads) <= 256:
+            raise ValueError(f"train.threads {self.threads} must lie in 1..256")
         if self.grouped and self.regime != "1vsAll":
             raise ValueError("train.grouped applies to the 1vsAll regime only")
         if self.regularizer not in (None, "n3", "l2"):

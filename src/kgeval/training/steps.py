@@ -9,6 +9,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from ..data.kg import KnowledgeGraph
 from ..errors import CorruptFileError
 from ..io import atomic_path, read_json, set_aside, sha256_file, write_json
@@ -28,6 +30,8 @@ def train_seed(kg_path: str | Path, model_name: str, model_hparams: dict[str, An
     """Train one seed; resume from the work checkpoint of an interrupted run with the same settings."""
     kg = KnowledgeGraph.load(kg_path)
     cfg = TrainConfig.from_dict(train)
+    # the configured count, not Snakemake's (capped by --cores): the thread count changes float summation order
+    torch.set_num_threads(cfg.threads)
     trainer = Trainer(kg, model_name, model_hparams, cfg, seed=seed, device=device)
     work = Path(work_dir) / f"seed{seed}-{trainer.hash[:12]}.partial.pt"
     work.parent.mkdir(parents=True, exist_ok=True)
