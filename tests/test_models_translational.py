@@ -400,11 +400,13 @@ def test_hake_distances_gradient_matches_autograd():
 
 @pytest.mark.parametrize("name, hp", [("TransE", {"dim": 6, "norm": 1}), ("TransE", {"dim": 6, "norm": 2}),
                                       ("RotatE", {"dim": 3}), ("HAKE", {"dim": 3})])
-def test_compiled_training_distances_equal_eager(name, hp):
+def test_compiled_training_distances_equal_eager(name, hp, monkeypatch):
     """train.compile: the negative-sampling scores and their gradients through torch.compile equal the eager
     fused functions' (to float32 rounding: the generated loops add in another order), and evaluation with
     autograd off keeps the eager code exactly."""
     from kgeval.models import compiled as compiled_module
+
+    monkeypatch.setattr(compiled_module, "MIN_ENTITY_VALUES", 0)  # these toy models are far below the threshold
 
     torch.manual_seed(11)
     model = build_model(name, 9, 4, **hp)
@@ -439,6 +441,8 @@ def test_compile_failure_falls_back_to_eager(monkeypatch, caplog):
     def broken(*args, **kwargs):
         raise RuntimeError("no C++ compiler found")
 
+    monkeypatch.setattr(compiled_module, "MIN_ENTITY_VALUES", 0)
+
     monkeypatch.setattr(compiled_module, "_compiled", {})
     monkeypatch.setattr(torch, "compile", broken)
     torch.manual_seed(2)
@@ -456,10 +460,12 @@ def test_compile_failure_falls_back_to_eager(monkeypatch, caplog):
 
 @pytest.mark.parametrize("name, hp", [("TransE", {"dim": 6, "norm": 1}), ("RotatE", {"dim": 3}),
                                       ("HAKE", {"dim": 3})])
-def test_compiled_all_entity_scores_equal_eager(name, hp):
+def test_compiled_all_entity_scores_equal_eager(name, hp, monkeypatch):
     """evaluation.compile: the all-entity scores of an evaluation (no autograd) through torch.compile equal the
     eager blocked code's to float32 rounding, on both sides, and a model without the flag keeps the eager code."""
     from kgeval.models import compiled as compiled_module
+
+    monkeypatch.setattr(compiled_module, "MIN_ENTITY_VALUES", 0)
 
     torch.manual_seed(12)
     model = build_model(name, 11, 4, **hp).eval()
@@ -473,3 +479,19 @@ def test_compiled_all_entity_scores_equal_eager(name, hp):
                for k, fn in compiled_module._compiled.items()), "the all-entity path was not compiled"
     torch.testing.assert_close(comp, eager, rtol=1e-5, atol=1e-5)
     assert comp.shape == (5, 22)
+
+
+def test_small_models_keep_the_eager_code(monkeypatch):
+    """Below MIN_ENTITY_VALUES (the synthetic CI graphs) nothing is compiled even with the flag set: compiling
+    would cost each job more than the job itself."""
+    from kgeval.models import compiled as compiled_module
+
+    monkeypatch.setattr(compiled_module, "_compiled", {})
+    model = build_model("RotatE", 9, 4, dim=3)
+    model.compile_distances = True
+    s, p, cand = torch.tensor([0, 1]), torch.tensor([0, 1]), torch.randint(0, 9, (2, 5))
+    model.score_sp_some(s, p, cand).sum().backward()
+    with torch.no_grad():
+        model.eval().score_sp(s, p)
+    assert compiled_module._compiled == {}
+    assert compiled_module.worth_compiling(True, 14541 * 200) and not compiled_module.worth_compiling(False, 10**9)

@@ -119,7 +119,7 @@ def inference_distance(model: KGEModel, name: str, formula: Callable, example: C
                        *args: torch.Tensor) -> torch.Tensor | None:
     """``formula(*args)`` compiled where ``models.compiled`` allows it for evaluation, else None (the caller's
     eager code runs)."""
-    if use_compiled_inference(model.compile_distances, *args):
+    if use_compiled_inference(model.compile_distances, model.entity_embeddings().numel(), *args):
         fn = compiled(name, formula, example)
         if fn is not None:
             return fn(*args)
@@ -133,7 +133,7 @@ def _inference_example(*shapes: tuple[int, ...]) -> Callable[[], tuple[torch.Ten
 def training_distance(model: KGEModel, name: str, formula: Callable, eager: Callable,
                       example: Callable[[], tuple[torch.Tensor, ...]], *args: torch.Tensor) -> Any:
     """``formula(*args)`` compiled where ``models.compiled`` allows it, else ``eager(*args)``."""
-    if use_compiled(model.compile_distances, *args):
+    if use_compiled(model.compile_distances, model.entity_embeddings().numel(), *args):
         fn = compiled(name, formula, example)
         if fn is not None:
             return fn(*args)
