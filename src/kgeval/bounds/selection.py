@@ -341,16 +341,12 @@ class MaxPairs(_Engine):
             WU, bq = self.W[:, U], self.base[:, uq]
             step = max(1, _CHUNK // max(U.size, 1))
             for i in range(0, X.shape[0], step):
-                d, e = np.nonzero(X[i:i + step])
-                if d.size == 0:
+                dq, gq, m = self._draw_question_max(X[i:i + step], WU, grp, uq.size)
+                if dq.size == 0:
                     continue
-                g = d * uq.size + grp[e]
-                first = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-                m = np.maximum.reduceat(WU[:, e], first, axis=1)          # S × (draw, question) groups
-                gq = grp[e[first]]
                 add = np.maximum(m, bq[:, gq]) - bq[:, gq]
                 rows = min(step, X.shape[0] - i)
-                out[i:i + step] += np.stack([np.bincount(d[first], weights=a, minlength=rows) for a in add], 1)
+                out[i:i + step] += np.stack([np.bincount(dq, weights=a, minlength=rows) for a in add], 1)
         return out / self.Q
 
     def _draw(self, n: int) -> np.ndarray:
@@ -367,16 +363,25 @@ class MaxPairs(_Engine):
         return Wi[self.a[pairs]] | Wi[self.b[pairs]]
 
     @staticmethod
-    def _question_values(X: np.ndarray, WU: np.ndarray, grp: np.ndarray, bq: np.ndarray) -> np.ndarray:
+    def _draw_question_max(X: np.ndarray, WU: np.ndarray, grp: np.ndarray,
+                           n_questions: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per (draw, question) with a relevant unknown in draw X: the draw, the question (index into the grouped
+        questions) and each system's largest weight among those unknowns (S × groups). Entries come in
+        draw-major, question order (np.nonzero's order on X, whose columns are grouped by question)."""
+        d, e = np.nonzero(X)
+        if d.size == 0:
+            return d, d, np.zeros((WU.shape[0], 0))
+        g = d * n_questions + grp[e]
+        first = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+        return d[first], grp[e[first]], np.maximum.reduceat(WU[:, e], first, axis=1)
+
+    @classmethod
+    def _question_values(cls, X: np.ndarray, WU: np.ndarray, grp: np.ndarray, bq: np.ndarray) -> np.ndarray:
         """Vq of :meth:`_question_terms` alone (draws × S × questions), from the relevant unknowns of each draw
         only: the same values, without the draws × S × items products."""
         Vq = np.repeat(bq[None], X.shape[0], axis=0)
-        d, e = np.nonzero(X)
-        if d.size:
-            g = d * bq.shape[1] + grp[e]
-            first = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-            m = np.maximum.reduceat(WU[:, e], first, axis=1)              # S × (draw, question) groups
-            dq, gq = d[first], grp[e[first]]
+        dq, gq, m = cls._draw_question_max(X, WU, grp, bq.shape[1])
+        if dq.size:
             Vq[dq, :, gq] = np.maximum(m.T, bq[:, gq].T)
         return Vq
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -78,16 +79,14 @@ def worth_compiling(enabled: bool, entity_values: int) -> bool:
     return enabled and entity_values >= MIN_ENTITY_VALUES
 
 
-def use_compiled(enabled: bool, entity_values: int, *tensors: torch.Tensor) -> bool:
-    """Whether a training call should take the compiled path: enabled for a large model, recording gradients, all
-    tensors on the CPU."""
-    return (worth_compiling(enabled, entity_values) and torch.is_grad_enabled()
-            and all(t.device.type == "cpu" for t in tensors))
-
-
-def use_compiled_inference(enabled: bool, entity_values: int, *tensors: torch.Tensor) -> bool:
-    """Whether an all-entity scoring call should take the compiled path: enabled for a large model, no gradient
-    wanted, all tensors on the CPU."""
-    return (worth_compiling(enabled, entity_values)
-            and not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors))
-            and all(t.device.type == "cpu" for t in tensors))
+def run_compiled(enabled: bool, entity_values: int, name: str, formula: Callable,
+                 example: Callable[[], tuple[torch.Tensor, ...]], *args: torch.Tensor, grad: bool) -> Any | None:
+    """``formula(*args)`` through its compiled form, or None where the caller's eager code should run: the
+    model's flag unset or its entity table too small (:func:`worth_compiling`), a tensor off the CPU, compiling
+    failed, or autograd not as the formula is meant for (``grad=True``: a training step, autograd recording;
+    ``grad=False``: an evaluation, no gradient wanted)."""
+    recording = torch.is_grad_enabled() and (grad or any(t.requires_grad for t in args))
+    if recording != grad or not worth_compiling(enabled, entity_values) or any(t.device.type != "cpu" for t in args):
+        return None
+    fn = compiled(name, formula, example)
+    return None if fn is None else fn(*args)

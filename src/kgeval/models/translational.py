@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from .base import KGEModel, init_embedding
-from .compiled import compiled, use_compiled, use_compiled_inference
+from .compiled import run_compiled
 from .hparams import DROPOUT, INIT, POSITIVE_OR_NULL, Choice, Float, Int
 
 EPSILON = 2.0  # the RotatE/HAKE repositories' ε in the embedding range (γ + ε) / d
@@ -92,8 +92,9 @@ def _lp_formula(q: torch.Tensor, c: torch.Tensor, p: int) -> torch.Tensor:
     return d.abs().sum(-1) if p == 1 else _safe_sqrt(d.square().sum(-1))
 
 
-def _example(*shapes: tuple[int, ...]) -> Callable[[], tuple[torch.Tensor, ...]]:
-    return lambda: tuple(torch.randn(*s, requires_grad=True) for s in shapes)
+def _example(*shapes: tuple[int, ...], grad: bool = True) -> Callable[[], tuple[torch.Tensor, ...]]:
+    """Small inputs of these shapes for compiling a formula (with gradients for a training formula)."""
+    return lambda: tuple(torch.randn(*s, requires_grad=grad) for s in shapes)
 
 
 def _all_modulus(q: torch.Tensor, ents: torch.Tensor) -> torch.Tensor:
@@ -115,29 +116,12 @@ def _all_phase(x_ph: torch.Tensor, c_ph: torch.Tensor, sign: float) -> torch.Ten
     return torch.sin((x_ph[:, None, :] + sign * c_ph[None]) * 0.5).abs().sum(-1)
 
 
-def inference_distance(model: KGEModel, name: str, formula: Callable, example: Callable[[], tuple[torch.Tensor, ...]],
-                       *args: torch.Tensor) -> torch.Tensor | None:
-    """``formula(*args)`` compiled where ``models.compiled`` allows it for evaluation, else None (the caller's
-    eager code runs)."""
-    if use_compiled_inference(model.compile_distances, model.entity_embeddings().numel(), *args):
-        fn = compiled(name, formula, example)
-        if fn is not None:
-            return fn(*args)
-    return None
-
-
-def _inference_example(*shapes: tuple[int, ...]) -> Callable[[], tuple[torch.Tensor, ...]]:
-    return lambda: tuple(torch.randn(*s) for s in shapes)
-
-
-def training_distance(model: KGEModel, name: str, formula: Callable, eager: Callable,
-                      example: Callable[[], tuple[torch.Tensor, ...]], *args: torch.Tensor) -> Any:
-    """``formula(*args)`` compiled where ``models.compiled`` allows it, else ``eager(*args)``."""
-    if use_compiled(model.compile_distances, model.entity_embeddings().numel(), *args):
-        fn = compiled(name, formula, example)
-        if fn is not None:
-            return fn(*args)
-    return eager(*args)
+def compiled_distance(model: KGEModel, name: str, formula: Callable,
+                      example: Callable[[], tuple[torch.Tensor, ...]], *args: torch.Tensor, grad: bool) -> Any:
+    """``formula(*args)`` compiled where :func:`kgeval.models.compiled.run_compiled` allows it for this model,
+    else None (the caller's eager code runs)."""
+    return run_compiled(model.compile_distances, model.entity_embeddings().numel(), name, formula, example, *args,
+                        grad=grad)
 
 
 class TransE(KGEModel):
@@ -184,16 +168,16 @@ class TransE(KGEModel):
     def _dist_all(self, q: torch.Tensor) -> torch.Tensor:
         ents = self.edrop(self.entity.weight)
         if self.norm == 1:
-            fast = inference_distance(self, "TransE all-entity L1 distance", _all_l1,
-                                      _inference_example((3, 4), (5, 4)), q, ents)
+            fast = compiled_distance(self, "TransE all-entity L1 distance", _all_l1,
+                                     _example((3, 4), (5, 4), grad=False), q, ents, grad=False)
             return fast if fast is not None else torch.cdist(q, ents, p=1)
         return _safe_sqrt(_sq_dist_all(q, ents))
 
     def _dist_some(self, q: torch.Tensor, cand: torch.Tensor) -> torch.Tensor:
         p = self.norm
-        return training_distance(self, f"TransE L{p} distance", functools.partial(_lp_formula, p=p),
-                                 lambda a, b: (a - b).norm(p=p, dim=-1), _example((3, 1, 4), (3, 5, 4)),
-                                 q[:, None, :], cand)
+        fast = compiled_distance(self, f"TransE L{p} distance", functools.partial(_lp_formula, p=p),
+                                 _example((3, 1, 4), (3, 5, 4)), q[:, None, :], cand, grad=True)
+        return fast if fast is not None else (q[:, None, :] - cand).norm(p=p, dim=-1)
 
     def _score_spo(self, s, p, o):
         d = self.edrop(self.entity(s)) + self.rdrop(self.relation(p)) - self.edrop(self.entity(o))
@@ -279,18 +263,19 @@ class RotatE(KGEModel):
     def _score(self, q: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
         """γ − distance of broadcastable [Re ‖ Im] (…, 2k) complex vectors."""
         if self.norm == 1:
+            fast = None
             if q.dim() == 3:  # the negative-sampling shape (B, 1, 2k) against (B, n, 2k)
-                return self.gamma - training_distance(self, "RotatE modulus distance", _modulus_formula,
-                                                      modulus_sum, _example((3, 1, 4), (3, 5, 4)), q, c)
-            return self.gamma - modulus_sum(q, c)
+                fast = compiled_distance(self, "RotatE modulus distance", _modulus_formula,
+                                         _example((3, 1, 4), (3, 5, 4)), q, c, grad=True)
+            return self.gamma - (fast if fast is not None else modulus_sum(q, c))
         return self.gamma - _safe_sqrt((q - c).square().sum(-1))
 
     def _score_all(self, q: torch.Tensor) -> torch.Tensor:
         ents = self.entity.weight
         if self.norm == 2:  # |q − c|² over C^k = ‖[Re‖Im](q) − [Re‖Im](c)‖² over R^2k
             return self.gamma - _safe_sqrt(_sq_dist_all(q, ents))
-        fast = inference_distance(self, "RotatE all-entity distance", _all_modulus,
-                                  _inference_example((3, 4), (5, 4)), q, ents)
+        fast = compiled_distance(self, "RotatE all-entity distance", _all_modulus,
+                                 _example((3, 4), (5, 4), grad=False), q, ents, grad=False)
         if fast is not None:
             return self.gamma - fast
         if self.use_blocks(q):
@@ -392,12 +377,12 @@ class HAKE(KGEModel):
         x_ph, x_m, y_m = query
         if cand.dim() == 3:
             x_ph, x_m, y_m = x_ph[:, None, :], x_m[:, None, :], y_m[:, None, :]
-            factor = self.phase_factor
-            return self._combine(*training_distance(
-                self, f"HAKE distances (sign {sign:+g}, phase factor {factor!r})",
-                functools.partial(_hake_formula, sign=sign, factor=factor),
-                functools.partial(hake_distances, sign=sign, factor=factor),
-                _example((3, 1, 2), (3, 1, 2), (3, 1, 2), (3, 5, 4)), x_ph, x_m, y_m, cand))
+            fast = compiled_distance(
+                self, f"HAKE distances (sign {sign:+g}, phase factor {self.phase_factor!r})",
+                functools.partial(_hake_formula, sign=sign, factor=self.phase_factor),
+                _example((3, 1, 2), (3, 1, 2), (3, 1, 2), (3, 5, 4)), x_ph, x_m, y_m, cand, grad=True)
+            if fast is not None:
+                return self._combine(*fast)
         return self._combine(*hake_distances(x_ph, x_m, y_m, cand, sign, self.phase_factor))
 
     def _score_all(self, query, sign: float) -> torch.Tensor:
@@ -405,9 +390,9 @@ class HAKE(KGEModel):
         c_ph, c_m = self._entity(self.entity.weight)
         sq = ((x_m * x_m).sum(-1, keepdim=True) - 2.0 * (x_m * y_m) @ c_m.T + (y_m * y_m) @ (c_m * c_m).T)
         mod = _safe_sqrt(sq.clamp_min(0.0))
-        fast = inference_distance(self, f"HAKE all-entity phase (sign {sign:+g})",
-                                  functools.partial(_all_phase, sign=sign), _inference_example((3, 2), (5, 2)),
-                                  x_ph, c_ph)
+        fast = compiled_distance(self, f"HAKE all-entity phase (sign {sign:+g})",
+                                 functools.partial(_all_phase, sign=sign), _example((3, 2), (5, 2), grad=False),
+                                 x_ph, c_ph, grad=False)
         if fast is not None:
             return self._combine(fast, mod)
         if self.use_blocks(x_ph):
