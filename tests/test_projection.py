@@ -38,9 +38,12 @@ def test_a_job_of_two_threads_waits_for_two_free_cores_and_others_pass_it():
     # (one core free), starts at 5
     makespan, start = list_schedule([3.0, 1.0, 5.0], [[1], [], []], 2, threads=[2, 1, 1])
     assert start.tolist() == [5.0, 0.0, 0.0] and makespan == 8.0
-    # on one core its threads are capped at 1: y, x, z in index order after y -> x (index 0) first
-    makespan, _ = list_schedule([3.0, 1.0, 5.0], [[1], [], []], 1, threads=[2, 1, 1])
-    assert makespan == 9.0
+    # on one core x's two threads share it, 3 s -> 6 s: y 0-1, then x (index 0) 1-7, z 7-12
+    makespan, start = list_schedule([3.0, 1.0, 5.0], [[1], [], []], 1, threads=[2, 1, 1])
+    assert start.tolist() == [1.0, 0.0, 7.0] and makespan == 12.0
+    # four threads measured, two cores: 3 s -> 6 s, and it holds both cores (z waits)
+    makespan, start = list_schedule([3.0, 5.0], [[], []], 2, threads=[4, 1])
+    assert start.tolist() == [0.0, 6.0] and makespan == 11.0
 
 
 def random_dag(rng, n):

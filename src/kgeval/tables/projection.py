@@ -56,16 +56,19 @@ def list_schedule(durations: Sequence[float], deps: Sequence[Sequence[int]], cor
 
     ``deps[j]``: the jobs that must end before ``j`` starts. Whenever jobs end (and at time 0), the ready jobs are
     taken in the order (``priority`` descending, ``tiebreak`` descending, index) and each one whose threads
-    (capped at ``cores``) fit the free cores starts. Deterministic; a cycle raises ``ValueError``.
+    (capped at ``cores``) fit the free cores starts; a job of more threads than ``cores`` takes
+    ``durations[j] * threads[j] / cores`` (its threads share the cores). Deterministic; a cycle raises
+    ``ValueError``.
     """
     n = _check_graph(durations, deps)
     if cores < 1:
         raise ValueError(f"cores must be >= 1, not {cores}")
     dur = np.asarray(durations, dtype=float)
+    asked = np.ones(n, dtype=int) if threads is None else np.asarray(threads, dtype=int)
+    dur = dur * np.maximum(asked / cores, 1.0)
     prio = np.zeros(n) if priority is None else np.asarray(priority, dtype=float)
     tie = np.zeros(n) if tiebreak is None else np.asarray(tiebreak, dtype=float)
-    need = np.minimum(np.ones(n, dtype=int) if threads is None else np.asarray(threads, dtype=int), cores)
-    need = np.maximum(need, 1)
+    need = np.maximum(np.minimum(asked, cores), 1)
     # rank 0 = started first among ready jobs
     order = np.lexsort((np.arange(n), -tie, -prio))
     rank = np.empty(n, dtype=int)
