@@ -127,7 +127,8 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str],
     ``graph`` (see :mod:`kgeval.tables.projection`): rows ``N cores`` with the wall time a run from empty would
     take on N cores (1, 2, 4, 8, 16, 32 and the run's own count, the most jobs its benchmark files show running
     at once) by list scheduling of the graph with the measured job times, and ``critical path`` (unlimited
-    cores); ``jobs`` = the graph's jobs, ``vs_wall`` = projected / measured wall.
+    cores); ``jobs`` = the graph's jobs, ``vs_wall`` = projected / measured wall; and a third ``total`` row,
+    ``core-seconds``: each job's seconds times its threads in the graph.
     """
     from .projection import PROJECTED_CORES, project_wall_times
 
@@ -163,6 +164,11 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str],
         proj = [{"stage": "projection", "rule": f"{c} core" + ("s" if c > 1 else "") + (OWN if c == own else ""),
                  "jobs": len(graph), "seconds": s} for c, s in walls.items()]
         proj.append({"stage": "projection", "rule": "critical path", "jobs": len(graph), "seconds": path_s})
+        # a job of t threads kept t cores busy: the summed time a target in core-minutes compares with
+        threads = {g["benchmark"]: int(g.get("threads", 1)) for g in named}
+        core_s = sum(s * threads.get(b, 1) for b, s in measured.items())
+        parts[1] = pd.concat([totals, pd.DataFrame([{"stage": "total", "rule": "core-seconds", "jobs": len(jobs),
+                                                     "seconds": core_s}])], ignore_index=True)
         proj_df = pd.DataFrame(proj)
         proj_df["vs_wall"] = proj_df["seconds"] / wall if wall > 0 else math.nan
         parts.append(proj_df)
