@@ -111,13 +111,13 @@ def test_run_times_table_adds_projection_rows_checked_against_the_wall(tmp_path,
     assert rows[("projection", "32 cores")][1] == 6.0
     assert rows[("projection", "critical path")][1] == 6.0
     assert "run's 2 cores" in projection_check(df) and "error +0 s (+0.0%)" in projection_check(df)
-    # three jobs at once (b moved into 1-2 beside a and d, which do not wait for it here): a row of its own
     assert rows[("total", "core-seconds")][1] == pytest.approx(11.0)  # every job one thread: the jobs' sum
     graph[3]["threads"] = 2
     rows = {(r.stage, r.rule): r.seconds for r in run_times_table(root, {"r": "stage"}, graph).itertuples()}
     assert rows[("total", "core-seconds")] == pytest.approx(15.0)  # d's 4 s on two cores counts 8
     assert rows[("total", "jobs")] == pytest.approx(11.0)
     graph[3]["threads"] = 1
+    # three jobs at once (b moved into 1-2 beside a and d, which do not wait for it here): a row of its own
     bench(tmp_path / names[1], 1.0, end=1002.0)
     bench(tmp_path / names[3], 4.0, end=1004.5)
     df = run_times_table(root, {"r": "stage"}, graph)

@@ -151,9 +151,9 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str],
     table = (jobs.groupby(["stage", "rule"], sort=True)["seconds"].agg(["count", "sum"]).reset_index()
              .rename(columns={"count": "jobs", "sum": "seconds"}))
     wall = float(np.max(ends) - np.min(starts))
-    totals = pd.DataFrame([{"stage": "total", "rule": "jobs", "jobs": len(jobs), "seconds": jobs["seconds"].sum()},
-                           {"stage": "total", "rule": "wall", "jobs": len(jobs), "seconds": wall}])
-    parts = [table, totals]
+    totals = [{"stage": "total", "rule": "jobs", "jobs": len(jobs), "seconds": jobs["seconds"].sum()},
+              {"stage": "total", "rule": "wall", "jobs": len(jobs), "seconds": wall}]
+    parts = [table, pd.DataFrame(totals)]
     if graph:
         # the graph names jobs by their benchmark path relative to the working directory
         base = os.path.abspath(root)
@@ -167,8 +167,8 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str],
         # a job of t threads kept t cores busy: the summed time a target in core-minutes compares with
         threads = {g["benchmark"]: int(g.get("threads", 1)) for g in named}
         core_s = sum(s * threads.get(b, 1) for b, s in measured.items())
-        parts[1] = pd.concat([totals, pd.DataFrame([{"stage": "total", "rule": "core-seconds", "jobs": len(jobs),
-                                                     "seconds": core_s}])], ignore_index=True)
+        totals.append({"stage": "total", "rule": "core-seconds", "jobs": len(jobs), "seconds": core_s})
+        parts[1] = pd.DataFrame(totals)
         proj_df = pd.DataFrame(proj)
         proj_df["vs_wall"] = proj_df["seconds"] / wall if wall > 0 else math.nan
         parts.append(proj_df)
