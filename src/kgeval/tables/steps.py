@@ -153,7 +153,7 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str],
     wall = float(np.max(ends) - np.min(starts))
     totals = [{"stage": "total", "rule": "jobs", "jobs": len(jobs), "seconds": jobs["seconds"].sum()},
               {"stage": "total", "rule": "wall", "jobs": len(jobs), "seconds": wall}]
-    parts = [table, pd.DataFrame(totals)]
+    projection = []
     if graph:
         # the graph names jobs by their benchmark path relative to the working directory
         base = os.path.abspath(root)
@@ -168,11 +168,10 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str],
         threads = {g["benchmark"]: int(g.get("threads", 1)) for g in named}
         core_s = sum(s * threads.get(b, 1) for b, s in measured.items())
         totals.append({"stage": "total", "rule": "core-seconds", "jobs": len(jobs), "seconds": core_s})
-        parts[1] = pd.DataFrame(totals)
         proj_df = pd.DataFrame(proj)
         proj_df["vs_wall"] = proj_df["seconds"] / wall if wall > 0 else math.nan
-        parts.append(proj_df)
-    df = pd.concat(parts, ignore_index=True)
+        projection.append(proj_df)
+    df = pd.concat([table, pd.DataFrame(totals), *projection], ignore_index=True)
     if "vs_wall" not in df.columns:
         df["vs_wall"] = math.nan
     return df[RUN_TIME_COLUMNS]
