@@ -252,7 +252,7 @@ class MaxPairs(PairEngine):
         # a pair (s, t) counts once per draw and item: in s's visit where t gains nothing, and in the smaller
         # system's visit where both gain
         undecided = self._undecided_matrix(und)
-        later = np.arange(S)[None, :]
+        t = np.arange(S)[None, :]  # the other system of each column
         pri = np.zeros(U.size)
         for blk in chunks:
             Vq, without = self._question_terms(X[blk], WU, starts, grp, bq)
@@ -262,7 +262,7 @@ class MaxPairs(PairEngine):
             else:
                 delta0, var = moments.delta_without(v, grp)
             pivotal = self._pivotal(v, delta0, var)
-            pivotal *= undecided[v.system] & ((v.gain == 0) | (later > v.system[:, None]))
+            pivotal *= undecided[v.system] & ((v.gain == 0) | (t > v.system[:, None]))
             pri += np.bincount(v.item, weights=pivotal.sum(1), minlength=U.size)
         pri /= X.shape[0]
         n_pairs = self.bears_on(und, U).sum(0).astype(float)
