@@ -8,9 +8,10 @@ import pandas as pd
 import pytest
 from conftest import tiny_kg
 
+from kgeval.bounds.candidates import Candidates
 from kgeval.bounds.decide import candidates, item_features, item_triples, write_next_judgments
+from kgeval.bounds.greedy import make_engine, plan
 from kgeval.bounds.labels import ABSENT, NONREL, REL, UNKNOWN
-from kgeval.bounds.selection import Candidates, make_engine, plan
 from kgeval.data.questions import Questions
 from kgeval.metrics.trec import pair_lookup
 from kgeval.pools.annotation import EXPORT_HEADER, read_annotations, read_export

@@ -1,4 +1,4 @@
-"""MTC selection (kgeval.bounds.selection): the priority by hand, bounds/E/Var and P(pivotal) against brute force
+"""MTC selection (kgeval.bounds: candidates, linear, maxtype, greedy, counts): the priority by hand, bounds/E/Var and P(pivotal) against brute force
 over every labelling, the greedy stop, τ under the prior against scipy."""
 
 from __future__ import annotations
@@ -12,21 +12,12 @@ from hypothesis import strategies as st
 from scipy import stats
 from scipy.special import ndtr
 
-from kgeval.bounds.selection import (
-    LINEAR_METRICS,
-    MAX_METRICS,
-    Candidates,
-    LinearPairs,
-    MaxPairs,
-    greedy,
-    item_weights,
-    judgments_to_decide,
-    make_engine,
-    plan,
-    sample_unknown_labels,
-    system_pairs,
-    tau_distribution,
-)
+from kgeval.bounds.candidates import LINEAR_METRICS, MAX_METRICS, Candidates, item_weights, system_pairs
+from kgeval.bounds.counts import judgments_to_decide, tau_distribution
+from kgeval.bounds.engine import sample_unknown_labels
+from kgeval.bounds.greedy import greedy, make_engine, plan
+from kgeval.bounds.linear import LinearPairs
+from kgeval.bounds.maxtype import MaxPairs
 from kgeval.errors import InputError
 
 INV_LOG2_3 = 0.6309297535714574  # 1 / log2(3), DCG's weight of rank 2

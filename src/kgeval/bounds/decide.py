@@ -2,7 +2,7 @@
 judgments (MTC selection) and the simulation on the published labels, from the systems' top-k lists.
 
 The candidates are the distinct (question, entity) pairs of the systems' top k on the macro filter's questions
-(:class:`kgeval.bounds.selection.Candidates`); their state comes from the bounds stage's relevance codes. The prior is
+(:class:`kgeval.bounds.candidates.Candidates`); their state comes from the bounds stage's relevance codes. The prior is
 trained on the pool's judgments (judged at depth ≥ 1), the depth-0 answers excluded: they are relevant by
 construction and would teach the prior that the test answers are relevant. The simulation's prior is the
 out-of-fold prediction by question (never a label of the item's own question) or refitted online on the labels
@@ -20,9 +20,10 @@ from ..data.kg import HEAD, KnowledgeGraph, infer_categories
 from ..io import write_csv
 from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
 from ..pools.annotation.templates import question
+from .candidates import Candidates, system_pairs
+from .greedy import Plan
 from .labels import ABSENT, REL, UNKNOWN
 from .prior import Features, cross_validate, triple_features
-from .selection import Candidates, Plan, system_pairs
 
 METRIC_NAMES = {"P": "P@k", "DCG": "DCG@k", "RBP": "RBP", "RR": "RR@k", "Success": "Success@k"}
 

@@ -7,7 +7,7 @@ known state (depth-0 answers relevant, never-pooled items not relevant, as in th
 (−1 for an item still hidden) and learns a label only by revealing it. The evaluator reads the full labels once,
 through :meth:`HiddenLabels.truth`, for the target ranking and Δ (counted apart from the strategies' reads).
 
-Strategies (``next(state, n) -> items``): :class:`MTC` (the selection of :mod:`kgeval.bounds.selection` with a
+Strategies (``next(state, n) -> items``): :class:`MTC` (the selection of :mod:`kgeval.bounds.greedy` with a
 given prior, or 0.5), :class:`DepthOrder` (all of pooling depth 1, then 2, …; ties in a seeded random order),
 :class:`RandomOrder` (seeded), :class:`MoveToFront` (Cormack, Palmer and Clarke, SIGIR 1998).
 
@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kgeval.bounds.selection import TOL, Candidates, PairBounds, _order, make_engine
+from kgeval.bounds.candidates import TOL, Candidates, PairBounds
+from kgeval.bounds.greedy import make_engine, order_items
 from kgeval.errors import InputError
 from kgeval.metrics.kendall import tau_b_many
 
@@ -93,7 +94,7 @@ class MTC:
         items, pri, tie = self.engine.priority(und)
         ok = _judgeable(state, self.hidden)[items]
         items, pri, tie = items[ok], pri[ok], tie[ok]
-        take = items[_order(items, pri, tie, self.key)[:n]]
+        take = items[order_items(items, pri, tie, self.key)[:n]]
         if take.size < n:
             rest = np.setdiff1d(np.flatnonzero(_judgeable(state, self.hidden)), take)
             rest = rest[np.lexsort((self.key[rest], -self.engine.p[rest]))]

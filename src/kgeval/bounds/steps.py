@@ -28,6 +28,7 @@ from ..pools.annotation import load_templates
 from ..pools.pooling import Pool, prefilter
 from ..pools.qrels import labels_of, qrels_for_dump, rebuilt_judgments
 from ..scores.dumps import Dump, load_dump
+from .counts import judgments_to_decide, tau_distribution
 from .decide import (
     METRIC_NAMES,
     candidates,
@@ -38,10 +39,10 @@ from .decide import (
     write_next_judgments,
 )
 from .figure import simulation_figure, tau_band_figure
+from .greedy import make_engine, plan
 from .labels import codes_from_qrels
 from .metrics import metric
 from .prior import TRANSFER_CAVEAT, cross_validate, fit_prior, online_prior
-from .selection import judgments_to_decide, make_engine, plan, tau_distribution
 from .simulation import MTC, DepthOrder, MoveToFront, RandomOrder, compare_strategies
 from .tables import states_tables
 
