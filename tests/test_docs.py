@@ -70,3 +70,29 @@ def test_marker_page_is_replaced():
     hook = _hook()
     assert hook.MARKER in page
     assert "## `evaluation`" in hook.on_page_markdown(page, None, None, None)
+
+
+def _run_on_lists(path) -> list[str]:
+    """Paragraphs of a rendered page that hold a list written without the blank line Python-Markdown needs before it:
+    they render as run-on text with literal dashes, and ``mkdocs build --strict`` does not warn about them."""
+    import markdown
+
+    html = markdown.markdown(path.read_text(encoding="utf-8"),
+                             extensions=["admonition", "attr_list", "tables", "pymdownx.details",
+                                         "pymdownx.superfences"])
+    paragraphs = re.findall(r"<p>(.*?)</p>", html, flags=re.S)
+    # (a mkdocstrings directive's options are YAML, not Markdown)
+    return [p[:80] for p in paragraphs if re.search(r"\n\s*(?:[-*+]|\d+\.) \S", p) and not p.startswith(":::")]
+
+
+def test_every_page_renders_its_lists_as_lists():
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    assert len(pages) > 10
+    broken = {str(p.relative_to(ROOT)): hits for p in pages if (hits := _run_on_lists(p))}
+    assert broken == {}
+
+
+def test_the_list_check_catches_a_list_glued_to_its_paragraph(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("Two things:\n- one\n- two\n\nFine:\n\n- one\n- two\n")
+    assert len(_run_on_lists(page)) == 1

@@ -34,7 +34,6 @@ from libkge_fakes import (
 
 from kgeval.data.kg import build_kg
 from kgeval.errors import ChecksumError, InputError
-from kgeval.models import libkge
 from kgeval.models.checkpoint import load_checkpoint, load_model
 from kgeval.models.libkge import (
     LibKGEError,
@@ -45,6 +44,7 @@ from kgeval.models.libkge import (
     load_libkge,
     read_libkge_checkpoint,
 )
+from kgeval.models.libkge import unpickle as libkge
 from kgeval.training.steps import convert_libkge
 
 TRAIN = [("/m/a", "r/x", "/m/b"), ("/m/b", "r/y", "/m/c"), ("/m/c", "r/x", "/m/d"), ("/m/d", "r/z", "/m/a"),

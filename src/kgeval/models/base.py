@@ -157,7 +157,7 @@ class KGEModel(nn.Module):
 
         Why blocks: an elementwise distance makes several passes over its (rows × entities × width) temporary;
         at about 2 MiB that temporary stays in the CPU cache, so the passes are not bound by memory bandwidth
-        (RotatE's all-entity scoring on FB15k-237 runs ~3× faster than over entity chunks of the memory budget).
+        (several times faster than entity chunks of the memory budget, which spill out of the cache).
         On CUDA, or with autograd on, use ``chunked`` instead (see ``use_blocks``).
         """
         rows = max(1, min(batch, 64))

@@ -3,15 +3,14 @@
 Why: a negative-sampling step of RotatE or HAKE scores every triple against 128 negatives on both sides, so its
 distance works on (batch × 129 × 2d) tensors of about 100 MB each. Even fused by hand (``_ModulusSum``,
 ``_HakeDistances``) the eager step streams several such temporaries through memory; Inductor's generated C++ loop
-reads the operands once and keeps the rest in registers, which makes the distance's forward and backward about
-2.4× faster on one core (``benchmarks/training_budget.py --compare-compile``) for about 10 s of compilation once
-per process (less with Inductor's on-disk cache).
+reads the operands once and keeps the rest in registers, which makes the distance's forward and backward several
+times faster on one core for a few seconds of compilation once per process (less with Inductor's on-disk cache;
+``benchmarks/training_budget.py --compare-compile`` measures it, docs/performance.md has the numbers).
 
 The same holds for the all-entity scoring of these models at evaluation (validation during training, score
 dumps, Knowledge Persistence's timing and early-stopping rankings): an L1 or phase distance of every question
 against every entity is an elementwise reduction, which the generated loop computes without the (rows × entities ×
-d) temporaries that the eager code has to block for the cache: 3.2× faster for RotatE and 4× for HAKE's phase term
-on WN18RR (500 questions × 40,943 entities, one core).
+d) temporaries that the eager code has to block for the cache.
 
 When it is used: only on CPU tensors, only for a model with at least ``MIN_ENTITY_VALUES`` entity-embedding values
 (compiling costs each process a few seconds), and only for a model whose ``compile_distances`` flag is set: by the trainer

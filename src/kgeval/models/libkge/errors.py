@@ -1,0 +1,13 @@
+"""The errors of reading LibKGE checkpoints."""
+
+from __future__ import annotations
+
+from ...errors import CorruptFileError, KgevalError
+
+
+class LibKGEError(KgevalError):
+    """A LibKGE checkpoint that does not fit the knowledge graph or is not a supported model."""
+
+
+class UnsafeCheckpointError(CorruptFileError):
+    """A pickle that references a global outside the allow-list (it could run code on load)."""
