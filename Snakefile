@@ -5,6 +5,8 @@
 from snakemake.utils import min_version
 
 from kgeval.config import validate_workflow_config
+from kgeval.workflow import forward_stop_signals
+from kgeval.workflow_env import set_job_environment
 
 min_version("9.0")
 
@@ -26,7 +28,26 @@ validate_workflow_config(
 report: "workflow/report/workflow.rst"
 
 
+# glibc's allocator settings for every job (kgeval.workflow_env.ALLOCATOR), unless the user set them. Set here,
+# in Snakemake's own process, and not in profiles/*: a profile only gives Snakemake command-line options, none
+# of which sets a job's environment (--envvars only names variables to pass on to cloud jobs), and a run
+# without --profile would lose them; the envs/*.yaml conda environments apply only with --use-conda.
+set_job_environment()
+
+
+# Ctrl-C (SIGINT) or SIGTERM of Snakemake stops the running jobs within seconds instead of waiting for them
+# (kgeval.workflow.forward_stop_signals); onstart runs after Snakemake installed its own SIGTERM handler. Not in
+# a process that submits to a cluster: its children are the submission commands, not the jobs.
+onstart:
+    if workflow.local_exec:
+        forward_stop_signals()
+
+
+# One .smk per stage: its helpers (get_* input functions), its rules, and one add_final_outputs(...) call that
+# makes its final outputs targets of rule all (docs/dev/layout.md). common.smk (config constants, shared
+# helpers) and paths.smk (path templates) come first; a stage comes after those whose names it reads.
 include: "workflow/rules/common.smk"
+include: "workflow/rules/paths.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/training.smk"
 include: "workflow/rules/scores.smk"
@@ -42,5 +63,4 @@ include: "workflow/rules/tables.smk"
 rule all:
     default_target: True
     input:
-        get_final_outputs(),
-        KP_OUTPUTS,
+        FINAL_OUTPUTS,

@@ -73,7 +73,9 @@ def test_data_files_are_the_rules_outputs():
     """The API's one mapping of the data stage's files equals the outputs rules prepare_kg and build_testset
     declare."""
     rules = (ROOT / "workflow/rules/data.smk").read_text()
-    declared = dict(re.findall(r'^\s+(kg|judgments|questions)="([^"]+)"', rules, re.M))
+    templates = dict(re.findall(r'^(\w+) = "([^"]+)"$', (ROOT / "workflow/rules/paths.smk").read_text(), re.M))
+    declared = {key: templates[name]
+                for key, name in re.findall(r"^\s+(kg|judgments|questions)=(\w+),$", rules, re.M)}
     files = data_files("/w", "{dataset}", "{testset}")
     assert str(files["kg"]) == "/w/" + declared["kg"]
     assert str(files["tsv"]) == "/w/" + declared["judgments"]

@@ -2,13 +2,16 @@
 # subsampling (Figure 7) and discriminative power (Figure 8), from the metric tables and per-item scores.
 
 
+include: "helpers/analysis.smk"
+
+
 rule analysis_rankings:
     input:
         get_analysis_inputs(["original", "sample", "complete"]),
         unpack(get_bounds_overlay),
     output:
         figure3=report(
-            "results/analysis/figure3.png",
+            FIGURE3,
             caption="../report/figure3.rst",
             category="4. Label sparsity",
         ),
@@ -21,14 +24,14 @@ rule analysis_rankings:
             category="4. Label sparsity",
         ),
         figure4_pdf="results/analysis/figure4.pdf",
-        figure4_csv="results/analysis/figure4.csv",
+        figure4_csv=FIGURE4_CSV,
         figure5=report(
             "results/analysis/figure5.png",
             caption="../report/figure5.rst",
             category="4. Label sparsity",
         ),
         figure5_pdf="results/analysis/figure5.pdf",
-        figure5_csv="results/analysis/figure5.csv",
+        figure5_csv=FIGURE5_CSV,
         table3=report(
             "results/tables/table3.csv",
             caption="../report/table3.rst",
@@ -38,7 +41,7 @@ rule analysis_rankings:
         table3_tex="results/tables/table3.tex",
         table3_long="results/analysis/table3_long.csv",
         table4=report(
-            "results/tables/table4.csv",
+            TABLE4,
             caption="../report/table4.rst",
             category="4. Label sparsity",
         ),
@@ -52,7 +55,7 @@ rule analysis_rankings:
         figure2_pdf="results/analysis/figure2.pdf",
         figure2_dist="results/analysis/figure2_distribution.csv",
         figure2_kl=report(
-            "results/analysis/figure2_kl.csv",
+            FIGURE2_KL,
             caption="../report/figure2_kl.rst",
             category="1. Data",
         ),
@@ -62,7 +65,7 @@ rule analysis_rankings:
             category="4. Label sparsity",
         ),
         figure6_pdf="results/analysis/figure6.pdf",
-        figure6_csv="results/analysis/figure6.csv",
+        figure6_csv=FIGURE6_CSV,
         table2=report(
             "results/tables/table2.csv",
             caption="../report/table2.rst",
@@ -83,9 +86,7 @@ rule analysis_rankings:
     conda:
         "../../envs/analysis.yaml"
     params:
-        roles=lambda wildcards: {
-            role: analysis_files(role) for role in ("original", "sample", "complete")
-        },
+        roles=get_ranking_roles,
         settings=config["analysis"],
     script:
         "../scripts/analysis_rankings.py"
@@ -96,7 +97,7 @@ rule analysis_stability:
         get_analysis_inputs(["original", "second", "complete"]),
     output:
         figure=report(
-            "results/analysis/figure7.png",
+            FIGURE7,
             caption="../report/figure7.rst",
             category="5. Metrics: stability and discriminative power",
         ),
@@ -109,7 +110,7 @@ rule analysis_stability:
         families_pdf="results/analysis/figure7_families.pdf",
         taus="results/analysis/figure7_taus.csv",
         summary=report(
-            "results/analysis/figure7_summary.csv",
+            FIGURE7_SUMMARY,
             caption="../report/figure7_summary.rst",
             category="5. Metrics: stability and discriminative power",
         ),
@@ -120,11 +121,7 @@ rule analysis_stability:
     conda:
         "../../envs/analysis.yaml"
     params:
-        test_sets=lambda wildcards: [
-            analysis_files(r)
-            for r in ("original", "second", "complete")
-            if STUDY.get(r)
-        ],
+        test_sets=get_study_test_sets,
         settings=config["analysis"],
     script:
         "../scripts/analysis_stability.py"
@@ -135,7 +132,7 @@ rule analysis_discrimination:
         get_analysis_inputs(["original", "second", "complete"]),
     output:
         figure=report(
-            "results/analysis/figure8.png",
+            FIGURE8,
             caption="../report/figure8.rst",
             category="5. Metrics: stability and discriminative power",
         ),
@@ -148,7 +145,7 @@ rule analysis_discrimination:
         families_pdf="results/analysis/figure8_families.pdf",
         pvalues="results/analysis/figure8_pvalues.csv",
         summary=report(
-            "results/analysis/figure8_summary.csv",
+            FIGURE8_SUMMARY,
             caption="../report/figure8_summary.rst",
             category="5. Metrics: stability and discriminative power",
         ),
@@ -159,11 +156,7 @@ rule analysis_discrimination:
     conda:
         "../../envs/analysis.yaml"
     params:
-        test_sets=lambda wildcards: [
-            analysis_files(r)
-            for r in ("original", "second", "complete")
-            if STUDY.get(r)
-        ],
+        test_sets=get_study_test_sets,
         settings=config["analysis"],
     script:
         "../scripts/analysis_discrimination.py"
@@ -193,7 +186,7 @@ rule analysis_families:
         ),
         depth_pdf="results/analysis/families_depth_taus.pdf",
         depth_csv="results/analysis/families_depth_taus.csv",
-        grid="results/analysis/umf_grid.csv",
+        grid=UMF_GRID,
         sensitivity="results/analysis/umf_sensitivity.csv",
         heatmaps=report(
             expand(
@@ -216,10 +209,7 @@ rule analysis_families:
     conda:
         "../../envs/analysis.yaml"
     params:
-        roles=lambda wildcards: {
-            role: analysis_files(role) if STUDY.get(role) else None
-            for role in ("original", "complete", "second")
-        },
+        roles=get_family_roles,
     script:
         "../scripts/analysis_families.py"
 
@@ -228,7 +218,7 @@ rule reanalyze_own_tables:
     input:
         get_reanalysis_inputs,
     output:
-        notes="results/reanalysis/own/notes.txt",
+        notes=REANALYSIS_OWN,
     log:
         "logs/reanalyze_own_tables.log",
     benchmark:
@@ -246,7 +236,7 @@ rule reanalyze_release:
     input:
         get_release_tables,
     output:
-        notes="results/reanalysis/release/notes.txt",
+        notes=REANALYSIS_RELEASE,
     log:
         "logs/reanalyze_release.log",
     benchmark:
@@ -258,3 +248,10 @@ rule reanalyze_release:
         names={},
     script:
         "../scripts/reanalyze.py"
+
+
+# the release's re-analysis only where the config names a release folder
+add_final_outputs(
+    [FIGURE3, FIGURE7, FIGURE8, UMF_GRID, REANALYSIS_OWN]
+    + ([REANALYSIS_RELEASE] if config["analysis"]["reanalyze"] else [])
+)

@@ -2,12 +2,15 @@
 # rebuilt): exact per-system bounds, per-pair decisions and Kendall τ intervals under unjudged triples.
 
 
+include: "helpers/bounds.smk"
+
+
 rule bounds:
     input:
         unpack(get_testset_dumps),
         kg=get_testset_kg,
         seed=get_seed_testset,
-        pool="results/pools/{testset}/pool.tsv",
+        pool=POOL,
         annotations=get_pool_annotations,
     output:
         systems=report(
@@ -23,7 +26,7 @@ rule bounds:
             subcategory="Bounds under unjudged triples: {testset}",
         ),
         tau=report(
-            "results/bounds/{testset}/tau.csv",
+            BOUNDS_TAU,
             caption="../report/bounds_tau.rst",
             category="6. Beyond the paper",
             subcategory="Bounds under unjudged triples: {testset}",
@@ -81,13 +84,13 @@ rule bounds_select:
             subcategory="Fewest judgments that decide: {testset}",
         ),
         tau=report(
-            "results/bounds/{testset}/tau_prior.csv",
+            BOUNDS_TAU_PRIOR,
             caption="../report/bounds_tau_prior.rst",
             category="6. Beyond the paper",
             subcategory="Fewest judgments that decide: {testset}",
         ),
         next=report(
-            "results/bounds/{testset}/next_judgments.tsv",
+            BOUNDS_NEXT,
             caption="../report/bounds_next.rst",
             category="6. Beyond the paper",
             subcategory="Fewest judgments that decide: {testset}",
@@ -99,7 +102,7 @@ rule bounds_select:
             subcategory="Fewest judgments that decide: {testset}",
         ),
         counts=report(
-            "results/bounds/{testset}/judgments_to_decide.csv",
+            BOUNDS_COUNTS,
             caption="../report/bounds_counts.rst",
             category="6. Beyond the paper",
             subcategory="Fewest judgments that decide: {testset}",
@@ -141,7 +144,7 @@ rule bounds_simulation:
             subcategory="Fewest judgments that decide: {testset}",
         ),
         summary=report(
-            "results/bounds/{testset}/simulation_summary.csv",
+            BOUNDS_SIMULATION_SUMMARY,
             caption="../report/bounds_simulation_summary.rst",
             category="6. Beyond the paper",
             subcategory="Fewest judgments that decide: {testset}",
@@ -174,3 +177,18 @@ rule bounds_simulation:
         max_depth=config["pooling"]["depth"],
     script:
         "../scripts/bounds_simulation.py"
+
+
+# the τ tables, the selection's next judgments and the simulation's summary (their rules write the other tables
+# and the figures too); none when the stage is disabled
+add_final_outputs(
+    expand(BOUNDS_TAU, testset=POOLED_SETS)
+    + expand(BOUNDS_NEXT, testset=POOLED_SETS)
+    + (
+        expand(BOUNDS_SIMULATION_SUMMARY, testset=POOLED_SETS)
+        if config["bounds"]["simulation"]
+        else []
+    )
+    if config["bounds"]["enabled"]
+    else []
+)

@@ -2,9 +2,12 @@
 # build each knowledge graph and test set, and write Table 1.
 
 
+include: "helpers/data.smk"
+
+
 rule download:
     output:
-        "resources/downloads/{path}",
+        DOWNLOAD,
     log:
         "logs/download/{path}.log",
     benchmark:
@@ -25,11 +28,11 @@ rule download:
 
 rule verify_resources:
     input:
-        files=expand("resources/downloads/{path}", path=list(MANIFEST)),
+        files=expand(DOWNLOAD, path=list(MANIFEST)),
         manifest=config["manifest"],
     output:
         table=report(
-            "results/tables/resources.csv",
+            RESOURCES_TABLE,
             caption="../report/resources.rst",
             category="Data",
         ),
@@ -49,9 +52,9 @@ rule extract_splits:
     input:
         archive=get_archive,
     output:
-        train="resources/datasets/{dataset}/splits/train.txt",
-        valid="resources/datasets/{dataset}/splits/valid.txt",
-        test="resources/datasets/{dataset}/splits/test.txt",
+        train=SPLIT.format(dataset="{dataset}", split="train"),
+        valid=SPLIT.format(dataset="{dataset}", split="valid"),
+        test=SPLIT.format(dataset="{dataset}", split="test"),
     log:
         "logs/extract_splits/{dataset}.log",
     benchmark:
@@ -74,7 +77,7 @@ rule synthesize:
     conda:
         "../../envs/data.yaml"
     params:
-        spec=lambda wildcards: dataset_spec(wildcards.dataset).get("synth", {}),
+        spec=get_synth_spec,
     script:
         "../scripts/synthesize.py"
 
@@ -83,7 +86,7 @@ rule prepare_kg:
     input:
         unpack(get_kg_inputs),
     output:
-        kg="resources/datasets/{dataset}/kg.npz",
+        kg=KG,
         summary="resources/datasets/{dataset}/summary.json",
     log:
         "logs/prepare_kg/{dataset}.log",
@@ -100,9 +103,9 @@ rule build_testset:
     input:
         unpack(get_testset_inputs),
     output:
-        judgments="resources/testsets/{testset}.tsv",
-        questions="resources/testsets/{testset}.questions.tsv",
-        summary="resources/testsets/{testset}.json",
+        judgments=TESTSET,
+        questions=TESTSET_QUESTIONS,
+        summary=TESTSET_SUMMARY,
     log:
         "logs/build_testset/{testset}.log",
     benchmark:
@@ -111,7 +114,7 @@ rule build_testset:
     conda:
         "../../envs/data.yaml"
     params:
-        kind=lambda wildcards: testset_spec(wildcards.testset)["kind"],
+        kind=get_testset_kind,
     script:
         "../scripts/build_testset.py"
 
@@ -121,7 +124,7 @@ rule table1:
         unpack(get_table1_inputs),
     output:
         csv=report(
-            "results/tables/table1.csv",
+            TABLE1,
             caption="../report/table1.rst",
             category="1. Data",
         ),
@@ -137,3 +140,15 @@ rule table1:
         kgs=get_table1_kgs(),
     script:
         "../scripts/table1.py"
+
+
+# the resources table only where a dataset comes from the manifest
+add_final_outputs(
+    [TABLE1]
+    + (
+        [RESOURCES_TABLE]
+        if any(dataset_spec(d)["source"] == "manifest" for d in DATASETS)
+        else []
+    )
+    + expand(TESTSET_SUMMARY, testset=TEST_SETS)
+)

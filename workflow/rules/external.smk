@@ -3,14 +3,17 @@
 # kgeval.external.steps.
 
 
+include: "helpers/external.smk"
+
+
 rule import_external_system:
     input:
         unpack(get_external_system_files),
         kg=get_testset_kg,
-        judgments="resources/testsets/{testset}.tsv",
-        questions="resources/testsets/{testset}.questions.tsv",
+        judgments=TESTSET,
+        questions=TESTSET_QUESTIONS,
     output:
-        dump=directory("results/scores/{testset}/{model}"),
+        dump=directory(SCORES),
     log:
         "logs/import_external_system/{testset}/{model}.log",
     benchmark:
@@ -24,8 +27,8 @@ rule import_external_system:
         mem_mb=8000,
         runtime=120,
     params:
-        spec=lambda wildcards: config["external_systems"][wildcards.model],
-        k=lambda wildcards: run_depth(config, wildcards.testset),
+        spec=get_external_spec,
+        k=get_run_depth,
         memory_budget_mb=config["evaluation"]["memory_budget_mb"],
     script:
         "../scripts/import_external_system.py"

@@ -3,39 +3,16 @@
 # KP (Table 5) and the carbon footprint of both protocols (Figure 4). Logic: kgeval.kp.persistence, kgeval.kp.carbon,
 # kgeval.kp.steps.
 
-from kgeval.kp.steps import (
-    kp_datasets,
-    kp_early_stopping_models,
-    kp_params,
-    kp_settings,
-    kp_testset,
-)
 
-# the kp block with its defaults; KP_PARAMS (sample size, projections, seed, p, batch size) is the same for
-# every KP computation
-KP = kp_settings(config)
-KP_PARAMS = kp_params(config)
-KP_DATASETS = kp_datasets(config)
-KP_ES_MODELS = sorted(
-    {m for d in KP_DATASETS for m in kp_early_stopping_models(config, d)}
-)
-# targets of this stage, for rule all
-KP_OUTPUTS = expand(
-    "results/kp/{dataset}/{name}",
-    dataset=KP_DATASETS,
-    name=["correlations.csv", "timing.csv", "carbon.csv", "carbon.png"],
-) + expand(
-    "results/kp/{dataset}/early_stopping.csv",
-    dataset=[d for d in KP_DATASETS if kp_early_stopping_models(config, d)],
-)
+include: "helpers/kp.smk"
 
 
 rule kp_model:
     input:
-        model="results/models/{dataset}/{model}/model.pt",
-        kg="resources/datasets/{dataset}/kg.npz",
+        model=MODEL,
+        kg=KG,
     output:
-        record="results/kp/{dataset}/{model}.json",
+        record=KP_RECORD,
     log:
         "logs/kp_model/{dataset}/{model}.log",
     benchmark:
@@ -57,15 +34,11 @@ rule kp_model:
 
 rule kp_correlations:
     input:
-        unpack(
-            lambda wildcards: {
-                f"kp_{m}": f"results/kp/{wildcards.dataset}/{m}.json" for m in SYSTEMS
-            }
-        ),
-        evaluation=lambda wildcards: f"results/metrics/{kp_testset(config, wildcards.dataset)}/evaluation.csv",
+        unpack(get_kp_records),
+        evaluation=get_kp_evaluation,
     output:
         correlations=report(
-            "results/kp/{dataset}/correlations.csv",
+            KP_CORRELATIONS,
             caption="../report/kp_correlations.rst",
             category="7. Knowledge Persistence",
             subcategory="{dataset}",
@@ -86,11 +59,11 @@ rule kp_early_stopping_model:
     input:
         # the selected seed is named in selection.json; every seed's checkpoint is an input, so the selected
         # one (written after its snapshots) is complete before this rule runs
-        selection="results/models/{dataset}/{model}/selection.json",
+        selection=MODEL_SELECTION,
         seed_models=get_seed_models,
-        kg="resources/datasets/{dataset}/kg.npz",
+        kg=KG,
     output:
-        checkpoints="results/kp/{dataset}/early_stopping/{model}.csv",
+        checkpoints=KP_EARLY_STOPPING_RECORD,
     log:
         "logs/kp_early_stopping_model/{dataset}/{model}.log",
     benchmark:
@@ -105,7 +78,7 @@ rule kp_early_stopping_model:
         runtime=120,
     params:
         kp=KP_PARAMS,
-        snapshot_root=lambda wildcards: f"resources/snapshots/{wildcards.dataset}/{wildcards.model}",
+        snapshot_root=get_snapshot_root,
         splits=KP["early_stopping_splits"],
         test_mrr=KP["early_stopping_test_mrr"],
         memory_budget_mb=config["evaluation"]["memory_budget_mb"],
@@ -116,15 +89,10 @@ rule kp_early_stopping_model:
 
 rule kp_early_stopping:
     input:
-        unpack(
-            lambda wildcards: {
-                f"es_{m}": f"results/kp/{wildcards.dataset}/early_stopping/{m}.csv"
-                for m in kp_early_stopping_models(config, wildcards.dataset)
-            }
-        ),
+        unpack(get_early_stopping_records),
     output:
         table=report(
-            "results/kp/{dataset}/early_stopping.csv",
+            KP_EARLY_STOPPING,
             caption="../report/kp_early_stopping.rst",
             category="7. Knowledge Persistence",
             subcategory="{dataset}",
@@ -143,11 +111,11 @@ rule kp_early_stopping:
 
 rule kp_timing:
     input:
-        model="results/models/{dataset}/{model}/model.pt",
-        info="results/models/{dataset}/{model}/model.pt.json",
-        kg="resources/datasets/{dataset}/kg.npz",
+        model=MODEL,
+        info=MODEL_INFO,
+        kg=KG,
     output:
-        timing="results/kp/{dataset}/timing/{model}.json",
+        timing=KP_TIMING_RECORD,
     log:
         "logs/kp_timing/{dataset}/{model}.log",
     benchmark:
@@ -175,15 +143,10 @@ rule kp_timing:
 
 rule kp_timing_table:
     input:
-        unpack(
-            lambda wildcards: {
-                f"timing_{m}": f"results/kp/{wildcards.dataset}/timing/{m}.json"
-                for m in SYSTEMS
-            }
-        ),
+        unpack(get_timing_records),
     output:
         table=report(
-            "results/kp/{dataset}/timing.csv",
+            KP_TIMING,
             caption="../report/kp_timing.rst",
             category="7. Knowledge Persistence",
             subcategory="{dataset}",
@@ -201,22 +164,17 @@ rule kp_timing_table:
 
 rule kp_carbon:
     input:
-        unpack(
-            lambda wildcards: {
-                f"timing_{m}": f"results/kp/{wildcards.dataset}/timing/{m}.json"
-                for m in SYSTEMS
-            }
-        ),
+        unpack(get_timing_records),
     output:
         table=report(
-            "results/kp/{dataset}/carbon.csv",
+            KP_CARBON,
             caption="../report/kp_carbon.rst",
             category="7. Knowledge Persistence",
             subcategory="{dataset}",
         ),
         markdown="results/kp/{dataset}/carbon.md",
         png=report(
-            "results/kp/{dataset}/carbon.png",
+            KP_CARBON_FIGURE,
             caption="../report/kp_carbon_figure.rst",
             category="7. Knowledge Persistence",
             subcategory="{dataset}",
@@ -232,3 +190,16 @@ rule kp_carbon:
         projection=KP["projection"],
     script:
         "../scripts/kp_carbon.py"
+
+
+add_final_outputs(
+    [
+        path.format(dataset=d)
+        for d in KP_DATASETS
+        for path in (KP_CORRELATIONS, KP_TIMING, KP_CARBON, KP_CARBON_FIGURE)
+    ]
+    + expand(
+        KP_EARLY_STOPPING,
+        dataset=[d for d in KP_DATASETS if kp_early_stopping_models(config, d)],
+    )
+)

@@ -7,14 +7,14 @@ rule evaluate_testset:
         kg=get_testset_kg,
     output:
         evaluation=report(
-            "results/metrics/{testset}/evaluation.csv",
+            EVALUATION,
             caption="../report/evaluation.rst",
             category="2. Metric tables",
             subcategory="{testset}",
         ),
-        per_category="results/metrics/{testset}/lp_per_rel_type.csv",
-        per_question="results/metrics/{testset}/per_question.parquet",
-        per_answer="results/metrics/{testset}/per_answer.parquet",
+        per_category=PER_CATEGORY,
+        per_question=PER_QUESTION,
+        per_answer=PER_ANSWER,
     log:
         "logs/evaluate_testset/{testset}.log",
     benchmark:
@@ -34,7 +34,7 @@ rule reweighted_metrics:
         reference=get_seed_testset,
     output:
         table=report(
-            "results/metrics/{testset}/lp_sample_rel_dist.csv",
+            REWEIGHTED,
             caption="../report/reweighted.rst",
             category="2. Metric tables",
             subcategory="{testset}",
@@ -49,3 +49,6 @@ rule reweighted_metrics:
         "../../envs/analysis.yaml"
     script:
         "../scripts/reweighted_metrics.py"
+
+
+add_final_outputs(expand(EVALUATION, testset=TEST_SETS))

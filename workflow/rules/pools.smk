@@ -2,6 +2,9 @@
 # the published pools, evaluate every depth with published and rebuilt judgments, export TREC files.
 
 
+include: "helpers/pools.smk"
+
+
 rule build_pool:
     input:
         unpack(get_pool_runs),
@@ -9,9 +12,9 @@ rule build_pool:
         annotations=get_pool_annotations,
         pooling_depth=get_pool_depths,
     output:
-        pool="results/pools/{testset}/pool.tsv",
+        pool=POOL,
         coverage=report(
-            "results/pools/{testset}/coverage.csv",
+            COVERAGE,
             caption="../report/coverage.rst",
             category="3. Pools",
         ),
@@ -34,25 +37,25 @@ rule depth_tables:
     input:
         unpack(get_testset_dumps),
         kg=get_testset_kg,
-        pooled="resources/testsets/{testset}.tsv",
+        pooled=TESTSET,
         seed=get_seed_testset,
-        pool="results/pools/{testset}/pool.tsv",
+        pool=POOL,
         annotations=get_pool_annotations,
     output:
         published=report(
-            "results/metrics/{testset}/pooling_depth.csv",
+            POOLING_DEPTH,
             caption="../report/pooling_depth.rst",
             category="2. Metric tables",
             subcategory="{testset}",
         ),
         rebuilt=report(
-            "results/metrics/{testset}/pooling_depth_rebuilt.csv",
+            POOLING_DEPTH_REBUILT,
             caption="../report/pooling_depth_rebuilt.rst",
             category="2. Metric tables",
             subcategory="{testset}",
         ),
-        items_answers="results/metrics/{testset}/pooling_depth_answers.parquet",
-        items_questions="results/metrics/{testset}/pooling_depth_questions.parquet",
+        items_answers=DEPTH_ANSWERS,
+        items_questions=DEPTH_QUESTIONS,
     log:
         "logs/depth_tables/{testset}.log",
     benchmark:
@@ -71,10 +74,10 @@ rule depth_tables:
 
 rule export_trec_run:
     input:
-        dump="results/scores/{testset}/{model}",
+        dump=SCORES,
         kg=get_testset_kg,
     output:
-        run="results/trec/{testset}/{model}.run",
+        run=TREC_RUN,
     log:
         "logs/export_trec_run/{testset}/{model}.log",
     benchmark:
@@ -91,11 +94,11 @@ rule export_trec_run:
 
 rule export_trec_qrels:
     input:
-        judgments="resources/testsets/{testset}.tsv",
-        questions="resources/testsets/{testset}.questions.tsv",
+        judgments=TESTSET,
+        questions=TESTSET_QUESTIONS,
         kg=get_testset_kg,
     output:
-        qrels="results/trec/{testset}/qrels.txt",
+        qrels=TREC_QRELS,
     log:
         "logs/export_trec_qrels/{testset}.log",
     benchmark:
@@ -108,12 +111,12 @@ rule export_trec_qrels:
 
 rule annotation_batch:
     input:
-        pool="results/pools/{testset}/pool.tsv",
+        pool=POOL,
         kg=get_testset_kg,
         annotations=get_pool_annotations,
         templates=config["annotation"]["templates"],
     output:
-        sheet="results/annotations/{testset}/batch.tsv",
+        sheet=ANNOTATION_BATCH,
     log:
         "logs/annotation_batch/{testset}.log",
     benchmark:
@@ -123,7 +126,17 @@ rule annotation_batch:
     conda:
         "../../envs/analysis.yaml"
     params:
-        batch=lambda wildcards: f"{wildcards.testset}-rebuilt",
+        batch=get_annotation_batch_name,
         prefilter=config["pooling"]["prefilter"],
     script:
         "../scripts/annotation_batch.py"
+
+
+TREC_EXPORT_SETS = config["evaluation"]["trec_export"]["test_sets"]
+add_final_outputs(
+    expand(POOLING_DEPTH, testset=POOLED_SETS)
+    + expand(COVERAGE, testset=POOLED_SETS)
+    + expand(ANNOTATION_BATCH, testset=POOLED_SETS)
+    + expand(TREC_QRELS, testset=TREC_EXPORT_SETS)
+    + expand(TREC_RUN, testset=TREC_EXPORT_SETS, model=SYSTEMS)
+)

@@ -2,14 +2,17 @@
 # these dumps.
 
 
+include: "helpers/scores.smk"
+
+
 rule dump_scores:
     input:
         model=get_dump_model,
         kg=get_testset_kg,
-        judgments="resources/testsets/{testset}.tsv",
-        questions="resources/testsets/{testset}.questions.tsv",
+        judgments=TESTSET,
+        questions=TESTSET_QUESTIONS,
     output:
-        dump=directory("results/scores/{testset}/{model}"),
+        dump=directory(SCORES),
     log:
         "logs/dump_scores/{testset}/{model}.log",
     benchmark:
@@ -23,9 +26,8 @@ rule dump_scores:
         mem_mb=8000,
         runtime=120,
     params:
-        k=lambda wildcards: run_depth(config, wildcards.testset),
-        keep_scores=lambda wildcards: wildcards.testset
-        in config["evaluation"]["full_scores"],
+        k=get_run_depth,
+        keep_scores=get_keep_scores,
         memory_budget_mb=config["evaluation"]["memory_budget_mb"],
         compile=config["evaluation"]["compile"],
     script:

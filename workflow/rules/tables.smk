@@ -3,19 +3,18 @@
 # kgeval.analysis.findings, kgeval.published.
 
 
+include: "helpers/tables.smk"
+
+
 rule model_quality:
     input:
-        infos=expand(
-            "results/models/{dataset}/{model}/model.pt.json",
-            dataset=DATASETS,
-            model=SYSTEMS,
-        ),
+        infos=expand(MODEL_INFO, dataset=DATASETS, model=SYSTEMS),
         # every seed's checkpoint: its training job, and so its benchmark file, is complete
         seed_models=get_all_seed_models(),
         evaluations=list(get_full_evaluations().values()),
     output:
         table=report(
-            "results/tables/model_quality.csv",
+            MODEL_QUALITY,
             caption="../report/model_quality.rst",
             category="8. Summary of the run",
         ),
@@ -38,7 +37,7 @@ rule findings:
         unpack(get_findings_inputs),
     output:
         table=report(
-            "results/tables/findings.csv",
+            FINDINGS,
             caption="../report/findings.rst",
             category="8. Summary of the run",
         ),
@@ -50,10 +49,7 @@ rule findings:
     conda:
         "../../envs/analysis.yaml"
     params:
-        names={
-            role: STUDY.get(role)
-            for role in ("original", "sample", "complete", "second")
-        },
+        names=get_study_names(),
         evaluations=get_study_evaluations(),
     script:
         "../scripts/findings.py"
@@ -61,12 +57,10 @@ rule findings:
 
 rule run_times:
     input:
-        # every other target: this rule runs last, when every benchmark file is written
-        [f for f in get_final_outputs() if f != "results/tables/run_times.csv"],
-        KP_OUTPUTS,
+        get_run_times_inputs,
     output:
         table=report(
-            "results/tables/run_times.csv",
+            RUN_TIMES,
             caption="../report/run_times.rst",
             category="8. Summary of the run",
         ),
@@ -79,11 +73,8 @@ rule run_times:
     conda:
         "../../envs/analysis.yaml"
     params:
-        benchmark_dir="logs/benchmarks",
-        # rule -> the .smk file it lives in (its stage)
-        stages=lambda wildcards: {
-            r.name: Path(r.snakefile).stem for r in workflow.rules if r.benchmark
-        },
+        benchmark_dir=BENCHMARKS,
+        stages=get_rule_stages,
         graph=get_job_graph,
     script:
         "../scripts/run_times.py"
@@ -95,9 +86,7 @@ rule run_times:
 rule pack_reference:
     input:
         unpack(get_reference_tables),
-        runs=lambda wildcards: [
-            f for dumps in get_reference_runs().values() for f in dumps.values()
-        ],
+        runs=get_reference_dumps,
     output:
         pack=directory("reference/{name}"),
     log:
@@ -111,8 +100,11 @@ rule pack_reference:
     params:
         config=config,
         cores=get_cores,
-        benchmarks="logs/benchmarks",
+        benchmarks=BENCHMARKS,
         runs=get_reference_runs(),
         k=config["bounds"]["k"],
     script:
         "../scripts/pack_reference.py"
+
+
+add_final_outputs([MODEL_QUALITY, FINDINGS, RUN_TIMES])

@@ -1,14 +1,18 @@
 # Model stage: train every configured model on every dataset (one job per seed), keep the best seed.
 
 
+include: "helpers/training.smk"
+
+
 rule train_model:
     input:
-        kg="resources/datasets/{dataset}/kg.npz",
+        kg=KG,
     output:
-        model="resources/models/{dataset}/{model}/seed{seed}.pt",
-        info="resources/models/{dataset}/{model}/seed{seed}.pt.json",
+        model=SEED_MODEL,
+        info=SEED_MODEL_INFO,
     log:
         "logs/train_model/{dataset}/{model}/seed{seed}.log",
+    # TRAIN_BENCHMARK (paths.smk), spelled out: tests/test_workflow_paths.py reads each rule's benchmark path
     benchmark:
         "logs/benchmarks/train_model/{dataset}/{model}/seed{seed}.tsv"
     wildcard_constraints:
@@ -25,9 +29,9 @@ rule train_model:
         mem_mb=12000,
         runtime=600,
     params:
-        settings=lambda wildcards: get_model_settings(wildcards),
-        work_dir=lambda wildcards: f"resources/checkpoints/{wildcards.dataset}/{wildcards.model}",
-        snapshot_dir=lambda wildcards: f"resources/snapshots/{wildcards.dataset}/{wildcards.model}/seed{wildcards.seed}",
+        settings=get_model_settings,
+        work_dir=get_checkpoint_dir,
+        snapshot_dir=get_snapshot_dir,
     script:
         "../scripts/train_model.py"
 
@@ -36,9 +40,9 @@ rule select_model:
     input:
         candidates=get_seed_models,
     output:
-        model="results/models/{dataset}/{model}/model.pt",
-        info="results/models/{dataset}/{model}/model.pt.json",
-        summary="results/models/{dataset}/{model}/selection.json",
+        model=MODEL,
+        info=MODEL_INFO,
+        summary=MODEL_SELECTION,
     log:
         "logs/select_model/{dataset}/{model}.log",
     benchmark:
@@ -53,7 +57,7 @@ rule select_model:
 
 rule fetch_libkge:
     output:
-        checkpoint="resources/downloads/libkge/{dataset}/{model}.pt",
+        checkpoint=LIBKGE_CHECKPOINT,
     log:
         "logs/fetch_libkge/{dataset}/{model}.log",
     benchmark:
@@ -63,9 +67,7 @@ rule fetch_libkge:
     conda:
         "../../envs/models.yaml"
     params:
-        spec=lambda wildcards: config["models"][wildcards.model]["libkge"][
-            wildcards.dataset
-        ],
+        spec=get_libkge_spec,
         mirror=config["mirror"],
         prefer_mirror=config["prefer_mirror"],
     script:
@@ -74,11 +76,11 @@ rule fetch_libkge:
 
 rule convert_libkge:
     input:
-        checkpoint="resources/downloads/libkge/{dataset}/{model}.pt",
-        kg="resources/datasets/{dataset}/kg.npz",
+        checkpoint=LIBKGE_CHECKPOINT,
+        kg=KG,
     output:
-        model="results/models/{dataset}/{model}/model.pt",
-        info="results/models/{dataset}/{model}/model.pt.json",
+        model=MODEL,
+        info=MODEL_INFO,
     log:
         "logs/convert_libkge/{dataset}/{model}.log",
     benchmark:
@@ -88,8 +90,6 @@ rule convert_libkge:
     conda:
         "../../envs/models.yaml"
     params:
-        sha256=lambda wildcards: config["models"][wildcards.model]["libkge"][
-            wildcards.dataset
-        ]["sha256"],
+        sha256=get_libkge_sha256,
     script:
         "../scripts/convert_libkge.py"

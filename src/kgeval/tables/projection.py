@@ -1,7 +1,8 @@
 """The wall time a run would take on N cores: list scheduling of the workflow's job graph with measured job times.
 
-Where the graph comes from. The job graph is Snakemake's own: ``get_job_graph`` (workflow/rules/common.smk), a
-params function of the ``run_times`` rule, reads ``workflow.dag`` of the invocation that runs ``run_times``.
+Where the graph comes from. The job graph is Snakemake's own: ``get_job_graph``
+(workflow/rules/helpers/tables.smk), a params function of the ``run_times`` rule, passes ``workflow.dag`` of the
+invocation that runs ``run_times`` to :func:`kgeval.workflow_dag.job_graph`.
 Snakemake evaluates a job's params lazily, after its DAG is built and cleaned (in ``DAG.update_needrun`` or when it
 checks a script job, both after every target's jobs exist), so every job that ``run_times`` depends on is there,
 finished ones included: Snakemake creates the producing job of every input, present or not, to decide what must
