@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import numbers
 import re
 from pathlib import Path
 from typing import Any
@@ -278,7 +279,7 @@ def strict_validator(validator_cls):
     def type_(validator, types, instance, schema):
         types = [types] if isinstance(types, str) else list(types)
         if not any(validator.is_type(instance, t) for t in types):
-            if {"integer", "number"} & set(types):
+            if {"integer", "number"} & set(types) and isinstance(instance, numbers.Real):  # bool, NaN, 200.0
                 yield ValidationError(f"{short_repr(instance)} is {kind_of(instance)}, expected "
                                       f"{Bounded.from_schema(schema).describe()}")
             else:
