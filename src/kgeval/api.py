@@ -137,7 +137,8 @@ def _check_scores(df: pd.DataFrame) -> None:
     if not len(df):
         raise BadValueError("run", "an empty run: no (qid, docno, score) row")
     raw = df["score"]
-    if raw.dtype == bool or raw.map(type).eq(bool).any():
+    # True would read as 1.0; only an object column can hold a bool among numbers (a slow path anyway)
+    if raw.dtype == bool or (raw.dtype == object and raw.map(type).eq(bool).any()):
         raise BadTypeError("run", "a score is a bool, expected a number")
     scores = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
     bad = np.flatnonzero(~np.isfinite(scores))
@@ -240,8 +241,10 @@ def load_testset(name: str, depth: int | None = None, workdir: str | os.PathLike
     from .data.testsets import TestSet
     from .scores.ranking import judged_entities
 
-    if not isinstance(name, str) or not name:
+    if not isinstance(name, str):
         raise BadTypeError("name", f"{short_repr(name)} is {kind_of(name)}, expected a test set's name (a str)")
+    if not name:
+        raise BadValueError("name", "an empty name: give a test set's name, e.g. 'FB-Test-S-C'")
     check_path(workdir, "workdir")
     check_path(config, "config", nullable=True)
     check_flag(build, "build")
@@ -263,7 +266,7 @@ def load_testset(name: str, depth: int | None = None, workdir: str | os.PathLike
         raise KeyError(f"{base!r} is not a test set of {cfg_path} (test sets: {', '.join(specs)})")
     if depth is not None and specs[base]["kind"] != "pooled":
         raise BadValueError("depth", f"{base} is not a pooled test set: a pooling depth applies only to "
-                         f"{', '.join(t for t, s in specs.items() if s['kind'] == 'pooled')}")
+                                     f"{', '.join(t for t, s in specs.items() if s['kind'] == 'pooled')}")
     dataset = specs[base]["dataset"]
     files = data_files(workdir, dataset, base)
     missing = [p for p in files.values() if not p.is_file()]

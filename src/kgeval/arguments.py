@@ -105,7 +105,7 @@ class Bounded:
         else:
             text = " and ".join([f"{what} {' and '.join(lo)}"] + hi) if lo else (
                 f"{what} {hi[0]}" if hi else what)
-        return text + (" (or None)" if self.nullable else "")
+        return text + (" (or null)" if self.nullable else "")
 
     def within(self, value: float) -> bool:
         return not ((self.minimum is not None and value < self.minimum)
