@@ -248,7 +248,7 @@ def _validate(capsys, path: Path) -> tuple[int, str]:
     ("download_timeout", ".nan", "nan is not a finite number, expected a number from 1 to 3,600"),
     ("bounds/milp_time_limit", ".nan", "nan is not a finite number, expected a number > 0 and ≤ 3,600"),
     ("models/TransE/train/weight_decay", ".inf", "inf is not a finite number, expected a number ≥ 0"),
-    ("models/TransE/train/grad_clip", "-.inf", "-inf is not a finite number, expected a number > 0 (or null)"),
+    ("models/TransE/train/grad_clip", ".inf", "inf is not a finite number, expected a number > 0 (or null)"),
     ("analysis/stability_sizes", "[0.5, .nan]", "stability_sizes/1: nan is not a finite number, expected a number > 0"),
     ("analysis/tukey_trials", "200.0", "200.0 is a float, expected an integer from 10 to 100,000"),
     ("analysis/tukey_trials", "true", "True is a bool, expected an integer from 10 to 100,000"),
