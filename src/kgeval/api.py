@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import KgevalError
+from .arguments import check_flag, check_name, check_path, check_strings, kind_of, short_repr
+from .errors import BadTypeError, BadValueError, KgevalError
 
 __all__ = ["TestCollection", "Result", "load_testset", "evaluate", "place", "compare", "resolve_measures",
            "DataUnavailableError"]
@@ -106,6 +107,61 @@ def _build(workdir: Path, config_path: Path, targets: list[Path]) -> None:
         raise DataUnavailableError(
             f"could not build the test set's data (log: {log}); without network access set KGEVAL_MIRROR to a "
             f"data mirror folder (or `mirror:` in the config) and run: {shown}")
+
+
+# ---- argument checks (kgeval.arguments; bounds from config/schema.yaml) -----------------------------------------
+def _bound(keys: tuple[str, ...], workdir: str | os.PathLike | None = None):
+    from .config import schema_bound, schema_file
+
+    return schema_bound(keys, schema_file(workdir))
+
+
+def _check_run(run: Any) -> None:
+    """A run is a DataFrame, a mapping ``{qid: {docno: score}}`` or a path; anything else is refused here rather
+    than failing inside the reader."""
+    if isinstance(run, pd.DataFrame | str | os.PathLike):
+        if not isinstance(run, pd.DataFrame):
+            check_path(run, "run")
+        return
+    if not isinstance(run, Mapping):
+        raise BadTypeError("run", f"{short_repr(run)} is {kind_of(run)}, expected a DataFrame (qid, docno, score), "
+                                  "a dict {qid: {docno: score}} or a run file's path")
+    bad = next(((q, d) for q, d in run.items() if not isinstance(d, Mapping)), None)
+    if bad is not None:
+        raise BadTypeError("run", f"question {short_repr(bad[0])} maps to {kind_of(bad[1])}, expected a dict "
+                                  "{docno: score} (the run is {qid: {docno: score}})")
+
+
+def _check_scores(df: pd.DataFrame) -> None:
+    """Every row of a run given in memory has a finite numeric score (vectorised)."""
+    if not len(df):
+        raise BadValueError("run", "an empty run: no (qid, docno, score) row")
+    raw = df["score"]
+    # True would read as 1.0; only an object column can hold a bool among numbers (a slow path anyway)
+    if raw.dtype == bool or (raw.dtype == object and raw.map(type).eq(bool).any()):
+        raise BadTypeError("run", "a score is a bool, expected a number")
+    scores = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if len(bad):
+        i = bad[0]
+        score = raw.iloc[i].item() if hasattr(raw.iloc[i], "item") else raw.iloc[i]
+        where = f"question {short_repr(df['qid'].iloc[i])}, document {short_repr(df['docno'].iloc[i])}"
+        raise BadValueError("run", f"{where}: score {short_repr(score)} is not a finite number "
+                                   f"({len(bad):,} row(s) in all)")
+
+
+def _check_results(result: Any, argument: str = "result") -> list[Result]:
+    """One :class:`Result` or a non-empty list of them."""
+    items = [result] if isinstance(result, Result) else result
+    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Sequence):
+        raise BadTypeError(argument, f"{short_repr(result)} is {kind_of(result)}, expected a Result of "
+                                     "kgeval.evaluate or a list of them")
+    if not items:
+        raise BadValueError(argument, "an empty list: give at least one Result of kgeval.evaluate")
+    bad = next((r for r in items if not isinstance(r, Result)), None)
+    if bad is not None:
+        raise BadTypeError(argument, f"{short_repr(bad)} is {kind_of(bad)}, expected a Result of kgeval.evaluate")
+    return list(items)
 
 
 # ---- test sets -----------------------------------------------------------------------------------------------
@@ -185,21 +241,32 @@ def load_testset(name: str, depth: int | None = None, workdir: str | os.PathLike
     from .data.testsets import TestSet
     from .scores.ranking import judged_entities
 
+    if not isinstance(name, str):
+        raise BadTypeError("name", f"{short_repr(name)} is {kind_of(name)}, expected a test set's name (a str)")
+    if not name:
+        raise BadValueError("name", "an empty name: give a test set's name, e.g. 'FB-Test-S-C'")
+    check_path(workdir, "workdir")
+    check_path(config, "config", nullable=True)
+    check_flag(build, "build")
+    depth_bound = _bound(("arguments", "depth"), workdir)
+    if depth is not None:
+        depth = int(depth_bound.check(depth, "depth"))
     workdir = Path(workdir).resolve()
     m = _DEPTH_NAME.match(name)
     base = name
     if m:
         base = m["base"]
-        if depth is not None and depth != int(m["depth"]):
-            raise ValueError(f"{name}: depth {depth} contradicts the name's depth {m['depth']}")
-        depth = int(m["depth"])
+        named = int(depth_bound.check(int(m["depth"]), "depth"))
+        if depth is not None and depth != named:
+            raise BadValueError("depth", f"{depth} contradicts the depth in the name {name!r} ({named})")
+        depth = named
     cfg, cfg_path = _load_config(workdir, config)
     specs = cfg["test_sets"]
     if base not in specs:
         raise KeyError(f"{base!r} is not a test set of {cfg_path} (test sets: {', '.join(specs)})")
     if depth is not None and specs[base]["kind"] != "pooled":
-        raise ValueError(f"{base} is not a pooled test set: a pooling depth applies only to "
-                         f"{', '.join(t for t, s in specs.items() if s['kind'] == 'pooled')}")
+        raise BadValueError("depth", f"{base} is not a pooled test set: a pooling depth applies only to "
+                                     f"{', '.join(t for t, s in specs.items() if s['kind'] == 'pooled')}")
     dataset = specs[base]["dataset"]
     files = data_files(workdir, dataset, base)
     missing = [p for p in files.values() if not p.is_file()]
@@ -212,6 +279,10 @@ def load_testset(name: str, depth: int | None = None, workdir: str | os.PathLike
     kg = KnowledgeGraph.load(files["kg"])
     ts = TestSet.load(files["tsv"], kg, base)
     if depth is not None:
+        deepest = int(ts.depth.max()) if len(ts) else 0
+        if depth > deepest:  # deeper than the pools: the full set under another name
+            raise BadValueError("depth", f"{depth} is out of range: {base} was pooled to depth {deepest} (expected "
+                                         f"an integer from {depth_bound.minimum} to {deepest})")
         ts = ts.at_depth(depth)
     qs = load_questions(files["questions"], kg)
     ents, rels = np.array(kg.entities, dtype=object), np.array(kg.relations, dtype=object)
@@ -283,10 +354,14 @@ def _run_frame(run: pd.DataFrame | Mapping[str, Mapping[str, float]]) -> pd.Data
         df = run.rename(columns={"query_id": "qid", "doc_id": "docno", "q_id": "qid"})
         missing = [c for c in ("qid", "docno", "score") if c not in df.columns]
         if missing:
-            raise ValueError(f"a run DataFrame needs the columns qid, docno, score (missing: {', '.join(missing)})")
+            raise BadValueError("run", "a run DataFrame needs the columns qid, docno, score (missing: "
+                                       f"{', '.join(missing)})")
+        _check_scores(df)
         return df
     rows = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
-    return pd.DataFrame(rows, columns=["qid", "docno", "score"])
+    df = pd.DataFrame(rows, columns=["qid", "docno", "score"])
+    _check_scores(df)
+    return df
 
 
 def _write_run(df: pd.DataFrame, path: Path, tag: str) -> Path:
@@ -385,12 +460,22 @@ def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = 
     from .metrics.steps import summary_frame
     from .scores.dumps import load_dump
 
+    _check_run(run)
+    if not isinstance(testset, TestCollection | str):
+        raise BadTypeError("testset", f"{short_repr(testset)} is {kind_of(testset)}, expected a TestCollection of "
+                                      "kgeval.load_testset or a test set's name")
+    measures = check_strings(measures, "measures", "measure names")
+    check_name(name, "name")
+    if any(c in name for c in " \t\n/"):
+        raise BadValueError("name", f"{name!r}: a system's name may not contain whitespace or '/'")
+    check_flag(allow_missing, "allow_missing")
+    check_path(out, "out", nullable=True)
+    check_path(workdir, "workdir")
+    bootstrap = _bound(("arguments", "bootstrap"), workdir).check(bootstrap, "bootstrap")
     tc = testset if isinstance(testset, TestCollection) else load_testset(testset, workdir=workdir)
     wanted = _resolve(measures)
     trec_measures = list(tc.config["evaluation"]["trec_measures"])
     trec_measures += [m.macro for m in wanted if m.macro and m.micro is None and m.macro not in trec_measures]
-    if any(c in name for c in " \t\n/"):
-        raise ValueError(f"system name {name!r} may not contain whitespace or '/'")
 
     with tempfile.TemporaryDirectory(prefix="kgeval-api-") as tmp:
         if isinstance(run, str | os.PathLike):
@@ -462,7 +547,7 @@ def _study(result: Result, results: str | os.PathLike | None) -> dict[str, Path]
 
 
 def place(result: Result | Sequence[Result], results: str | os.PathLike | None = None,
-          metrics: Sequence[str] | None = None, trials: int = 1000, seed: int = 0) -> pd.DataFrame:
+          metrics: Sequence[str] | None = None, trials: int | None = None, seed: int = 0) -> pd.DataFrame:
     """Where each evaluated system stands among the study's systems (the rows of ``kgeval evaluate``'s
     ``placement.csv``).
 
@@ -479,12 +564,21 @@ def place(result: Result | Sequence[Result], results: str | os.PathLike | None =
             returned frame's ``attrs["reference"]`` (also printed to stderr) says which was used, with its
             provenance.
         metrics: registry columns to place on (default: micro and macro MRR and Hits@10, MAP@20, nDCG@20).
-        trials: randomised Tukey HSD trials.
-        seed: seed of the Tukey HSD permutations.
+        trials: randomised Tukey HSD trials (default: the test set's config, ``analysis.tukey_trials``; the
+            bounds of that key, 10 to 100,000).
+        seed: seed of the Tukey HSD permutations (``analysis.seed``'s bounds: an integer ≥ 0).
     """
     from .external import placement, reference
 
-    results_list = [result] if isinstance(result, Result) else list(result)
+    results_list = _check_results(result)
+    check_path(results, "results", nullable=True)
+    if metrics is not None:
+        metrics = check_strings(metrics, "metrics", "metric columns")
+    workdir = results_list[0].testset.workdir
+    if trials is None:
+        trials = results_list[0].testset.config.get("analysis", {}).get("tukey_trials")
+    trials = _bound(("analysis", "tukey_trials"), workdir).check(trials, "trials")
+    seed = _bound(("analysis", "seed"), workdir).check(seed, "seed")
     frames, notes = [], []
     for r in results_list:
         ref = _reference(r, results)
@@ -510,7 +604,9 @@ def compare(result: Result | Sequence[Result], results: str | os.PathLike | None
     ``compare`` without the significance marks (:func:`place` gives those)."""
     from .metrics.registry import higher_is_better
 
-    results_list = [result] if isinstance(result, Result) else list(result)
+    results_list = _check_results(result)
+    check_path(results, "results", nullable=True)
+    measures = check_strings(measures, "measures", "measure names")
     columns = [c for m in _resolve(measures) for c in (m.micro, m.macro) if c is not None]
     study = [_study(r, results) for r in results_list]
     from .external.placement import study_systems

@@ -9,13 +9,13 @@ or a failed write as one line, ``kgeval: error: <path>: <problem>``, with a non-
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from . import __version__
-from .errors import KgevalError
+from .arguments import Bounded, label_problem
+from .errors import ArgumentError, KgevalError
 from .io import OutputStage, require_inputs
 from .progress import enable_bars
 from .workflow import setup_logging
@@ -63,65 +63,56 @@ class Formatter(argparse.RawDescriptionHelpFormatter):
 
 
 class Number:
-    """An argparse type: an int (or float) within bounds, stated in the option's help."""
+    """An argparse type: an int (or float) within bounds, stated in the option's help; the check and its words are
+    :class:`kgeval.arguments.Bounded`'s, as the Python API's arguments and the config's keys have them."""
 
     def __init__(self, kind: type = int, lo: float | None = None, hi: float | None = None):
-        self.kind, self._lo, self._hi = kind, lo, hi
+        self._spec = Bounded("integer" if kind is int else "number", lo, hi)
+
+    def spec(self) -> Bounded:
+        return self._spec
 
     def bounds(self) -> tuple[float | None, float | None]:
-        return self._lo, self._hi
+        return self.spec().bounds()
 
     def describe(self) -> str:
-        lo, hi = self.bounds()
-        what = "an integer" if self.kind is int else "a number"
-        if lo is not None and hi is not None:
-            return f"{what} from {lo:,} to {hi:,}"
-        return f"{what} ≥ {lo:,}" if lo is not None else f"{what} ≤ {hi:,}" if hi is not None else what
+        return self.spec().describe()
 
     def __call__(self, text: str):
         try:
-            value = self.kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {self.describe()}") from None
-        lo, hi = self.bounds()
-        if not math.isfinite(value) or (lo is not None and value < lo) or (hi is not None and value > hi):
-            raise argparse.ArgumentTypeError(f"{text} is out of range: expected {self.describe()}")
-        return value
-
-
-def schema_file() -> Path:
-    """config/schema.yaml of the working folder, else of the source tree kgeval runs from."""
-    here = Path("config/schema.yaml")
-    return here if here.is_file() else Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
+            return self.spec().parse(text, "")
+        except ArgumentError as exc:
+            raise argparse.ArgumentTypeError(exc.problem) from None
 
 
 class SchemaNumber(Number):
-    """A number bounded by a key of config/schema.yaml (``minimum``/``maximum``), so that an option and the config
-    key it stands for accept the same values. The schema is read when the option is used or shown."""
+    """A number bounded by a key of config/schema.yaml (``minimum``/``maximum`` and their exclusive forms), so that
+    an option and the config key or API argument it stands for accept the same values. The schema is read when the
+    option is used or shown."""
 
     def __init__(self, *keys: str):
         super().__init__(int)
         self.keys = keys
 
-    def bounds(self) -> tuple[float | None, float | None]:
-        from .config import schema_key
+    def spec(self) -> Bounded:
+        from .config import schema_bound
 
-        spec = schema_key(schema_file(), self.keys)
-        return spec.get("minimum"), spec.get("maximum")
+        return schema_bound(self.keys, schema_file())
+
+
+def schema_file() -> Path:
+    """config/schema.yaml of the working folder, else of the source tree kgeval runs from."""
+    from .config import schema_file as find
+
+    return find()
 
 
 def name_type(text: str) -> str:
     """A label that also becomes a file or folder name: no separators, no ``.``/``..``, nothing empty or
-    invisible."""
-    import os
-
-    bad = next((c for c in text if ord(c) < 32 or ord(c) == 127), None)
-    if not text.strip():
-        raise argparse.ArgumentTypeError("a name may not be empty")
-    if bad is not None:
-        raise argparse.ArgumentTypeError(f"{text!r}: a name may not hold control characters")
-    if "/" in text or "\\" in text or (os.altsep and os.altsep in text) or text in (".", ".."):
-        raise argparse.ArgumentTypeError(f"{text!r}: a name is a label, not a path (no '/', '\\', '.' or '..')")
+    invisible, no space at either end (:func:`kgeval.arguments.label_problem`, as the Python API checks it)."""
+    problem = label_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
     return text
 
 
@@ -412,7 +403,7 @@ def _model_table(p: argparse.ArgumentParser):
 def _docs_figures(p: argparse.ArgumentParser):
     p.add_argument("--results", default="results", help="the workflow's results folder")
     p.add_argument("--out", default="docs", help="folder to write the PNGs to")
-    p.add_argument("--max-width", type=Number(int, 1, 20_000), default=900, help="largest width in pixels")
+    p.add_argument("--max-width", type=SchemaNumber("arguments", "max_width"), default=900, help="largest width in pixels")
 
     def run(a):
         from .docs_figures import export_docs_figures
@@ -458,7 +449,7 @@ def _evaluate(p: argparse.ArgumentParser):
                    help="load a PyKEEN trained_model.pkl. It is a full pickle: loading it runs whatever code the "
                         "file holds, with your permissions. Pass this only for models you trained yourself or "
                         "otherwise trust (kgeval and LibKGE checkpoints never need it)")
-    p.add_argument("--bootstrap", type=Number(int, 20, 100_000), default=1000,
+    p.add_argument("--bootstrap", type=SchemaNumber("arguments", "bootstrap"), default=1000,
                    help="bootstrap resamples of the intervals")
     p.add_argument("--results", default="results", help="the workflow's results folder: the study's systems to "
                    "place the SYSTEMs among (results/metrics/<test set>/); --out may not lie inside it")
@@ -471,7 +462,8 @@ def _evaluate(p: argparse.ArgumentParser):
                    help="do not build missing data with the workflow (snakemake) but stop with an error")
     p.add_argument("--tukey-trials", type=SchemaNumber("analysis", "tukey_trials"), default=None,
                    help="trials of the randomised Tukey HSD (default: the config's analysis.tukey_trials)")
-    p.add_argument("--unjudged-k", type=Number(int, 1, 1000), default=10, help="top k checked against the judged pool")
+    p.add_argument("--unjudged-k", type=SchemaNumber("arguments", "unjudged_k"), default=10,
+                   help="top k checked against the judged pool")
     p.add_argument("--templates", default="annotations/templates.tsv",
                    help="question templates of the annotation sheet (derived from relation names without it)")
     p.add_argument("--batch", type=batch_type, default="external", help="batch name of the annotation sheet")

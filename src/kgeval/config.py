@@ -9,14 +9,22 @@ against the types and bounds its class declares (``kgeval.models.hparams``), nam
 from __future__ import annotations
 
 import difflib
+import functools
+import numbers
 import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from .arguments import Bounded, is_integer, is_number, kind_of, short_repr
 from .data.manifest import read_manifest
 from .errors import ConfigError, KgevalError
+
+MAX_YAML_NODES = 1_000_000
+"""Most values (scalars, lists and mappings, each alias counted as often as it is used) a YAML file read by kgeval
+may expand to. A real config has a few thousand; a "billion laughs" file of a few kilobytes expands to 10^8 and
+more, which every later step (the schema check, an error message) would walk."""
 
 
 def validate_config(config: dict[str, Any], schema: str | Path, models: bool = True) -> dict[str, Any]:
@@ -56,18 +64,71 @@ class UniqueKeyLoader(yaml.SafeLoader):
                     key_node.start_mark)
         return super().construct_mapping(node, deep)
 
+    def get_single_node(self):
+        node = super().get_single_node()
+        if node is not None:
+            expanded_size(node, MAX_YAML_NODES)
+        return node
+
+
+class YamlSizeError(yaml.composer.ComposerError):
+    """A YAML file whose aliases expand past :data:`MAX_YAML_NODES` values, or into themselves."""
+
+
+def expanded_size(root: yaml.Node, limit: int) -> int:
+    """The number of values the YAML node graph ``root`` stands for once every alias is expanded, counted on the
+    graph (each node once, its size the sum of its children's) without expanding anything; a
+    :class:`YamlSizeError` at the first node past ``limit``, or at an alias inside its own anchor."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:  # depth first without recursion: a deeply nested file must not exhaust Python's stack
+        node, closing = stack.pop()
+        key = id(node)
+        children = ([v for pair in node.value for v in pair] if isinstance(node, yaml.MappingNode)
+                    else node.value if isinstance(node, yaml.SequenceNode) else [])
+        if closing:
+            open_nodes.discard(key)
+            sizes[key] = 1 + sum(sizes[id(c)] for c in children)
+            if sizes[key] > limit:
+                raise YamlSizeError(
+                    None, None, f"the value starting here expands to more than {limit:,} values (aliases of "
+                    "aliases: a 'billion laughs' file?); write the values out or use fewer aliases",
+                    node.start_mark)
+            continue
+        if key in sizes:
+            continue
+        if key in open_nodes:
+            raise YamlSizeError(None, None, "an alias inside its own anchor (a recursive value)",
+                                              node.start_mark)
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in sizes)
+    return sizes[id(root)]
+
 
 def load_yaml(text_or_stream) -> Any:
-    """Parse YAML with :class:`UniqueKeyLoader`."""
+    """Parse YAML with :class:`UniqueKeyLoader`: no key twice, at most :data:`MAX_YAML_NODES` values once aliases
+    are expanded."""
     return yaml.load(text_or_stream, Loader=UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def _read_schema(schema: str | Path) -> dict[str, Any]:
+    import copy
+
     try:
-        with open(schema, encoding="utf-8") as fh:
-            return load_yaml(fh)
+        stat = Path(schema).stat()
+        # a copy: validation puts the schema's default values into the config, which its user may change
+        return copy.deepcopy(_parse_schema(str(schema), stat.st_mtime_ns, stat.st_size))
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"{schema}: cannot read the config schema: {' '.join(str(exc).split())}") from None
+
+
+@functools.lru_cache(maxsize=8)
+def _parse_schema(path: str, mtime_ns: int, size: int) -> dict[str, Any]:
+    """The schema file parsed once per version (every bounded option and API argument reads it)."""
+    with open(path, encoding="utf-8") as fh:
+        return load_yaml(fh)
 
 
 def schema_key(schema: str | Path, keys: tuple[str, ...]) -> dict[str, Any]:
@@ -80,12 +141,24 @@ def schema_key(schema: str | Path, keys: tuple[str, ...]) -> dict[str, Any]:
     return node
 
 
+def schema_file(folder: str | Path | None = None) -> Path:
+    """config/schema.yaml of ``folder`` (default: the working folder), else of the source tree kgeval runs from."""
+    here = Path(folder or ".") / "config" / "schema.yaml"
+    return here if here.is_file() else Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
+
+
+def schema_bound(keys: tuple[str, ...], schema: str | Path | None = None) -> Bounded:
+    """The bounds of one numeric key of the schema (``("analysis", "tukey_trials")``, ``("arguments",
+    "bootstrap")``): what an option or an API argument standing for it accepts."""
+    return Bounded.from_schema(schema_key(schema or schema_file(), keys))
+
+
 def _fill_and_check(instance: dict[str, Any], sub_schema: dict[str, Any], root: dict[str, Any]) -> None:
     """Validate ``instance`` against ``sub_schema`` (of the schema ``root``), filling defaults in place; the first
     error as a one-line :class:`ConfigError`."""
     import jsonschema
 
-    validator = _with_defaults(jsonschema.validators.validator_for(root))(sub_schema)
+    validator = _with_defaults(strict_validator(jsonschema.validators.validator_for(root)))(sub_schema)
     # an unknown key first: a misspelt key also shows up as a missing required one
     errors = sorted(validator.iter_errors(instance),
                     key=lambda e: (e.validator != "additionalProperties", [str(p) for p in e.absolute_path]))
@@ -93,9 +166,8 @@ def _fill_and_check(instance: dict[str, Any], sub_schema: dict[str, Any], root: 
         raise ConfigError(schema_error_message(errors[0]))
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+def _short(value: Any) -> str:
+    return short_repr(value)
 
 
 def schema_error_message(error: Any) -> str:
@@ -138,11 +210,14 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read the config file: {getattr(exc, 'strerror', None) or exc}") from None
     try:
         config = load_yaml(text)
+    except RecursionError:  # PyYAML composes nested values recursively
+        raise ConfigError(f"{path}: malformed YAML: values nested too deeply") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{where}: malformed YAML: {problem}") from None
+        kind = "refused YAML" if isinstance(exc, YamlSizeError) else "malformed YAML"
+        raise ConfigError(f"{where}: {kind}: {problem}") from None
     if not isinstance(config, dict):
         raise ConfigError(f"{path}: expected a mapping of config keys, found {type(config).__name__}")
     return config
@@ -189,6 +264,68 @@ def section_defaults(schema: str | Path, key: str, value: dict[str, Any] | None 
     block = copy.deepcopy(value) if value is not None else {}
     _fill_and_check(block, {"$defs": root.get("$defs", {}), **root["properties"][key]}, root)
     return block
+
+
+def strict_validator(validator_cls):
+    """``validator_cls`` with kgeval's types (:mod:`kgeval.arguments`: an integer is no float and no bool, a number is
+    finite) and messages that quote a value only through :func:`~kgeval.arguments.short_repr` (jsonschema's own
+    build the whole ``repr`` of the value, which for a huge value costs more than the check)."""
+    import jsonschema
+    from jsonschema.exceptions import ValidationError
+
+    checker = validator_cls.TYPE_CHECKER.redefine_many(
+        {"integer": lambda _, v: is_integer(v), "number": lambda _, v: is_number(v)})
+
+    def type_(validator, types, instance, schema):
+        types = [types] if isinstance(types, str) else list(types)
+        if not any(validator.is_type(instance, t) for t in types):
+            if {"integer", "number"} & set(types) and isinstance(instance, numbers.Real):  # bool, NaN, 200.0
+                yield ValidationError(f"{short_repr(instance)} is {kind_of(instance)}, expected "
+                                      f"{Bounded.from_schema(schema).describe()}")
+            else:
+                yield ValidationError(f"{short_repr(instance)} is not of type {', '.join(map(repr, types))}")
+
+    def enum(validator, enums, instance, schema):
+        if not any(jsonschema._utils.equal(e, instance) for e in enums):
+            yield ValidationError(f"{short_repr(instance)} is not one of {', '.join(map(repr, enums))}")
+
+    def sized(word, kind, compare):
+        def check(validator, bound, instance, schema):
+            if validator.is_type(instance, kind) and compare(len(instance), bound):
+                yield ValidationError(f"{short_repr(instance)} has {len(instance):,} {word} (expected "
+                                      f"{'at least' if compare is _fewer else 'at most'} {bound:,})")
+        return check
+
+    def unique(validator, on, instance, schema):
+        if on and validator.is_type(instance, "array") and not jsonschema._utils.uniq(instance):
+            yield ValidationError(f"{short_repr(instance)} has repeated items")
+
+    def pattern(validator, regex, instance, schema):
+        if validator.is_type(instance, "string") and not re.search(regex, instance):
+            yield ValidationError(f"{short_repr(instance)} does not match {regex!r}")
+
+    def one_of(validator, subschemas, instance, schema, exactly=True):
+        valid = [i for i, sub in enumerate(subschemas) if validator.evolve(schema=sub).is_valid(instance)]
+        if not valid:
+            yield ValidationError(f"{short_repr(instance)} matches none of the {len(subschemas)} allowed forms")
+        elif exactly and len(valid) > 1:
+            yield ValidationError(f"{short_repr(instance)} matches {len(valid)} of the allowed forms, expected one")
+
+    return jsonschema.validators.extend(validator_cls, {
+        "type": type_, "enum": enum, "uniqueItems": unique, "pattern": pattern,
+        "minItems": sized("items", "array", _fewer), "maxItems": sized("items", "array", _more),
+        "minLength": sized("characters", "string", _fewer), "maxLength": sized("characters", "string", _more),
+        "minProperties": sized("entries", "object", _fewer), "maxProperties": sized("entries", "object", _more),
+        "oneOf": one_of, "anyOf": lambda v, subs, i, s: one_of(v, subs, i, s, exactly=False),
+    }, type_checker=checker)
+
+
+def _fewer(n: int, bound: int) -> bool:
+    return n < bound
+
+
+def _more(n: int, bound: int) -> bool:
+    return n > bound
 
 
 def _with_defaults(validator_cls):

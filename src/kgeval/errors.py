@@ -44,3 +44,26 @@ class CorruptFileError(KgevalError):
 
 class ScoreError(KgevalError):
     """A model produced NaN or infinite scores."""
+
+
+class ArgumentError(KgevalError):
+    """A bad argument of a Python API call or a command-line option: names the argument and what is allowed.
+    Raised as :class:`BadValueError` (also a :class:`ValueError`) or :class:`BadTypeError` (also a
+    :class:`TypeError`), so that code catching the built-in exceptions keeps working.
+
+    Attributes:
+        argument: the argument's name (``depth``, ``trials``, ``--bootstrap``).
+        problem: the message without the argument's name (what a command-line option prints after its name).
+    """
+
+    def __init__(self, argument: str, problem: str):
+        self.argument, self.problem = argument, problem
+        super().__init__(f"{argument}: {problem}")
+
+
+class BadValueError(ArgumentError, ValueError):
+    """An argument of the right type with a value outside what is allowed (out of range, empty, not finite)."""
+
+
+class BadTypeError(ArgumentError, TypeError):
+    """An argument of the wrong type (a float or a bool where an integer is needed, a list where a run is)."""
