@@ -162,3 +162,174 @@ def test_command_line_hides_fonttools_lines_unless_verbose(tmp_path, capfd):
     assert "figure6: median" in quiet and "fontTools" not in quiet
     assert main(["-v", "reanalyze", str(tmp_path / "release"), str(tmp_path / "b")]) == 0
     assert "fontTools" in capfd.readouterr().err
+
+
+# ---- the second dataset's systems, matched on the model (issue 39, item 1) ------------------------------------
+def prefixed(root, first="fb15k-237-", second="wn18rr-", wn_models=("a", "b", "c", "d")):
+    """The hand tables with the release's naming: every system under its dataset's prefix."""
+    hand_tables(root)
+    for name in ("FB-Test-O", "FB-Test-S", "FB-Test-S-C"):
+        for file in ("evaluation.csv", "pooling_depth.csv"):
+            if (root / name / file).is_file():
+                df = pd.read_csv(root / name / file)
+                df.assign(System=first + df["System"].str.lower()).to_csv(root / name / file, index=False)
+    # WN18RR ranks a, b, c, d as 2nd, 1st, 4th, 3rd by micro MRR
+    mrr = {"a": 0.3, "b": 0.4, "c": 0.1, "d": 0.2, "e": 0.9}
+    write(root, "WN18RR", "evaluation.csv", pd.DataFrame({"System": [second + m for m in wn_models],
+                                                          "micro_mrr": [mrr[m] for m in wn_models]}))
+
+
+def test_second_dataset_matched_on_the_model_without_its_prefix(tmp_path):
+    prefixed(tmp_path / "r")
+    notes = reanalyze(tmp_path / "r", tmp_path / "o")
+    taus = pd.read_csv(tmp_path / "o/taus_between_testsets.csv")
+    row = taus[(taus["a"] == "FB-Test-O") & (taus["b"] == "WN18RR") & (taus["Metric"] == "micro_mrr")]
+    # O ranks a > b > c > d, WN18RR b > a > d > c: 4 concordant and 2 discordant pairs of 6, τ = 2/6
+    assert row["tau"].iloc[0] == pytest.approx(1 / 3)
+    assert any("WN18RR/evaluation.csv: 4 system(s) matched to" in n and "'wn18rr-' here, 'fb15k-237-' there" in n
+               for n in notes)
+
+
+def test_second_dataset_unmatched_models_are_left_out_with_a_note(tmp_path):
+    prefixed(tmp_path / "r", wn_models=("a", "b", "e"))
+    notes = reanalyze(tmp_path / "r", tmp_path / "o")
+    taus = pd.read_csv(tmp_path / "o/taus_between_testsets.csv")
+    row = taus[(taus["a"] == "FB-Test-O") & (taus["b"] == "WN18RR") & (taus["Metric"] == "micro_mrr")]
+    assert row["tau"].iloc[0] == -1.0  # a, b only: O a > b, WN18RR b > a
+    assert any("2 system(s) matched" in n and "without a match: wn18rr-e" in n for n in notes)
+
+
+def test_second_dataset_with_fewer_than_two_models_in_common_is_refused(tmp_path):
+    prefixed(tmp_path / "r", wn_models=("a", "e"))
+    with pytest.raises(InputError, match=r"WN18RR/evaluation.csv: shares 1 model\(s\) with .*FB-Test-O/evaluation"
+                                         r".csv .*'wn18rr-' here, 'fb15k-237-' there\): τ needs at least two"):
+        reanalyze(tmp_path / "r", tmp_path / "o")
+
+
+def test_dataset_prefix_and_model_matching():
+    from kgeval.analysis.reanalyze import dataset_prefix, match_models
+
+    assert dataset_prefix(["fb15k-237-atte", "fb15k-237-tucker"]) == "fb15k-237-"
+    assert dataset_prefix(["fb15k-237-rotate", "fb15k-237-rescal"]) == "fb15k-237-"  # cut back to the separator
+    assert dataset_prefix(["wn_RotatE", "wn_TuckER"]) == "wn_"
+    assert dataset_prefix(["TransE", "TuckER"]) == "" and dataset_prefix(["fb-atte"]) == ""
+    assert dataset_prefix(["fb-", "fb-atte"]) == ""  # a name would be left empty
+    assert match_models(["fb-AttE", "fb-TuckER"], ["wn18rr-atte", "wn18rr-tucker"]) == {
+        "wn18rr-atte": "fb-AttE", "wn18rr-tucker": "fb-TuckER"}
+    assert match_models(["AttE", "TuckER"], ["wn-AttE", "wn-TuckER"]) == {"wn-AttE": "AttE", "wn-TuckER": "TuckER"}
+    # names that match as they stand are kept: the prefix here is part of the models' names
+    assert match_models(["TransE-L1", "TransE-L2"], ["TransE-L1", "TransE-L2", "RotatE"]) == {
+        "TransE-L1": "TransE-L1", "TransE-L2": "TransE-L2"}
+    # case decides only where ignoring it would merge two systems of one table
+    assert match_models(["x-A", "x-a", "x-B"], ["y-a", "y-B"]) == {"y-a": "x-a", "y-B": "x-B"}
+
+
+# ---- the System column as text, a column named twice, infinite values (issue 39, item 8) ----------------------
+@pytest.mark.parametrize("names", [["NA", "None", "null", "B"], ["1", "01", "1.0", "2"], ["", "x", "n/a", "#N/A"]])
+def test_system_names_are_text(tmp_path, names):
+    if "" in names:  # an empty name is a row without a System, whatever else the column holds
+        names = names[1:] + ["y"]
+    hand_tables(tmp_path / "r")
+    for name in ("FB-Test-O", "FB-Test-S", "FB-Test-S-C"):
+        for file in ("evaluation.csv", "pooling_depth.csv"):
+            df = pd.read_csv(tmp_path / "r" / name / file) if (tmp_path / "r" / name / file).is_file() else None
+            if df is not None:
+                df.assign(System=df["System"].map(dict(zip("ABCD", names)))).to_csv(
+                    tmp_path / "r" / name / file, index=False)
+    reanalyze(tmp_path / "r", tmp_path / "o")
+    f3 = pd.read_csv(tmp_path / "o/figure3.csv", dtype=str, keep_default_na=False)
+    assert f3[f3["TestSet"] == "FB-Test-O"]["System"].tolist() == names  # in FB-Test-O's micro MRR order
+    f4 = pd.read_csv(tmp_path / "o/figure4.csv")
+    assert f4[(f4["Metric"] == "micro_mrr")].set_index("Depth")["tau"].to_dict() == {1: 1.0, 2: -1.0}
+
+
+def test_row_without_a_system_still_refused(tmp_path):
+    hand_tables(tmp_path / "r")
+    (tmp_path / "r/FB-Test-S/evaluation.csv").write_text("System,micro_mrr\nA,0.2\n ,0.1\n")
+    with pytest.raises(InputError, match=r"FB-Test-S/evaluation.csv:3: row without a System"):
+        reanalyze(tmp_path / "r", tmp_path / "o")
+
+
+def test_column_named_twice_is_refused(tmp_path):
+    hand_tables(tmp_path / "r")
+    (tmp_path / "r/FB-Test-S/evaluation.csv").write_text("System,micro_mr,micro_mrr,micro_mr\nA,1,0.5,2\nB,2,0.4,1\n")
+    with pytest.raises(InputError, match=r"FB-Test-S/evaluation.csv:1: column 'micro_mr' appears 2 times in the "
+                                         r"header$"):
+        reanalyze(tmp_path / "r", tmp_path / "o")
+
+
+@pytest.mark.parametrize("cell", ["inf", "-inf", "Infinity", " inf"])
+def test_infinite_metric_value_is_refused(tmp_path, cell):
+    hand_tables(tmp_path / "r")
+    (tmp_path / "r/FB-Test-S/evaluation.csv").write_text(f"System,micro_mr\nA,1\nB,2\nC,{cell}\nD,4\n")
+    with pytest.raises(InputError, match=rf"FB-Test-S/evaluation.csv:4: column 'micro_mr' holds '{cell.strip()}': "
+                                         "a metric value is a finite number"):
+        reanalyze(tmp_path / "r", tmp_path / "o")
+
+
+@pytest.mark.parametrize("cell", ["", "NA", "NaN", "null"])
+def test_missing_metric_cells_stay_empty_values(tmp_path, cell):
+    hand_tables(tmp_path / "r")
+    (tmp_path / "r/FB-Test-S/evaluation.csv").write_text(f"System,micro_mrr\nA,0.4\nB,{cell}\nC,0.2\nD,0.1\n")
+    notes = reanalyze(tmp_path / "r", tmp_path / "o")
+    assert "τ of micro_mrr between FB-Test-O and FB-Test-S is empty: no value for FB-Test-S/B" in notes
+
+
+# ---- kgeval reanalyze --release (issue 39, item 1) -----------------------------------------------------------
+def release_mirror(root):
+    """A mirror holding hand tables at the release's manifest paths, and a manifest pinning them."""
+    import hashlib
+
+    from kgeval.analysis.reanalyze import RELEASE
+
+    tables = root / "mirror" / RELEASE
+    prefixed(tables)
+    rows = ["mirror_path\turl\tsha256\tbytes"]
+    for path in sorted(p for p in tables.rglob("*.csv")):
+        rel = RELEASE + path.relative_to(tables).as_posix()
+        data = path.read_bytes()
+        rows.append(f"{rel}\thttps://example.invalid/{'0' * 40}/{rel}\t{hashlib.sha256(data).hexdigest()}\t{len(data)}")
+    (root / "resources.tsv").write_text("\n".join(rows) + "\n")
+    return root / "mirror", root / "resources.tsv", tables
+
+
+def test_release_fetched_verified_and_reanalysed(tmp_path, capsys):
+    mirror, manifest, tables = release_mirror(tmp_path)
+    out = tmp_path / "out"
+    assert main(["reanalyze", "--release", "--manifest", str(manifest), "--mirror", str(mirror),
+                 "--out", str(out)]) == 0
+    for path in tables.rglob("*.csv"):  # the verified tables kept beside the analysis
+        assert (out / "release" / path.relative_to(tables)).read_bytes() == path.read_bytes()
+    assert (out / "figure4.csv").is_file()
+    notes = (out / "notes.txt").read_text()
+    # notes name where the tables end up, not the staging folder they were fetched into
+    assert f"{out / 'release' / 'WN18RR/evaluation.csv'}: 4 system(s) matched" in notes
+    assert ".kgeval" not in notes and "staging" not in notes
+
+
+def test_release_with_a_damaged_mirror_file_writes_nothing(tmp_path, capsys):
+    mirror, manifest, tables = release_mirror(tmp_path)
+    (tables / "FB-Test-S/evaluation.csv").write_text("System,micro_mrr\nfb15k-237-a,0.9\n")
+    out = tmp_path / "out"
+    rc = main(["reanalyze", "--release", "--manifest", str(manifest), "--mirror", str(mirror), "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and err[-1].startswith("kgeval: error: zhouying20/kgc-sparsity/result/FB-Test-S/evaluation.csv "
+                                          f"(from {mirror}") and ": SHA-256 mismatch: expected " in err[-1]
+    assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.parametrize("args, problem", [
+    (["--release", "somewhere"], "--release fetches the tables it reads: give no FOLDER ('somewhere')"),
+    ([], "give the FOLDER of tables to re-analyse, or --release"),
+    (["folder", "--mirror", "m"], "--manifest and --mirror go with --release"),
+])
+def test_release_arguments(tmp_path, capsys, args, problem):
+    assert main(["reanalyze", *args, "--out", str(tmp_path / "o")]) == 2
+    assert problem in capsys.readouterr().err
+
+
+def test_manifest_without_the_release_is_named(tmp_path, capsys):
+    (tmp_path / "m.tsv").write_text("mirror_path\turl\tsha256\tbytes\n")
+    assert main(["reanalyze", "--release", "--manifest", str(tmp_path / "m.tsv"), "--out", str(tmp_path / "o")]) == 2
+    assert (f"kgeval: error: {tmp_path / 'm.tsv'}: no entry under zhouying20/kgc-sparsity/result/"
+            in capsys.readouterr().err)

@@ -340,11 +340,20 @@ def _annotate_merge(p: argparse.ArgumentParser):
 # ---- re-analysis of metric tables (kgeval.analysis.reanalyze) -------------------------------------------
 @command("reanalyze", "re-run every tau analysis and figure that needs only per-system metric tables: Figures "
                       "3-8 and Tables 3-4 of the paper from a folder laid out like the authors' result release "
-                      "(or the workflow's own tables). What cannot be computed is listed in notes.txt.",
-         "kgeval reanalyze release/ --out reanalysis/ --figure6-system HittER")
+                      "(or the workflow's own tables), or from the release itself with --release (fetched from "
+                      "its pinned URL or $KGEVAL_MIRROR, SHA-256 checked, kept in OUT/release). What cannot be "
+                      "computed is listed in notes.txt.",
+         "kgeval reanalyze --release --out reanalysis/ --figure6-system HittER")
 def _reanalyze(p: argparse.ArgumentParser):
-    p.add_argument("folder", help="folder laid out like the published result release (FB-Test-O/evaluation.csv …)")
+    p.add_argument("folder", nargs="?", default=None,
+                   help="folder laid out like the published result release (FB-Test-O/evaluation.csv …); "
+                        "not with --release")
     out_option(p)
+    p.add_argument("--release", action="store_true",
+                   help="fetch the authors' result tables pinned in --manifest into OUT/release and re-analyse them")
+    p.add_argument("--manifest", default=None, help="with --release: the manifest pinning the release's tables "
+                   "(URL, SHA-256, size; default: config/resources.tsv)")
+    p.add_argument("--mirror", default=None, help="with --release: mirror folder (default: $KGEVAL_MIRROR)")
     p.add_argument("--names", default="", help="role=folder pairs overriding the published folder names, e.g. "
                    "original=Synth-Test-O,sample=Synth-Test-S,complete=Synth-Test-S-C,second=Synth2 "
                    "(default: the published names)")
@@ -352,9 +361,16 @@ def _reanalyze(p: argparse.ArgumentParser):
                    help="the system whose per-relation micro MRR Figure 6 draws, as the paper")
 
     def run(a):
-        from .analysis.reanalyze import ROLES
+        from .analysis.reanalyze import ROLES, fetch_release
         from .analysis.steps import reanalyze_tables
 
+        if a.release and a.folder is not None:
+            p.error(f"--release fetches the tables it reads: give no FOLDER ({a.folder!r}), the output as --out")
+        if not a.release and a.folder is None:
+            p.error("give the FOLDER of tables to re-analyse, or --release")
+        if not a.release and (a.manifest or a.mirror):
+            p.error("--manifest and --mirror go with --release")
+        manifest = a.manifest or "config/resources.tsv"
         pairs = [pair.partition("=") for pair in a.names.split(",") if pair]
         bad = [f"{k}{s}{v}" for k, s, v in pairs if not s or k not in ROLES]
         if bad:
@@ -363,8 +379,13 @@ def _reanalyze(p: argparse.ArgumentParser):
             names = {k: name_type(v) for k, _, v in pairs}
         except argparse.ArgumentTypeError as exc:
             p.error(f"--names: {exc}")
-        with OutputStage("reanalyze", inputs=[a.folder], folder=resolve_out(p, a)) as stage:
-            notes = reanalyze_tables(a.folder, stage.root, names, figure6_system=a.figure6_system)
+        out = resolve_out(p, a)
+        with OutputStage("reanalyze", inputs=[manifest] if a.release else [a.folder], folder=out) as stage:
+            folder, shown = a.folder, None
+            if a.release:  # kept in OUT/release: the verified tables beside what was computed from them
+                folder = fetch_release(manifest, stage.root / "release", mirror=a.mirror)
+                shown = Path(out) / "release"
+            notes = reanalyze_tables(folder, stage.root, names, figure6_system=a.figure6_system, shown_as=shown)
         print(f"{stage.folder}: done" + (f"; {len(notes)} note(s) in notes.txt" if notes else ""))
         return 0
 

@@ -1,7 +1,8 @@
-"""Published test MRRs of the 13 models: the one place the model-quality table (and the README) takes them from.
+"""Published values, declared once: the 13 models' published test MRRs (the model-quality table and the README
+take them from here) and the SIGIR 2022 paper's printed τ (the test of the authors' release checks against them).
 
-Keys are the dataset names of the configuration. A dataset without an entry (the synthetic graphs) has no
-published value; its ratio column stays empty.
+The MRRs' keys are the dataset names of the configuration. A dataset without an entry (the synthetic graphs) has
+no published value; its ratio column stays empty.
 """
 
 from __future__ import annotations
@@ -31,3 +32,48 @@ SOURCES: dict[str, str] = {
 def published_mrr(dataset: str, model: str) -> float | None:
     """The published test MRR of ``model`` on ``dataset``, or None where none is recorded."""
     return PUBLISHED_MRR.get(dataset, {}).get(model)
+
+
+# ---- the SIGIR 2022 paper's printed τ (shared/papers/ir-perspective-kgc-evaluation.pdf-text.txt) ----------------
+# Kept as printed (text), so that a check knows the printed precision: the paper rounds most values and truncates
+# some (Table 4's -0.0519 is -0.051952, its -0.4358 is -0.435897), so a computed value agrees within one unit of
+# the last printed place (:func:`printed_tolerance`). All are τ-b between the 13 systems' rankings in the authors'
+# result release (github.com/zhouying20/kgc-sparsity, result/).
+
+# Figure 3's caption: (test set a, test set b, metric) -> τ between the two rankings.
+PAPER_TAU_BETWEEN: dict[tuple[str, str, str], str] = {
+    ("FB-Test-O", "FB-Test-S", "micro_mrr"): "0.7949",
+    ("FB-Test-S", "FB-Test-S-C", "micro_mrr"): "-0.2308",
+}
+# Figure 4 (Section 4.2's text): (pooling depth, metric) -> τ(FB-Test-S, FB-Test-S-C(depth)).
+PAPER_FIGURE4: dict[tuple[int, str], str] = {(2, "micro_mrr"): "0.359", (10, "micro_mrr"): "-0.2308"}
+# Figure 5 (its text): at pooling depth 10, macro τ minus micro τ of (micro metric, macro metric).
+PAPER_FIGURE5_GAP_DEPTH = 10
+PAPER_FIGURE5_GAP: dict[tuple[str, str], str] = {("micro_mrr", "macro_mrr"): "0.41",
+                                                 ("micro_hits@10", "macro_hits@10"): "0.14"}
+# Table 3: (question side, relation category) -> τ(FB-Test-S, FB-Test-S-C) of micro MRR, Hits@1, Hits@3, Hits@10.
+# The head N-1 Hits@1 cell reads "0099" in the text rendering (digits lost); 0.0996 is its value to four places.
+PAPER_TABLE3_METRICS = ("micro_mrr", "micro_hits@1", "micro_hits@3", "micro_hits@10")
+PAPER_TABLE3: dict[tuple[str, str], tuple[str, str, str, str]] = {
+    ("head", "one_to_one"): ("1.0", "1.0", "1.0", "1.0"),
+    ("head", "one_to_many"): ("0.0256", "0.0748", "0.3731", "0.4665"),
+    ("head", "many_to_one"): ("0.1026", "0.0996", "0.1782", "0.2857"),
+    ("head", "many_to_many"): ("-0.3333", "-0.0645", "-0.4698", "-0.1177"),
+    ("tail", "one_to_one"): ("1.0", "1.0", "1.0", "1.0"),
+    ("tail", "one_to_many"): ("-0.1026", "0.1353", "0.1988", "-0.1420"),
+    ("tail", "many_to_one"): ("0.5641", "0.7114", "0.6123", "0.7371"),
+    ("tail", "many_to_many"): ("-0.1282", "0.0260", "-0.2746", "0.3007"),
+}
+# Table 4: relation distribution of FB-Test-S-C's micro metrics -> τ(FB-Test-S, FB-Test-S-C) per metric.
+PAPER_TABLE4: dict[str, dict[str, str]] = {
+    "Complete": {"micro_mr": "0.2308", "micro_mrr": "-0.2308", "micro_hits@1": "-0.0519", "micro_hits@3": "-0.4358",
+                 "micro_hits@10": "0.2598"},
+    "Sparse": {"micro_mr": "0.2308", "micro_mrr": "-0.2051", "micro_hits@1": "0.0256", "micro_hits@3": "-0.2051",
+               "micro_hits@10": "0.3377"},
+}
+
+
+def printed_tolerance(printed: str) -> float:
+    """One unit of the last printed decimal place of ``printed`` ("0.2308" -> 1e-4, "0.41" -> 0.01)."""
+    _, _, decimals = printed.partition(".")
+    return 10.0 ** -len(decimals)

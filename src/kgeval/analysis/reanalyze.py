@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..errors import InputError
@@ -48,35 +50,73 @@ log = logging.getLogger(__name__)
 
 PUBLISHED_NAMES = {"original": "FB-Test-O", "sample": "FB-Test-S", "complete": "FB-Test-S-C", "second": "WN18RR"}
 ROLES = ("original", "sample", "complete", "second")
+# the release's tables in the resource manifest (config/resources.tsv), pinned to the authors' commit
+RELEASE = "zhouying20/kgc-sparsity/result/"
 LABEL_COLUMNS = ("System", "SystemA", "SystemB", "QuestionType", "RelationType", "Relation", "TestSet", "Metric",
                  "Test")
 FIG8_METRICS = MICRO_STUDY + MACRO_STUDY
 ALPHA = 0.05
+# the cells of a metric column read as "no value" (pandas' own NA spellings, which it no longer applies: every
+# cell is read as text so that label columns keep names such as NA)
+MISSING_CELLS = frozenset({"", "NA", "N/A", "n/a", "#N/A", "NaN", "nan", "-NaN", "-nan", "NULL", "null", "None",
+                           "<NA>"})
+# a name's dataset prefix ends at one of these (fb15k-237-atte, wn18rr_atte)
+SEPARATORS = "-_./: "
 
 
 def read_table(path: Path, required: tuple[str, ...] = ("System",)) -> pd.DataFrame:
+    """A release table with its label columns as text and every other column as numbers.
+
+    Every cell is read as text first, the header as the first row: a system called ``NA``, ``None`` or ``01``
+    keeps its name, and a column named twice is seen (pandas would rename the second ``micro_mr.1``)."""
     try:
-        df = pd.read_csv(path)
+        raw = pd.read_csv(path, header=None, dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InputError(path, None, f"not a readable CSV table: {exc}") from exc
+    return _typed(path, raw, required)
+
+
+def _typed(path: Path, raw: pd.DataFrame, required: tuple[str, ...]) -> pd.DataFrame:
+    header = [c if c else f"Unnamed: {i}" for i, c in enumerate(raw.iloc[0].fillna(""))]
+    twice = [c for c in dict.fromkeys(header) if header.count(c) > 1]
+    if twice:
+        raise InputError(path, 1, f"column {twice[0]!r} appears {header.count(twice[0])} times in the header")
+    df = raw.iloc[1:].set_axis(header, axis=1).reset_index(drop=True)  # row i is line i + 2
     missing = [c for c in required if c not in df.columns]
     if missing:
         raise InputError(path, 1, f"header lacks column(s) {missing}")
     if df.empty:
         raise InputError(path, None, "a header and no rows: the table lists no system")
     for c in ("System", "SystemA", "SystemB"):
-        if c in required and df[c].isna().any():
-            raise InputError(path, int(df.index[df[c].isna()][0]) + 2, f"row without a {c}")
+        if c in required:
+            blank = df[c].isna() | (df[c].str.strip() == "")
+            if blank.any():
+                raise InputError(path, int(df.index[blank][0]) + 2, f"row without a {c}")
     keys = [c for c in required if c in df.columns]
     dup = df.duplicated(keys) if keys else pd.Series(False, index=df.index)
     if dup.any():
         raise InputError(path, int(df.index[dup][0]) + 2, "duplicate row for the same system")
-    numeric = [c for c in df.columns if c not in LABEL_COLUMNS]
-    for c in numeric:
-        bad = pd.to_numeric(df[c], errors="coerce").isna() & df[c].notna()
-        if bad.any():
-            raise InputError(path, int(df.index[bad][0]) + 2, f"column {c!r} holds a non-number: {df[c][bad].iloc[0]!r}")
-    return df
+    numeric = {c: _numbers(path, df, c) for c in df.columns if c not in LABEL_COLUMNS}
+    return df.assign(**numeric) if numeric else df
+
+
+def _numbers(path: Path, df: pd.DataFrame, column: str) -> pd.Series:
+    """A metric column as numbers: an empty cell (or NA, NaN, null, …) is a missing value; text and ±inf are
+    refused (a metric value is finite; an infinite one is a broken export, and τ would rank it silently)."""
+    text = df[column].fillna("").str.strip()
+    missing = text.isin(MISSING_CELLS)
+    values = pd.to_numeric(text.mask(missing), errors="coerce")
+    bad = values.isna() & ~missing
+    if bad.any():
+        raise InputError(path, int(df.index[bad][0]) + 2,
+                         f"column {column!r} holds a non-number: {df[column][bad].iloc[0]!r}")
+    infinite = np.isinf(values.to_numpy(dtype=float))
+    if infinite.any():
+        first = int(np.flatnonzero(infinite)[0])
+        raise InputError(path, int(df.index[first]) + 2, f"column {column!r} holds {text.iloc[first]!r}: a metric "
+                                                          "value is a finite number (leave the cell empty where "
+                                                          "there is none)")
+    return values
 
 
 def match_system(systems, wanted: str) -> str | None:
@@ -116,10 +156,44 @@ def discrimination_summary(long: pd.DataFrame, alpha: float = ALPHA) -> pd.DataF
     return out[["TestSet", "Test", "Metric", "pairs", "significant_share", "mean_p"]]
 
 
+def fetch_release(manifest: str | Path, dest: str | Path, mirror: str | Path | None = None,
+                  prefer_mirror: bool = True, timeout: float = 30.0) -> Path:
+    """Fetch the authors' result tables (the manifest's entries under :data:`RELEASE`) into ``dest``, laid out
+    as :func:`reanalyze` reads them, each from its pinned URL or the mirror (``mirror``, else
+    ``$KGEVAL_MIRROR``) and verified against its SHA-256 and size, as every other input is."""
+    from ..data.download import fetch, resolve_mirror
+    from ..data.manifest import read_manifest
+
+    entries = {path: res for path, res in read_manifest(manifest).items() if path.startswith(RELEASE)}
+    if not entries:
+        raise InputError(manifest, None, f"no entry under {RELEASE}: this manifest does not pin the authors' "
+                                         "result tables (config/resources.tsv does)")
+    mirror = Path(mirror).expanduser() if mirror else resolve_mirror(None)
+    for path, res in entries.items():
+        source = fetch(res, Path(dest) / path[len(RELEASE):], mirror=mirror, prefer_mirror=prefer_mirror,
+                       timeout=timeout)
+        log.info("%s: %d bytes from %s, SHA-256 verified", path, res.size, source)
+    return Path(dest)
+
+
 def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None = None,
-              figure6_system: str = "HittER") -> list[str]:
-    """Write every analysis the tables allow into ``out``; return the notes (what was skipped and why)."""
+              figure6_system: str = "HittER", shown_as: str | Path | None = None) -> list[str]:
+    """Write every analysis the tables allow into ``out``; return the notes (what was skipped and why).
+    ``shown_as``: how notes and errors name ``folder`` (where a staged folder ends up)."""
     folder, out = Path(folder), Path(out)
+    if shown_as is None:
+        return _reanalyze(folder, out, names, figure6_system, lambda text: text)
+
+    def shown(text: str) -> str:
+        return text.replace(str(folder), str(shown_as))
+
+    try:
+        return _reanalyze(folder, out, names, figure6_system, shown)
+    except InputError as exc:
+        raise InputError(exc.path and shown(exc.path), exc.line, shown(exc.problem)) from None
+
+
+def _reanalyze(folder: Path, out: Path, names: dict[str, str] | None, figure6_system: str, shown) -> list[str]:
     names = {**PUBLISHED_NAMES, **(names or {})}
     out.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
@@ -136,8 +210,13 @@ def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None 
     per_type = {role: load(role, "lp_per_rel_type.csv", ("System", "QuestionType", "RelationType"))
                 for role in ("original", "sample", "complete")}
     reweighted = load("complete", "lp_sample_rel_dist.csv")
-    _check_same_systems({folder / names[r] / "evaluation.csv": df for r, df in ev.items() if df is not None},
-                        second=folder / names["second"] / "evaluation.csv")
+    paths = {r: folder / names[r] / "evaluation.csv" for r in ROLES}
+    one = [r for r in ("original", "sample", "complete") if ev[r] is not None]
+    _check_same_systems({paths[r]: ev[r] for r in one})
+    # the second dataset's systems under the first's names, for the τ and comparisons across datasets
+    across = dict(ev)
+    if one and ev["second"] is not None:
+        across["second"] = _align_second(paths[one[0]], ev[one[0]], paths["second"], ev["second"], notes)
     written: list[str] = []
 
     three = {names[r]: ev[r] for r in ("original", "sample", "complete") if ev[r] is not None}
@@ -186,7 +265,7 @@ def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None 
     _figure7(folder, out, names, notes, written)
     _figure8(folder, out, names, notes, written)
 
-    present = {names[r]: df for r, df in ev.items() if df is not None}
+    present = {names[r]: df for r, df in across.items() if df is not None}
     rows = []
     unknown = set()
     for (a, da), (b, db) in itertools.combinations(present.items(), 2):
@@ -205,13 +284,14 @@ def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None 
         written.append("taus_between_testsets")
 
     if ev["original"] is not None and ev["second"] is not None:
-        cross = families.cross_dataset(ev["original"], ev["second"], names["original"], names["second"])
+        cross = families.cross_dataset(ev["original"], across["second"], names["original"], names["second"])
         if cross.empty:
             notes.append("cross-dataset comparison skipped: no adjusted metric columns (e.g. micro_amrr)")
         else:
             write_csv(cross, out / "families_cross_dataset.csv")
             written.append("families_cross_dataset")
 
+    notes = [shown(n) for n in notes]
     with atomic_open(out / "notes.txt") as fh:
         fh.write("written: " + ", ".join(written) + "\n")
         for n in notes:
@@ -221,22 +301,62 @@ def reanalyze(folder: str | Path, out: str | Path, names: dict[str, str] | None 
     return notes
 
 
-def _check_same_systems(tables: dict[Path, pd.DataFrame], second: Path) -> None:
-    """The test sets of one dataset rank the same systems (τ compares two rankings of one set of systems); the
-    second dataset's test set shares at least two of them."""
-    first = next((p for p in tables if p != second), None)
+def _check_same_systems(tables: dict[Path, pd.DataFrame]) -> None:
+    """The test sets of one dataset rank the same systems (τ compares two rankings of one set of systems)."""
+    first = next(iter(tables), None)
     for path, df in tables.items():
-        if first is None or path == first:
-            continue
-        a, b = set(tables[first]["System"].astype(str)), set(df["System"].astype(str))
-        if path == second:
-            if len(a & b) < 2:
-                raise InputError(path, None, f"shares {len(a & b)} system(s) with {first}: τ needs at least two")
-        elif a != b:
+        a, b = set(tables[first]["System"]), set(df["System"])
+        if a != b:
             only_a, only_b = sorted(a - b), sorted(b - a)
             raise InputError(path, None, f"lists other systems than {first}: {only_b[:3]} only here, {only_a[:3]} "
                                          "only there (the test sets of one dataset rank the same systems; rename "
                                          "them to match)")
+
+
+def dataset_prefix(systems) -> str:
+    """The prefix every system name of one table carries (``fb15k-237-`` of ``fb15k-237-atte``): the names'
+    longest common prefix, cut back to end at a separator (``-``, ``_``, ``.``, ``/``, ``:`` or a space); empty
+    for a single name or names without such a common start."""
+    names = list(dict.fromkeys(str(s) for s in systems))
+    common = os.path.commonprefix(names) if len(names) > 1 else ""
+    prefix = common[: max(common.rfind(c) for c in SEPARATORS) + 1]
+    return prefix if all(len(n) > len(prefix) for n in names) else ""
+
+
+def match_models(first, second) -> dict[str, str]:
+    """The systems of a second dataset's table that stand for a system of the first's, as ``{second: first}``:
+    the same model is the same name once each table's :func:`dataset_prefix` is removed (``wn18rr-atte`` is
+    ``fb15k-237-atte``), compared regardless of case unless that would merge two systems of one table. Where
+    the names as they stand match as many systems, they are kept (``TransE-L1`` and ``TransE-L2`` on both
+    datasets, beside a ``RotatE`` on one, share no prefix to remove)."""
+    first, second = list(dict.fromkeys(first)), list(dict.fromkeys(second))
+    models_a = {s: s[len(dataset_prefix(first)):] for s in first}
+    models_b = {s: s[len(dataset_prefix(second)):] for s in second}
+    distinct = all(len({m.casefold() for m in ms.values()}) == len(ms) for ms in (models_a, models_b))
+    key = str.casefold if distinct else str
+    by_model = {key(m): s for s, m in models_a.items()}
+    on_model = {s: by_model[key(m)] for s, m in models_b.items() if key(m) in by_model}
+    as_named = {s: s for s in second if s in set(first)}
+    return as_named if len(as_named) >= len(on_model) else on_model
+
+
+def _align_second(first: Path, a: pd.DataFrame, second: Path, b: pd.DataFrame, notes: list[str]) -> pd.DataFrame:
+    """The second dataset's table with its systems renamed to the first's (:func:`match_models`), the rows of
+    models the first lacks dropped; refused when fewer than two models match (τ needs two)."""
+    matched = match_models(a["System"], b["System"])
+    prefixes = f"{dataset_prefix(b['System'])!r} here, {dataset_prefix(a['System'])!r} there"
+    if len(matched) < 2:
+        raise InputError(second, None, f"shares {len(matched)} model(s) with {first} (compared by name, and by "
+                                       f"name without the dataset prefix: {prefixes}): τ needs at least two; "
+                                       "name the same models alike")
+    unmatched = [s for s in b["System"] if s not in matched]
+    renamed = any(k != v for k, v in matched.items())
+    if unmatched or renamed:
+        rule = f"on the name without its dataset prefix ({prefixes})" if renamed else "by name"
+        notes.append(f"{second}: {len(matched)} system(s) matched to {first} {rule}"
+                     + (f"; left out of the τ across datasets, without a match: {', '.join(unmatched)}"
+                        if unmatched else ""))
+    return b[b["System"].isin(list(matched))].assign(System=lambda d: d["System"].map(matched))
 
 
 def _empty_cells(da: pd.DataFrame, db: pd.DataFrame, a: str, b: str, metric: str) -> str:

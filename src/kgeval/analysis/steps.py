@@ -256,10 +256,10 @@ def families_step(original: dict, complete: dict, second: dict | None, out_dir: 
 
 
 def reanalyze_tables(folder: str | Path, out: str | Path, names: dict[str, str] | None = None,
-                     figure6_system: str = "HittER") -> list[str]:
+                     figure6_system: str = "HittER", shown_as: str | Path | None = None) -> list[str]:
     """Every τ analysis and figure that needs only per-system metric tables (:func:`kgeval.analysis.reanalyze.
     reanalyze`): the step of the rules ``reanalyze_own_tables`` / ``reanalyze_release`` and of ``kgeval
     reanalyze``. Returns the notes (what was skipped and why)."""
     from .reanalyze import reanalyze
 
-    return reanalyze(folder, out, names, figure6_system=figure6_system)
+    return reanalyze(folder, out, names, figure6_system=figure6_system, shown_as=shown_as)
