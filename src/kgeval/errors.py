@@ -44,3 +44,12 @@ class CorruptFileError(KgevalError):
 
 class ScoreError(KgevalError):
     """A model produced NaN or infinite scores."""
+
+
+class MeasureError(KgevalError, ValueError):
+    """A measure name the resolver (:mod:`kgeval.metrics.names`) does not know, or a cutoff it does not allow:
+    names the measure as written and what is allowed."""
+
+    def __init__(self, name: str, problem: str, what: str = "measure"):
+        self.name, self.problem = name, problem
+        super().__init__(f"{what} {name!r}: {problem}")
