@@ -178,5 +178,5 @@ def test_pair_decisions_from_a_reference_pack_equal_those_from_the_dumps(workdir
     from_pack = pd.read_csv(out / "placement.csv")
     cols = [c for c in from_dumps.columns if c.endswith(("_delta_lo", "_delta_hi", "_decided"))]
     assert len(cols) == 15
-    pd.testing.assert_frame_equal(from_pack[["Opponent", "BoundedMetric", *cols]], from_dumps[["Opponent", "BoundedMetric", *cols]])
+    pd.testing.assert_frame_equal(from_pack[["Opponent", "Metric", *cols]], from_dumps[["Opponent", "Metric", *cols]])
     assert f"Pair decisions on {POOLED} (published judgments, top 10" in (out / "summary.md").read_text()

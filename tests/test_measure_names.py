@@ -62,6 +62,14 @@ def test_synonyms_and_case_resolve_to_one_column():
     assert not resolve("macro_hits@3").trec and resolve("P@10").trec
 
 
+def test_kgc_and_trec_names_are_disjoint():
+    """The resolver tries the KGC metrics first: no trec measure may answer to a KGC metric's name."""
+    from kgeval.metrics.registry import KGC
+
+    for decl in trec.DECLARED.values():
+        assert not any(n in KGC for n in (decl.name, *decl.synonyms)), decl.name
+
+
 def test_rr_has_one_declaration():
     """RR, recip_rank and RR@k are one measure: trec_eval's recip_rank, RR@k the same values cut at k."""
     plain = {resolve(n).macro for n in ("RR", "recip_rank", "rr", "Recip_Rank")}
