@@ -9,7 +9,7 @@ import yaml
 from conftest import ROOT
 from helpers import random_scorer, write_run
 
-from kgeval.api import evaluate, load_testset, resolve_measures
+from kgeval.api import compare, evaluate, load_testset, place, resolve_measures
 from kgeval.bounds.metrics import METRICS, BoundedMetric, bounded_metric
 from kgeval.config import load_config_file, validate_config
 from kgeval.data.kg import KnowledgeGraph
@@ -41,6 +41,15 @@ def test_evaluate_refuses_a_bad_cutoff_before_touching_the_data(tmp_path):
     for name in ("RR@0", "Hits@-1", "nDCG@0", "Hits@1000000"):
         with pytest.raises(MeasureError, match=f"'{name}'"):
             evaluate({"q": {"d": 1.0}}, "No-Such-Test-Set", measures=[name], workdir=tmp_path)
+
+
+def test_place_and_compare_read_names_with_the_same_resolver():
+    """Before any reference is read: a bad cutoff, and RR@k, which the study's tables do not hold (on d99e1f8
+    compare silently showed uncut recip_rank for RR@10)."""
+    with pytest.raises(MeasureError, match="'Hits@0'.*1–10"):
+        place([], metrics=["MRR", "Hits@0"])
+    with pytest.raises(MeasureError, match="'RR@10'.*use RR"):
+        compare([], measures=["MRR", "RR@10"])
 
 
 def test_cutoffs_split_in_both_spellings():

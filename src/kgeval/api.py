@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import KgevalError
+from .errors import KgevalError, MeasureError
 
 __all__ = ["TestCollection", "Result", "load_testset", "evaluate", "place", "compare", "resolve_measures",
            "DataUnavailableError"]
@@ -242,6 +242,19 @@ def resolve_measures(measures: Iterable[str]) -> list[tuple[str, str | None, str
     return [(m.name, m.micro, m.macro) for m in resolve_all(measures)]
 
 
+def _study_columns(measures: Iterable[str]) -> list[str]:
+    """The registry columns of measure names, as the study's tables hold them (micro and macro where both
+    exist). RR@k is refused: the tables hold recip_rank, and placing on it would silently drop the cut."""
+    from .metrics.registry import resolve_all
+
+    columns = []
+    for m in resolve_all(measures):
+        if m.cut is not None:
+            raise MeasureError(m.name, "the study's tables hold RR (recip_rank) without a cutoff: use RR")
+        columns += [c for c in (m.micro, m.macro) if c is not None]
+    return columns
+
+
 # ---- runs ----------------------------------------------------------------------------------------------------
 def _run_frame(run: pd.DataFrame | Mapping[str, Mapping[str, float]]) -> pd.DataFrame:
     if isinstance(run, pd.DataFrame):
@@ -447,18 +460,19 @@ def place(result: Result | Sequence[Result], results: str | os.PathLike | None =
             set's tables, else the reference pack shipped in ``reference/`` (``default``, then ``smoke``). The
             returned frame's ``attrs["reference"]`` (also printed to stderr) says which was used, with its
             provenance.
-        metrics: registry columns to place on (default: micro and macro MRR and Hits@10, MAP@20, nDCG@20).
+        metrics: measure names or registry columns to place on (:func:`resolve_measures`; ``MRR`` is micro and
+            macro MRR; default: micro and macro MRR and Hits@10, MAP@20, nDCG@20).
         trials: randomised Tukey HSD trials.
         seed: seed of the Tukey HSD permutations.
     """
     from .external import placement, reference
 
+    wanted = _study_columns(metrics) if metrics else list(placement.HEADLINE)
     results_list = [result] if isinstance(result, Result) else list(result)
     frames, notes = [], []
     for r in results_list:
         ref = _reference(r, results)
         evals = {(r.name, r.testset.base): r.evaluation}
-        wanted = list(metrics or placement.HEADLINE)
         if ref.kind == "authors":
             frames.append(reference.rank_only(evals, ref.tables, wanted))
         else:
@@ -479,10 +493,8 @@ def compare(result: Result | Sequence[Result], results: str | os.PathLike | None
     ``compare`` without the significance marks (:func:`place` gives those)."""
     from .metrics.registry import higher_is_better
 
+    columns = _study_columns(measures)
     results_list = [result] if isinstance(result, Result) else list(result)
-    from .metrics.registry import resolve_all
-
-    columns = [c for m in resolve_all(measures) for c in (m.micro, m.macro) if c is not None]
     study = [_study(r, results) for r in results_list]
     from .external.placement import study_systems
 
