@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from kgeval.bounds.labels import ABSENT, NONREL, REL, UNKNOWN
-from kgeval.bounds.metrics import METRICS, metric
+from kgeval.bounds.metrics import METRICS, bounded_metric
 from kgeval.bounds.tables import states_tables
 
 S, Q, K, CANDIDATES, DEPTHS = 13, 2883, 10, 60, 10
@@ -51,7 +51,7 @@ def main() -> None:
     ap.add_argument("--milp", type=float, default=0.0, help="also time the 0-1 program for P@k (seconds per state)")
     args = ap.parse_args()
     entity, relevant, judged_at = instance(np.random.default_rng(0))
-    ms = [metric(b, K) for b in METRICS]
+    ms = [bounded_metric(b, K) for b in METRICS]
     start = time.perf_counter()
     sys_t, pair_t, tau_t = states_tables([f"S{i}" for i in range(S)], entity, states(entity, relevant, judged_at),
                                          ms, set(), 0.0)
@@ -66,7 +66,7 @@ def main() -> None:
     if args.milp:
         start = time.perf_counter()
         _, _, tau_m = states_tables([f"S{i}" for i in range(S)], entity, states(entity, relevant, judged_at),
-                                    [metric("P", K)], {"P"}, args.milp)
+                                    [bounded_metric("P", K)], {"P"}, args.milp)
         print(f"with the 0-1 program for P@{K} ({args.milp:g} s limit per state): {time.perf_counter() - start:.1f} s;"
               f" statuses: {tau_m['milp_status_hi'].value_counts().to_dict()}")
 

@@ -11,7 +11,7 @@ import pytest
 from helpers import random_scorer, write_run
 
 from kgeval.bounds.labels import match_positions
-from kgeval.bounds.metrics import metric
+from kgeval.bounds.metrics import bounded_metric as metric
 from kgeval.bounds.pairs import decisions, pair_bounds
 from kgeval.bounds.placement import one_against_many
 from kgeval.bounds.steps import state

@@ -139,5 +139,7 @@ def test_ir_measures_names_are_aliases_of_trec_eval_names():
     assert v["RR"][0] == 1.0
     with pytest.raises(ValueError, match="takes no cutoff"):
         parse_measure("RR@10")
+    # names resolve as PyKEEN's class resolver reads them: case does not matter
+    assert parse_measure("NDCG@20") == parse_measure("nDCG@20") == parse_measure("ndcg_cut_20")
     with pytest.raises(ValueError, match=r"ir_measures' .*nDCG@20"):
-        parse_measure("NDCG@20")
+        parse_measure("NDCG_at_20")

@@ -12,7 +12,8 @@ Three calls cover the notebook workflow, in the style of ir_datasets, ir_measure
 Every number comes from the functions that build the workflow's own tables and that ``kgeval evaluate`` calls:
 a run is read and filtered by :mod:`kgeval.external.runfile` into a score dump, evaluated by
 :func:`kgeval.metrics.evaluate.evaluate` and placed by :mod:`kgeval.external.placement`; measure names resolve
-onto :data:`kgeval.metrics.registry.REGISTRY`. Nothing here computes a metric of its own.
+with :func:`kgeval.metrics.registry.resolve` onto :data:`kgeval.metrics.registry.REGISTRY` (RR@k, too, is
+:func:`kgeval.metrics.trec.reciprocal_rank_at`). Nothing here computes a metric of its own.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .arguments import check_flag, check_name, check_path, check_strings, kind_of, short_repr
-from .errors import BadTypeError, BadValueError, KgevalError
+from .errors import BadTypeError, BadValueError, KgevalError, MeasureError
 
 __all__ = ["TestCollection", "Result", "load_testset", "evaluate", "place", "compare", "resolve_measures",
            "DataUnavailableError"]
@@ -43,7 +44,6 @@ and ranx's form) or the path of a TREC run file (``qid Q0 docno rank score tag``
 
 DEFAULT_MEASURES = ("MRR", "Hits@1", "Hits@10", "MR", "nDCG@20", "AP@20", "RR@10")
 _DEPTH_NAME = re.compile(r"^(?P<base>.+)\((?P<depth>\d+)\)$")  # FB-Test-S-C(3): FB-Test-S-C at pooling depth 3
-_RR_CUT = re.compile(r"^RR@(?P<k>\d+)$")
 
 
 class DataUnavailableError(KgevalError):
@@ -297,21 +297,6 @@ def load_testset(name: str, depth: int | None = None, workdir: str | os.PathLike
 
 
 # ---- measures ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Measure:
-    name: str  # as the user asked for it
-    micro: str | None  # column of the per-answer table
-    macro: str | None  # column of the per-question table (macro KGC metric or trec_eval measure)
-    rr_cut: int | None = None  # RR@k: recip_rank of questions whose first relevant document is within k
-
-
-def _trec_column(name: str) -> str:
-    from .metrics.trec import parse_measure
-
-    func, k, condensed = parse_measure(name)
-    return ("condensed_" if condensed else "") + func.__name__ + (f"_{k}" if k is not None else "")
-
-
 def resolve_measures(measures: Iterable[str]) -> list[tuple[str, str | None, str | None]]:
     """Map measure names onto the metric registry's columns: ``(name, micro column, macro column)``.
 
@@ -319,33 +304,26 @@ def resolve_measures(measures: Iterable[str]) -> list[tuple[str, str | None, str
     ``AMRI``, ``z-MRR`` is ``zmrr`` …: both micro and macro), a column itself (``micro_mrr``, ``ndcg_cut_20``),
     and trec_eval or ir_measures names (``nDCG@20``, ``AP@20``, ``P@10``, ``R@100``, ``Success@10``, ``RR``,
     ``RR@10``, ``Bpref``, ``infAP``: per question). ``Success@k`` is trec_eval's success (any relevant answer in the
-    top k, trec_eval's tie order); ``Hits@k`` is the KGC metric (realistic ranks).
+    top k, trec_eval's tie order); ``Hits@k`` is the KGC metric (realistic ranks). Names resolve with
+    :func:`kgeval.metrics.registry.resolve` (case and ``-`` do not matter); an unknown name or a cutoff the
+    evaluation does not compute raises :class:`kgeval.errors.MeasureError`, a ``ValueError``.
     """
-    return [(m.name, m.micro, m.macro) for m in _resolve(measures)]
+    from .metrics.registry import resolve_all
+
+    return [(m.name, m.micro, m.macro) for m in resolve_all(measures)]
 
 
-def _resolve(measures: Iterable[str]) -> list[_Measure]:
-    from .metrics.registry import REGISTRY
+def _study_columns(measures: Iterable[str]) -> list[str]:
+    """The registry columns of measure names, as the study's tables hold them (micro and macro where both
+    exist). RR@k is refused: the tables hold recip_rank, and placing on it would silently drop the cut."""
+    from .metrics.registry import resolve_all
 
-    out = []
-    for name in measures:
-        key = name.lower().replace("-", "")
-        rr = _RR_CUT.match(name)
-        if name in REGISTRY:
-            agg = REGISTRY[name].aggregation
-            out.append(_Measure(name, name if agg == "micro" else None, None if agg == "micro" else name))
-        elif f"micro_{key}" in REGISTRY and f"macro_{key}" in REGISTRY:
-            out.append(_Measure(name, f"micro_{key}", f"macro_{key}"))
-        elif rr:
-            out.append(_Measure(name, None, "recip_rank", int(rr["k"])))
-        else:
-            try:
-                column = _trec_column(name)
-            except ValueError as exc:
-                raise ValueError(f"unknown measure {name!r}: {exc}. KGC metrics: MRR, MR, Hits@k, AMRI, … "
-                                 "(kgeval.metrics.registry)") from None
-            out.append(_Measure(name, None, column))
-    return out
+    columns = []
+    for m in resolve_all(measures):
+        if m.cut is not None:
+            raise MeasureError(m.name, "the study's tables hold RR (recip_rank) without a cutoff: use RR")
+        columns += [c for c in (m.micro, m.macro) if c is not None]
+    return columns
 
 
 # ---- runs ----------------------------------------------------------------------------------------------------
@@ -457,7 +435,9 @@ def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = 
     from .external.systems import System, dump_system
     from .metrics.evaluate import evaluate as evaluate_dump
     from .metrics.evaluate import qrels_at_depth
+    from .metrics.registry import resolve_all
     from .metrics.steps import summary_frame
+    from .metrics.trec import reciprocal_rank_at
     from .scores.dumps import load_dump
 
     _check_run(run)
@@ -472,10 +452,10 @@ def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = 
     check_path(out, "out", nullable=True)
     check_path(workdir, "workdir")
     bootstrap = _bound(("arguments", "bootstrap"), workdir).check(bootstrap, "bootstrap")
+    wanted = resolve_all(measures)
     tc = testset if isinstance(testset, TestCollection) else load_testset(testset, workdir=workdir)
-    wanted = _resolve(measures)
     trec_measures = list(tc.config["evaluation"]["trec_measures"])
-    trec_measures += [m.macro for m in wanted if m.macro and m.micro is None and m.macro not in trec_measures]
+    trec_measures += [m.macro for m in wanted if m.trec and m.macro not in trec_measures]
 
     with tempfile.TemporaryDirectory(prefix="kgeval-api-") as tmp:
         if isinstance(run, str | os.PathLike):
@@ -508,16 +488,18 @@ def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = 
     for m in wanted:
         micro = macro = np.nan
         if m.micro is not None:
-            pa[m.name] = ev.per_answer[m.micro].to_numpy()
+            if m.micro in ev.per_answer:  # the metric families have no per-answer values, only their summary
+                pa[m.name] = ev.per_answer[m.micro].to_numpy()
             micro = ev.summary.get(m.micro, np.nan)
         if m.macro is not None:
-            values = ev.per_question[m.macro].to_numpy(dtype=np.float64)
-            if m.rr_cut is not None:  # the first relevant document beyond rank k counts zero
-                values = np.where(values >= 1.0 / m.rr_cut, values, 0.0)
-            pq[m.name] = values
-            macro = float(values.mean()) if m.rr_cut is not None and len(values) else ev.summary.get(m.macro, np.nan)
+            if m.macro in ev.per_question:
+                values = ev.per_question[m.macro].to_numpy(dtype=np.float64)
+                if m.cut is not None:
+                    values = reciprocal_rank_at(values, m.cut)
+                pq[m.name] = values
+            macro = float(values.mean()) if m.cut is not None and len(values) else ev.summary.get(m.macro, np.nan)
         rows.append({"measure": m.name, "micro": float(micro), "macro": float(macro), "micro_column": m.micro,
-                     "macro_column": m.macro if m.rr_cut is None else f"recip_rank (cut at {m.rr_cut})"})
+                     "macro_column": m.macro if m.cut is None else f"recip_rank (cut at {m.cut})"})
     aggregate = pd.DataFrame(rows, columns=["measure", "micro", "macro", "micro_column", "macro_column"])
     return Result(name, tc, aggregate, pq, pa, table, int(meta["run_depth"]), bool(meta["run_complete"]), ev)
 
@@ -563,7 +545,8 @@ def place(result: Result | Sequence[Result], results: str | os.PathLike | None =
             set's tables, else the reference pack shipped in ``reference/`` (``default``, then ``smoke``). The
             returned frame's ``attrs["reference"]`` (also printed to stderr) says which was used, with its
             provenance.
-        metrics: registry columns to place on (default: micro and macro MRR and Hits@10, MAP@20, nDCG@20).
+        metrics: measure names or registry columns to place on (:func:`resolve_measures`; ``MRR`` is micro and
+            macro MRR; default: micro and macro MRR and Hits@10, MAP@20, nDCG@20).
         trials: randomised Tukey HSD trials (default: the test set's config, ``analysis.tukey_trials``; the
             bounds of that key, 10 to 100,000).
         seed: seed of the Tukey HSD permutations (``analysis.seed``'s bounds: an integer ≥ 0).
@@ -579,11 +562,11 @@ def place(result: Result | Sequence[Result], results: str | os.PathLike | None =
         trials = results_list[0].testset.config.get("analysis", {}).get("tukey_trials")
     trials = _bound(("analysis", "tukey_trials"), workdir).check(trials, "trials")
     seed = _bound(("analysis", "seed"), workdir).check(seed, "seed")
+    wanted = _study_columns(metrics) if metrics else list(placement.HEADLINE)
     frames, notes = [], []
     for r in results_list:
         ref = _reference(r, results)
         evals = {(r.name, r.testset.base): r.evaluation}
-        wanted = list(metrics or placement.HEADLINE)
         if ref.kind == "authors":
             frames.append(reference.rank_only(evals, ref.tables, wanted))
         else:
@@ -607,7 +590,7 @@ def compare(result: Result | Sequence[Result], results: str | os.PathLike | None
     results_list = _check_results(result)
     check_path(results, "results", nullable=True)
     measures = check_strings(measures, "measures", "measure names")
-    columns = [c for m in _resolve(measures) for c in (m.micro, m.macro) if c is not None]
+    columns = _study_columns(measures)
     study = [_study(r, results) for r in results_list]
     from .external.placement import study_systems
 

@@ -67,3 +67,12 @@ class BadValueError(ArgumentError, ValueError):
 
 class BadTypeError(ArgumentError, TypeError):
     """An argument of the wrong type (a float or a bool where an integer is needed, a list where a run is)."""
+
+
+class MeasureError(KgevalError, ValueError):
+    """A measure name the resolver (:mod:`kgeval.metrics.names`) does not know, or a cutoff it does not allow:
+    names the measure as written and what is allowed."""
+
+    def __init__(self, name: str, problem: str, what: str = "measure"):
+        self.name, self.problem = name, problem
+        super().__init__(f"{what} {name!r}: {problem}")

@@ -29,7 +29,7 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from .labels import UNKNOWN
-from .metrics import LINEAR, Metric
+from .metrics import LINEAR, BoundedMetric
 from .pairs import TOL
 
 OPTIMAL = "optimal"
@@ -91,7 +91,7 @@ def outer_interval(s_ref: np.ndarray, decided: np.ndarray, sign: np.ndarray, lo:
     return TauInterval(len(a), c, d, u, out_lo, out_hi, tight_lo, tight_hi, status, status)
 
 
-def pair_rows(code: np.ndarray, pos: np.ndarray, m: Metric, ids: np.ndarray, n_unknown: int,
+def pair_rows(code: np.ndarray, pos: np.ndarray, m: BoundedMetric, ids: np.ndarray, n_unknown: int,
               a: np.ndarray, b: np.ndarray) -> sparse.csr_matrix:
     """Rows Q · (Δ_ab(x) − Δ_ab(0)) as a sparse matrix over the unknown pairs (linear metrics only)."""
     w = m.weights
@@ -153,7 +153,7 @@ def _max_concordance(C: sparse.csr_matrix, base: np.ndarray, s: np.ndarray, t_mi
 
 def exact_interval(outer: TauInterval, s_ref: np.ndarray, decided: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                    today: np.ndarray, code: np.ndarray, pos: np.ndarray, ids: np.ndarray, n_unknown: int,
-                   m: Metric, time_limit: float, node_limit: int | None = None) -> TauInterval:
+                   m: BoundedMetric, time_limit: float, node_limit: int | None = None) -> TauInterval:
     """The outer interval tightened by the 0–1 program (linear metrics), with the solver's status per end.
     ``lo``/``hi``: Δ bounds (S, S); ``today``: Δ at the all-zero labelling (S, S); ``ids``/``n_unknown``:
     :meth:`kgeval.bounds.labels.Instance.unknown_ids`."""

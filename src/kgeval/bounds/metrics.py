@@ -20,44 +20,62 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import MeasureError
+from ..metrics import names
 from .labels import REL, UNKNOWN
 
 LINEAR, MAX = "linear", "max"
-METRICS = ("P", "Success", "RR", "DCG", "RBP")
+METRICS = ("P", "Success", "RR", "DCG", "RBP")  # the config's bounds.metrics enum (tests/test_bounds.py checks)
 
 
 @dataclass(frozen=True)
-class Metric:
+class BoundedMetric:
+    """A metric monotone in the labels at cut-off k: ``base`` (one of :data:`METRICS`), ``kind`` (LINEAR or MAX),
+    its weights w_i (LINEAR) or gains g_i (MAX), its name (``P@10``) and the weight of the ranks beyond k
+    (RBP's p^k, part of the residual only)."""
+
     base: str
-    kind: str  # LINEAR or MAX
-    weights: np.ndarray  # (k,) w_i or g_i
+    kind: str
+    weights: np.ndarray
     name: str
-    tail: float = 0.0  # weight of the ranks beyond k (RBP's p^k), part of the residual only
+    tail: float = 0.0
 
 
-def metric(base: str, k: int, rbp_p: float = 0.8) -> Metric:
-    """The named metric at cut-off k: ``P``, ``Success``, ``RR``, ``DCG`` or ``RBP``."""
+# the metric's names for the shared resolver (kgeval.metrics.names): case, '-' and '_' do not matter
+_NAMES: names.Lookup[str] = names.Lookup("bounded metric")
+for _base, _synonyms in (("P", ("precision",)), ("Success", ()), ("RR", ("recip_rank", "reciprocal_rank")),
+                         ("DCG", ()), ("RBP", ("rank_biased_precision",))):
+    _NAMES.register(_base, (_base, *_synonyms))
+
+
+def bounded_metric(base: str, k: int, rbp_p: float = 0.8) -> BoundedMetric:
+    """The named metric at cut-off k: ``P``, ``Success``, ``RR``, ``DCG`` or ``RBP`` (or a synonym, any case);
+    an unknown name or a cut-off below 1 raises :class:`~kgeval.errors.MeasureError` (a ``ValueError``)."""
+    found = _NAMES.get(base)
+    if found is None:
+        raise MeasureError(base, f"known: {', '.join(METRICS)}", what="unknown bounded metric")
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise MeasureError(f"{base}@{k}", "the cut-off k of a bounded metric is a positive integer")
+    base = found
     i = np.arange(1, k + 1, dtype=float)
     if base == "P":
-        return Metric(base, LINEAR, np.full(k, 1.0 / k), f"P@{k}")
+        return BoundedMetric(base, LINEAR, np.full(k, 1.0 / k), f"P@{k}")
     if base == "DCG":
-        return Metric(base, LINEAR, 1.0 / np.log2(i + 1), f"DCG@{k}")
+        return BoundedMetric(base, LINEAR, 1.0 / np.log2(i + 1), f"DCG@{k}")
     if base == "RBP":
-        return Metric(base, LINEAR, (1 - rbp_p) * rbp_p ** (i - 1), f"RBP@{k}(p={rbp_p:g})", rbp_p ** k)
+        return BoundedMetric(base, LINEAR, (1 - rbp_p) * rbp_p ** (i - 1), f"RBP@{k}(p={rbp_p:g})", rbp_p ** k)
     if base == "Success":
-        return Metric(base, MAX, np.ones(k), f"Success@{k}")
-    if base == "RR":
-        return Metric(base, MAX, 1.0 / i, f"RR@{k}")
-    raise ValueError(f"unknown bounded metric {base!r}; known: {', '.join(METRICS)}")
+        return BoundedMetric(base, MAX, np.ones(k), f"Success@{k}")
+    return BoundedMetric(base, MAX, 1.0 / i, f"RR@{k}")
 
 
-def _value(m: Metric, relevant: np.ndarray) -> np.ndarray:
+def _value(m: BoundedMetric, relevant: np.ndarray) -> np.ndarray:
     if m.kind == LINEAR:
         return relevant @ m.weights
     return (relevant * m.weights).max(-1)
 
 
-def system_bounds(code: np.ndarray, m: Metric) -> tuple[np.ndarray, np.ndarray]:
+def system_bounds(code: np.ndarray, m: BoundedMetric) -> tuple[np.ndarray, np.ndarray]:
     """Per system and question (arrays of ``code.shape[:-1]``): the metric with every unknown non-relevant
     (lower) and with every unknown relevant (upper)."""
     rel = code == REL

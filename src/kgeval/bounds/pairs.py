@@ -34,12 +34,12 @@ from __future__ import annotations
 import numpy as np
 
 from .labels import UNKNOWN
-from .metrics import LINEAR, Metric, system_bounds
+from .metrics import LINEAR, BoundedMetric, system_bounds
 
 TOL = 1e-12  # floating sums of the same weights in another order; any real difference is far larger
 
 
-def question_pair_bounds(code: np.ndarray, pos: np.ndarray, m: Metric) -> tuple[np.ndarray, np.ndarray]:
+def question_pair_bounds(code: np.ndarray, pos: np.ndarray, m: BoundedMetric) -> tuple[np.ndarray, np.ndarray]:
     """Per ordered pair (a, b) and question: min and max of M_a − M_b, arrays (S, S, Q).
 
     ``code``: (S, Q, k) codes; ``pos``: :func:`kgeval.bounds.labels.match_positions` of the same lists. Only the
@@ -58,7 +58,7 @@ def question_pair_bounds(code: np.ndarray, pos: np.ndarray, m: Metric) -> tuple[
     return -hi.transpose(1, 0, 2), hi
 
 
-def pair_bounds(code: np.ndarray, pos: np.ndarray, m: Metric) -> tuple[np.ndarray, np.ndarray]:
+def pair_bounds(code: np.ndarray, pos: np.ndarray, m: BoundedMetric) -> tuple[np.ndarray, np.ndarray]:
     """Δ_lo and Δ_hi of mean_q M_a − mean_q M_b for every ordered pair, (S, S)."""
     lo, hi = question_pair_bounds(code, pos, m)
     if code.shape[1] == 0:

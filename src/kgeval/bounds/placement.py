@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..metrics.evaluate import Qrels
 from .labels import match_positions
-from .metrics import metric
+from .metrics import bounded_metric
 from .pairs import decisions, pair_bounds
 from .steps import state
 
@@ -37,7 +37,7 @@ def one_against_many(own: np.ndarray, study: np.ndarray, qrels: Qrels, num_entit
     S = len(study)
     out = {}
     for base in metrics:
-        lo, hi = pair_bounds(code[:, qmask], pos, metric(base, k, rbp_p))
+        lo, hi = pair_bounds(code[:, qmask], pos, bounded_metric(base, k, rbp_p))
         decided, _ = decisions(lo, hi)
         out[column_prefix(base, k)] = (lo[S, :S], hi[S, :S], decided[S, :S])
     return out

@@ -41,7 +41,7 @@ from .decide import (
 from .figure import simulation_figure, tau_band_figure
 from .greedy import make_engine, plan
 from .labels import codes_from_qrels
-from .metrics import metric
+from .metrics import bounded_metric
 from .prior import TRANSFER_CAVEAT, cross_validate, fit_prior, online_prior
 from .simulation import MTC, DepthOrder, MoveToFront, RandomOrder, compare_strategies
 from .tables import states_tables
@@ -100,7 +100,7 @@ def bounds_step(dumps: dict[str, str], kg_path: str, seed_testset: str, pool: st
         for d in range(max_depth + 1):
             yield ("rebuilt", d, *state(entity, qrels_for_dump(first, reb, d), E))
 
-    ms = [metric(b, k, rbp_p) for b in metrics]
+    ms = [bounded_metric(b, k, rbp_p) for b in metrics]
     sys_t, pair_t, tau_t = states_tables(systems, entity, states(), ms, set(milp_metrics), milp_time_limit,
                                            milp_node_limit)
     write_csv(sys_t, out_systems)

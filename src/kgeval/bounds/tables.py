@@ -15,13 +15,13 @@ import pandas as pd
 from ..metrics.kendall import tau_b
 from .kendall import exact_interval, outer_interval, reference_signs, tau_a
 from .labels import UNKNOWN, Instance
-from .metrics import Metric, system_bounds
+from .metrics import BoundedMetric, system_bounds
 from .pairs import decisions, pair_bounds
 
 log = logging.getLogger(__name__)
 
 
-def state_tables(inst: Instance, pos: np.ndarray, metrics: list[Metric], reference: dict[str, np.ndarray] | None,
+def state_tables(inst: Instance, pos: np.ndarray, metrics: list[BoundedMetric], reference: dict[str, np.ndarray] | None,
                  milp_metrics: set[str], time_limit: float,
                  node_limit: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame, list[dict]]:
     """(systems, pairs, τ rows) of one state; ``reference``: metric name → the reference systems' scores (no τ
@@ -68,7 +68,7 @@ def state_tables(inst: Instance, pos: np.ndarray, metrics: list[Metric], referen
     return pd.concat(sys_frames, ignore_index=True), pd.concat(pair_frames, ignore_index=True), tau_rows
 
 
-def states_tables(systems: list[str], entity: np.ndarray, states, metrics: list[Metric], milp_metrics: set[str],
+def states_tables(systems: list[str], entity: np.ndarray, states, metrics: list[BoundedMetric], milp_metrics: set[str],
                   time_limit: float, node_limit: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """All states of one test set. ``entity``: (S, Q, k) top-k lists over every question; ``states``: iterable of
     (flavour, depth, code (S, Q, k), question mask (Q,)). The depth-0 state of each flavour is the reference of

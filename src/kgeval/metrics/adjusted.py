@@ -66,13 +66,11 @@ class _Derived(RankBasedMetric):
 
     base: _ArithmeticMeanMetric
     needs_candidates = True
+    family = "adjusted"
+    citation = "Hoyt et al. (2022), PyKEEN pykeen.metrics.ranking"
 
     def __init__(self, base: _ArithmeticMeanMetric):
         self.base = base
-
-    @property
-    def source(self) -> str:  # type: ignore[override]
-        return "Hoyt et al. (2022), PyKEEN pykeen.metrics.ranking"
 
     def coefficients(self, num_candidates, weights=None) -> tuple[float, float]:
         """(a, b) with metric = a·M + b for this set of tasks."""
@@ -200,6 +198,9 @@ class AdjustedMeanRank(_ExpectationNormalised):
     Source: Berrendorf et al. (2020); PyKEEN ``adjusted_arithmetic_mean_rank``."""
 
     key = "amr"
+    label = "AMR"
+    synonyms = ("adjusted_mean_rank", "adjusted_arithmetic_mean_rank", "aamr")
+    citation = "Berrendorf et al. (2020); PyKEEN adjusted_arithmetic_mean_rank"
     name = "Adjusted Mean Rank"
     formula = "AMR = MR / E[MR]"
     value_range = (0.0, 2.0)
@@ -215,6 +216,9 @@ class AdjustedMeanRankIndex(_Reindexed):
     PyKEEN ``adjusted_arithmetic_mean_rank_index``."""
 
     key = "amri"
+    label = "AMRI"
+    synonyms = ("adjusted_mean_rank_index", "adjusted_arithmetic_mean_rank_index", "aamri")
+    citation = "Berrendorf et al. (2020); PyKEEN adjusted_arithmetic_mean_rank_index"
     name = "Adjusted Mean Rank Index"
     formula = "AMRI = (MR − E[MR]) / (1 − E[MR])"
     value_range = (-1.0, 1.0)
@@ -228,6 +232,8 @@ class ZMeanRank(_ZScore):
     better, 0 = chance. Source: Hoyt et al. (2022); PyKEEN ``z_arithmetic_mean_rank``."""
 
     key = "zmr"
+    label = "z-MR"
+    synonyms = ("z_arithmetic_mean_rank", "zamr")
     name = "z-Mean Rank"
     formula = "ZMR = −(MR − E[MR]) / √Var[MR]"
 
@@ -242,6 +248,8 @@ class AdjustedMeanReciprocalRank(_Reindexed):
     PyKEEN ``adjusted_inverse_harmonic_mean_rank`` (synonym ``amrr``)."""
 
     key = "amrr"
+    label = "AMRR"
+    synonyms = ("adjusted_mrr", "adjusted_inverse_harmonic_mean_rank", "aihmr")
     name = "Adjusted Mean Reciprocal Rank Index"
     formula = "AMRR = (MRR − E[MRR]) / (1 − E[MRR])"
     value_range = (float("-inf"), 1.0)
@@ -255,6 +263,8 @@ class ZMeanReciprocalRank(_ZScore):
     Unbounded, higher is better. Source: Hoyt et al. (2022); PyKEEN ``z_inverse_harmonic_mean_rank``."""
 
     key = "zmrr"
+    label = "z-MRR"
+    synonyms = ("z_inverse_harmonic_mean_rank", "zihmr")
     name = "z-Mean Reciprocal Rank"
     formula = "ZMRR = (MRR − E[MRR]) / √Var[MRR]"
 
@@ -268,6 +278,9 @@ class AdjustedHitsAtK(_Reindexed):
     Range (−E/(1−E), 1], higher is better, 0 = chance. Source: Hoyt et al. (2022);
     PyKEEN ``adjusted_hits_at_k``."""
 
+    key = "ah@{k}"
+    label = "AH@{k}"
+    synonyms = ("adjusted_hits_at", "ahk")
     name = "Adjusted Hits at k"
     formula = "AH@k = (H@k − E[H@k]) / (1 − E[H@k])"
     value_range = (float("-inf"), 1.0)
@@ -275,10 +288,7 @@ class AdjustedHitsAtK(_Reindexed):
     def __init__(self, k: int = 10):
         super().__init__(HitsAtK(k))
         self.k = self.base.k
-
-    @property
-    def key(self) -> str:  # type: ignore[override]
-        return f"ah@{self.k}"
+        self.key = type(self).key.format(k=self.k)  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return f"AdjustedHitsAtK(k={self.k})"
@@ -288,16 +298,16 @@ class ZHitsAtK(_ZScore):
     """z-scored Hits@k (ZH@k): (H@k − E[H@k]) / √Var[H@k], Var = Σ p_i(1−p_i)/n², p_i = min(k, N_i)/N_i.
     Unbounded, higher is better. Source: Hoyt et al. (2022); PyKEEN ``z_hits_at_k``."""
 
+    key = "zh@{k}"
+    label = "z-H@{k}"
+    synonyms = ("z_hits_at", "zahk")
     name = "z-Hits at k"
     formula = "ZH@k = (H@k − E[H@k]) / √Var[H@k]"
 
     def __init__(self, k: int = 10):
         super().__init__(HitsAtK(k))
         self.k = self.base.k
-
-    @property
-    def key(self) -> str:  # type: ignore[override]
-        return f"zh@{self.k}"
+        self.key = type(self).key.format(k=self.k)  # type: ignore[misc]
 
     def __repr__(self) -> str:
         return f"ZHitsAtK(k={self.k})"

@@ -156,17 +156,26 @@ def resample_values(metric: RankBasedMetric, components: np.ndarray, weights: np
 
 
 class RankBasedMetric:
-    """Base class. Subclasses state name, formula, range, direction and source.
+    """Base class. A subclass is the metric's one declaration (:mod:`kgeval.metrics.registry` builds its columns
+    ``micro_<key>``/``macro_<key>`` and the name resolver from these attributes):
+
+    ``key``: the column suffix (``mrr``; ``hits@{k}`` for a metric with a cutoff k, which the instance fills in);
+    ``label``: the figure label (``MRR``, ``Hits@{k}``); ``name`` and ``formula``; ``value_range`` and
+    ``increasing`` (higher is better); ``family``: ``rank`` or ``adjusted``; ``synonyms``: further names the
+    resolver accepts (PyKEEN's names among them); ``citation``: where the metric is defined.
 
     ``is_item_mean``: the metric is the arithmetic mean of ``item_values`` (so ``aggregate`` restores it);
     ``needs_candidates``: the metric needs ``num_candidates``; ``best``: the metric's optimum (all ranks 1)."""
 
     key: ClassVar[str]
+    label: ClassVar[str]
     name: ClassVar[str]
     formula: ClassVar[str]
     value_range: ClassVar[tuple[float, float]]
     increasing: ClassVar[bool]
-    source: ClassVar[str] = ""
+    family: ClassVar[str] = "rank"
+    synonyms: ClassVar[tuple[str, ...]] = ()
+    citation: ClassVar[str] = ""
     is_item_mean: ClassVar[bool] = True
     needs_candidates: ClassVar[bool] = False
     best: ClassVar[float] = 1.0
@@ -292,6 +301,9 @@ class MeanRank(_ArithmeticMeanMetric):
     Null model: E[r_i] = (N_i+1)/2, Var[r_i] = (N_i²−1)/12 (PyKEEN ``arithmetic_mean_rank``)."""
 
     key = "mr"
+    label = "MR"
+    synonyms = ("mean_rank", "arithmetic_mean_rank")
+    citation = "Bordes et al. (2013)"
     name = "Mean Rank"
     formula = "MR = 1/n Σ r_i"
     value_range = (1.0, float("inf"))
@@ -315,6 +327,9 @@ class MeanReciprocalRank(_ArithmeticMeanMetric):
     (PyKEEN ``inverse_harmonic_mean_rank``); the paper's continuous ln N/(N−1) is an approximation."""
 
     key = "mrr"
+    label = "MRR"
+    synonyms = ("mean_reciprocal_rank", "inverse_harmonic_mean_rank")
+    citation = "Voorhees (1999)"
     name = "Mean Reciprocal Rank"
     formula = "MRR = 1/n Σ 1/r_i"
     value_range = (0.0, 1.0)
@@ -337,19 +352,20 @@ class HitsAtK(_ArithmeticMeanMetric):
 
     Null model: 𝟙[r_i ≤ k] ~ Bernoulli(p_i), p_i = min(k, N_i)/N_i, Var = p_i(1−p_i)."""
 
+    key = "hits@{k}"
+    label = "Hits@{k}"
     name = "Hits at k"
     formula = "Hits@k = 1/n Σ 𝟙[r_i ≤ k]"
     value_range = (0.0, 1.0)
     increasing = True
+    synonyms = ("hits_at", "h")
+    citation = "Bordes et al. (2013)"
 
     def __init__(self, k: int = 10):
         if k < 1:
             raise ValueError("k must be positive")
         self.k = int(k)
-
-    @property
-    def key(self) -> str:  # type: ignore[override]
-        return f"hits@{self.k}"
+        self.key = type(self).key.format(k=self.k)  # type: ignore[misc]
 
     def item_values(self, ranks, num_candidates=None):
         return (np.asarray(ranks, dtype=float) <= self.k).astype(float)
@@ -374,6 +390,9 @@ class InverseMeanRank(RankBasedMetric):
     Same system ranking as MR (monotone transform)."""
 
     key = "imr"
+    label = "IMR"
+    synonyms = ("inverse_arithmetic_mean_rank", "iamr")
+    citation = "Hoyt et al. (2022)"
     name = "Inverse Mean Rank"
     formula = "IMR = (1/n Σ r_i)^−1"
     value_range = (0.0, 1.0)
@@ -395,6 +414,9 @@ class HarmonicMeanRank(RankBasedMetric):
     MRR."""
 
     key = "hmr"
+    label = "HMR"
+    synonyms = ("harmonic_mean_rank",)
+    citation = "Hoyt et al. (2022)"
     name = "Harmonic Mean Rank"
     formula = "HMR = (1/n Σ r_i^−1)^−1"
     value_range = (1.0, float("inf"))
@@ -447,6 +469,9 @@ class GeometricMeanRank(RankBasedMetric):
     Var[GMR] = Π E[r_i^{2w̃_i}] − E[GMR]², with E[r^a] = 1/N Σ_{j≤N} j^a a finite sum (as PyKEEN)."""
 
     key = "gmr"
+    label = "GMR"
+    synonyms = ("geometric_mean_rank",)
+    citation = "Hoyt et al. (2022)"
     name = "Geometric Mean Rank"
     formula = "GMR = (Π r_i)^(1/n)"
     value_range = (1.0, float("inf"))
@@ -480,6 +505,9 @@ class InverseGeometricMeanRank(GeometricMeanRank):
     none for IGMR). Same system ranking as GMR."""
 
     key = "igmr"
+    label = "IGMR"
+    synonyms = ("inverse_geometric_mean_rank",)
+    citation = "Hoyt et al. (2022)"
     name = "Inverse Geometric Mean Rank"
     formula = "IGMR = (Π r_i)^(−1/n)"
     value_range = (0.0, 1.0)

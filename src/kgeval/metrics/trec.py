@@ -18,14 +18,18 @@ documents removed from the list before measuring).
 
 from __future__ import annotations
 
-import re
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import MeasureError
+from . import names
+
 REL, NONREL, POOLED_UNJUDGED, UNJUDGED, ABSENT = 1, 0, -1, -2, -3
 INFAP_EPSILON = 0.00001  # trec_eval's constant
+INF = math.inf
 
 
 @dataclass
@@ -74,39 +78,82 @@ def _div(a, b):
     return np.divide(a, b, out=np.zeros(np.broadcast(a, b).shape), where=b > 0)
 
 
+@dataclass(frozen=True)
+class TrecMeasure:
+    """A trec_eval measure, declared once above its function: the label (``{k}``: the cutoff), whether it takes
+    a cutoff, direction, value range, family (``trec``, ``diagnostic`` or ``count``) and the further names it
+    answers to (ir_measures'). :mod:`kgeval.metrics.registry` reads these; the function's name is trec_eval's."""
+
+    function: Callable[..., np.ndarray]
+    label: str
+    cutoff: bool = False
+    higher_is_better: bool = True
+    value_range: tuple[float, float] = (0.0, 1.0)
+    family: str = "trec"
+    synonyms: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.function.__name__
+
+
+DECLARED: dict[str, TrecMeasure] = {}  # trec_eval name -> declaration, in the order of this module
+_PLAIN: names.Lookup[TrecMeasure] = names.Lookup("trec measure")
+_CUT: names.Lookup[TrecMeasure] = names.Lookup("trec measure with a cutoff")
+
+
+def declare(label: str, cutoff: bool = False, higher_is_better: bool = True,
+            value_range: tuple[float, float] = (0.0, 1.0), family: str = "trec", synonyms: tuple[str, ...] = ()):
+    """Declare the decorated function a trec measure (counts have no quality direction: "higher" keeps them
+    in the orientation of num_rel_ret)."""
+    def wrap(function):
+        decl = TrecMeasure(function, label, cutoff, higher_is_better, value_range, family, tuple(synonyms))
+        DECLARED[decl.name] = decl
+        (_CUT if cutoff else _PLAIN).register(decl, (decl.name, *synonyms))
+        return function
+    return wrap
+
+
 # ---- measures ------------------------------------------------------------------------------------------------
+@declare("Retrieved", family="count", value_range=(0.0, INF), synonyms=("NumRet",))
 def num_ret(run: RunRelevance, k=None) -> np.ndarray:
     """Number of documents retrieved. Range [0, K]. Source: trec_eval."""
     return (run.codes != ABSENT).sum(1).astype(float)
 
 
+@declare("Relevant", family="count", value_range=(0.0, INF), synonyms=("NumRel",))
 def num_rel(run: RunRelevance, k=None) -> np.ndarray:
     """Number of relevant documents in the qrels. Source: trec_eval."""
     return run.num_rel.astype(float)
 
 
+@declare("Relevant retrieved", family="count", value_range=(0.0, INF), synonyms=("NumRelRet",))
 def num_rel_ret(run: RunRelevance, k=None) -> np.ndarray:
     """Number of relevant documents retrieved. Source: trec_eval."""
     return run.isrel().sum(1).astype(float)
 
 
+@declare("P@{k}", cutoff=True)
 def P(run: RunRelevance, k: int) -> np.ndarray:
     """Precision at k: |relevant in the top k| / k (k fixed even if fewer are retrieved). Range [0, 1],
     higher is better. Source: trec_eval ``P_k``."""
     return run.rel_in_top(k) / float(k)
 
 
+@declare("Recall@{k}", cutoff=True, synonyms=("R",))
 def recall(run: RunRelevance, k: int) -> np.ndarray:
     """Recall at k: |relevant in the top k| / |relevant|. Range [0, 1], higher is better. Source: trec_eval."""
     return _div(run.rel_in_top(k), run.num_rel)
 
 
+@declare("Success@{k}", cutoff=True)
 def success(run: RunRelevance, k: int) -> np.ndarray:
     """Success at k: 1 if a relevant document is in the top k. Range {0, 1}, higher is better (the macro
     Hits@k of the study, with trec_eval's tie order). Source: trec_eval ``success_k``."""
     return (run.rel_in_top(k) > 0).astype(float)
 
 
+@declare("MRR (trec_eval)", synonyms=("RR",))
 def recip_rank(run: RunRelevance, k=None) -> np.ndarray:
     """Reciprocal rank of the first relevant document (0 if none is retrieved). Range [0, 1], higher is
     better. Source: trec_eval ``recip_rank`` (the macro MRR of the study, with trec_eval's tie order)."""
@@ -123,18 +170,21 @@ def _ap_terms(run: RunRelevance, k: int | None) -> np.ndarray:
     return np.where(isrel, prec, 0.0).sum(1)
 
 
+@declare("MAP", synonyms=("AP",))
 def map(run: RunRelevance, k=None) -> np.ndarray:  # noqa: A001 - trec_eval's name
     """Average precision: Σ over relevant retrieved documents of precision at their rank, / |relevant|.
     Range [0, 1], higher is better. Source: trec_eval ``map``."""
     return _div(_ap_terms(run, None), run.num_rel)
 
 
+@declare("MAP@{k}", cutoff=True, synonyms=("AP", "map"))
 def map_cut(run: RunRelevance, k: int) -> np.ndarray:
     """Average precision over the top k: Σ over relevant documents in the top k of precision at their rank,
     / |relevant|. Range [0, 1], higher is better. Source: trec_eval ``map_cut_k`` (MAP@20 of the study)."""
     return _div(_ap_terms(run, k), run.num_rel)
 
 
+@declare("R-prec")
 def Rprec(run: RunRelevance, k=None) -> np.ndarray:
     """R-precision: |relevant in the top R| / R, R = |relevant|. Range [0, 1], higher is better.
     Source: trec_eval ``Rprec``."""
@@ -159,18 +209,21 @@ def _ndcg(run: RunRelevance, k: int | None) -> np.ndarray:
     return _div(dcg, ideal_cum[n_ideal])
 
 
+@declare("nDCG")
 def ndcg(run: RunRelevance, k=None) -> np.ndarray:
     """nDCG over the whole run, binary gains, discount 1/log2(rank+1), ideal from all relevant documents.
     Range [0, 1], higher is better. Source: trec_eval ``ndcg`` (Järvelin & Kekäläinen 2002)."""
     return _ndcg(run, None)
 
 
+@declare("nDCG@{k}", cutoff=True, synonyms=("nDCG",))
 def ndcg_cut(run: RunRelevance, k: int) -> np.ndarray:
     """nDCG at k: DCG of the top k over the ideal DCG of min(|relevant|, k) relevant documents.
     Range [0, 1], higher is better. Source: trec_eval ``ndcg_cut_k`` (nDCG@20 of the study)."""
     return _ndcg(run, k)
 
 
+@declare("bpref")
 def bpref(run: RunRelevance, k=None) -> np.ndarray:
     """bpref: 1/R Σ over relevant retrieved r of (1 − min(|judged non-relevant above r|, R) / min(R, N)),
     R = |relevant|, N = |judged non-relevant|. Range [0, 1], higher is better. Unjudged documents do not
@@ -184,6 +237,7 @@ def bpref(run: RunRelevance, k=None) -> np.ndarray:
     return _div(terms.sum(1), run.num_rel)
 
 
+@declare("infAP")
 def infAP(run: RunRelevance, k=None) -> np.ndarray:
     """Inferred AP (Yilmaz & Aslam 2006) as trec_eval computes it: documents not in the qrels are outside the
     pool and count as non-relevant; pooled-but-unjudged documents (qrels value −1) are assumed relevant in
@@ -201,6 +255,7 @@ def infAP(run: RunRelevance, k=None) -> np.ndarray:
     return _div(np.where(isrel, term, 0.0).sum(1), run.num_rel)
 
 
+@declare("Unjudged@{k}", cutoff=True, higher_is_better=False, family="diagnostic")
 def unjudged(run: RunRelevance, k: int) -> np.ndarray:
     """Share of the top k with no judgment (pooled-unjudged or outside the qrels); k fixed as in P_k.
     Range [0, 1], lower means the measures rest on more judgments. Source: Sakai (2007), trec_eval ``unj``."""
@@ -208,6 +263,7 @@ def unjudged(run: RunRelevance, k: int) -> np.ndarray:
     return ((top == UNJUDGED) | (top == POOLED_UNJUDGED)).sum(1) / float(k)
 
 
+@declare("Judged@{k}", cutoff=True, family="diagnostic")
 def judged(run: RunRelevance, k: int) -> np.ndarray:
     """Share of the top k that are in the qrels (relevant, judged non-relevant or pooled-unjudged), over
     min(k, |retrieved|) as ir_measures divides (0 for an empty run). Range [0, 1]. Source: ir_measures
@@ -216,42 +272,58 @@ def judged(run: RunRelevance, k: int) -> np.ndarray:
     return _div((top >= POOLED_UNJUDGED).sum(1), np.minimum((top != ABSENT).sum(1), k))
 
 
-# name -> (function, takes a cutoff)
-MEASURES: dict[str, tuple[Callable[..., np.ndarray], bool]] = {
-    "num_ret": (num_ret, False), "num_rel": (num_rel, False), "num_rel_ret": (num_rel_ret, False),
-    "P": (P, True), "recall": (recall, True), "success": (success, True), "recip_rank": (recip_rank, False),
-    "map": (map, False), "map_cut": (map_cut, True), "Rprec": (Rprec, False), "ndcg": (ndcg, False),
-    "ndcg_cut": (ndcg_cut, True), "bpref": (bpref, False), "infAP": (infAP, False),
-    "unjudged": (unjudged, True), "judged": (judged, True),
-}
-# ir_measures' names (``nDCG@20``, ``AP@20``, ``RR``, ``P@10``, ``Judged@10`` …) -> trec_eval's bases; a measure
-# keeps the name it was asked by, so a table's column reads as the user wrote it
-IR_MEASURES_ALIASES = {"nDCG": "ndcg", "AP": "map", "RR": "recip_rank", "R": "recall", "Success": "success",
-                       "Bpref": "bpref", "Rprec": "Rprec", "infAP": "infAP", "NumRet": "num_ret",
-                       "NumRel": "num_rel", "NumRelRet": "num_rel_ret", "Judged": "judged", "P": "P"}
-_CUT_BASE = {"ndcg": "ndcg_cut", "map": "map_cut"}  # trec_eval names cut-off versions apart
-_NAME = re.compile(r"^(?P<condensed>condensed_)?(?P<base>[A-Za-z_]+?)(?:[_@](?P<k>\d+))?$")
+def resolve(name: str) -> tuple[TrecMeasure, int | None, bool]:
+    """(declaration, cutoff, condensed) of a trec_eval name (``ndcg_cut_20``, ``condensed_map_cut_20``) or an
+    ir_measures name (``nDCG@20``, ``AP``, ``RR``, ``P@10``, ``Judged@10``); case does not matter. An
+    ir_measures synonym of a cut measure takes its cutoff after ``@`` (``AP@20`` is ``map_cut_20``); after
+    ``_`` only trec_eval's own name does (``map_5`` is refused: trec_eval writes ``map_cut_5``)."""
+    base, k = names.split(name)
+    condensed = base.lower().startswith("condensed_")
+    if condensed:
+        base = base[len("condensed_"):]
+    decl = None
+    if k is not None:
+        decl = _CUT.get(base)
+        if decl is not None and "@" not in name and names.normalize(base) != names.normalize(decl.name):
+            decl = None
+    else:
+        decl = _PLAIN.get(base)
+    if decl is not None:
+        return decl, k, condensed
+    if k is not None and base in _PLAIN:
+        raise MeasureError(name, f"{_PLAIN.get(base).name} takes no cutoff")
+    if k is None and base in _CUT:
+        raise MeasureError(name, f"needs a cutoff, e.g. {_CUT.get(base).name}_10 or {base}@10")
+    raise MeasureError(name, "known: trec_eval's " + ", ".join(
+        d.name + ("_k" if d.cutoff else "") for d in DECLARED.values())
+        + " or ir_measures' nDCG@20, AP@20, RR, P@10, R@100, Success@10, Judged@10, Bpref, NumRet",
+        what="unknown trec measure")
 
 
 def parse_measure(name: str) -> tuple[Callable[..., np.ndarray], int | None, bool]:
     """``"ndcg_cut_20"`` → (ndcg_cut, 20, False); ``"condensed_map_cut_20"`` → (map_cut, 20, True); ir_measures'
-    ``"nDCG@20"`` → (ndcg_cut, 20, False), ``"RR"`` → (recip_rank, None, False)."""
-    m = _NAME.match(name)
-    base = m["base"] if m else None
-    k = int(m["k"]) if m and m["k"] else None
-    if base in IR_MEASURES_ALIASES:
-        base = IR_MEASURES_ALIASES[base]
-        if k is not None and "@" in name:  # nDCG@20 is trec_eval's ndcg_cut_20, not ndcg
-            base = _CUT_BASE.get(base, base)
-    if base not in MEASURES:
-        raise ValueError(f"unknown trec measure {name!r}; known: {sorted(MEASURES)} or ir_measures' "
-                         f"{sorted(IR_MEASURES_ALIASES)} (nDCG@20, AP@20, RR, P@10, Judged@10)")
-    func, needs_k = MEASURES[base]
-    if needs_k and k is None:
-        raise ValueError(f"measure {name!r} needs a cutoff, e.g. {base}_10")
-    if not needs_k and k is not None:
-        raise ValueError(f"measure {base!r} takes no cutoff")
-    return func, k, bool(m["condensed"])
+    ``"nDCG@20"`` → (ndcg_cut, 20, False), ``"RR"`` → (recip_rank, None, False). An unknown name or a bad
+    cutoff raises :class:`~kgeval.errors.MeasureError` (a ``ValueError``)."""
+    decl, k, condensed = resolve(name)
+    return decl.function, k, condensed
+
+
+def column(name: str) -> str:
+    """The trec_eval column a name stands for: ``nDCG@20`` → ``ndcg_cut_20``, ``RR`` → ``recip_rank``."""
+    decl, k, condensed = resolve(name)
+    return ("condensed_" if condensed else "") + decl.name + (f"_{k}" if k is not None else "")
+
+
+def lookup(base: str, cutoff: bool) -> TrecMeasure | None:
+    """The declaration a name part (no cutoff) stands for, with or without a cutoff; None if none."""
+    return (_CUT if cutoff else _PLAIN).get(base)
+
+
+def reciprocal_rank_at(recip_rank_values: np.ndarray, k: int) -> np.ndarray:
+    """RR@k (ir_measures' ``RR@k``) from per-question ``recip_rank`` values: the reciprocal rank of the first
+    relevant document when it lies within the top k, 0 beyond."""
+    values = np.asarray(recip_rank_values, dtype=np.float64)
+    return np.where(values >= 1.0 / k, values, 0.0)
 
 
 def evaluate_run(run: RunRelevance, measures: list[str]) -> dict[str, np.ndarray]:

@@ -82,7 +82,8 @@ class UnifiedMetric(RankBasedMetric):
 
     name = "Unified metric"
     formula = "M_p(f, W) = (Σ_c w_c (1/n_c) Σ_{i∈c} f(r_i)^p)^{1/p}"
-    source = "Moon et al., unified metric framework (slides); Hoyt et al. (2022) for f and M_p"
+    family = "unified"
+    citation = "Moon et al., unified metric framework (slides); Hoyt et al. (2022) for f and M_p"
 
     def __init__(self, alpha: float = -1.0, p: float = 1.0, weighting: str = "uniform", beta: float | None = None,
                  num_entities: int | None = None, hits_k: int | None = None, rescale: bool | None = None,
