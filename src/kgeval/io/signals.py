@@ -13,7 +13,8 @@ def deferred_stop_signals() -> Iterator[None]:
     """Hold SIGINT and SIGTERM until the block ends, then act on the first one that came (with the handler that
     was in place): a set of renames inside runs to its end under a stop signal, so that a checkpoint and its
     sidecar are replaced together or not at all. Python runs signal handlers in the main thread only, so
-    elsewhere this is a no-op; SIGKILL cannot be held (the load-time checks catch a pair it splits)."""
+    elsewhere this is a no-op; SIGKILL cannot be held (the load-time checks catch a pair it splits, and an output
+    folder's next command puts back what a killed commit had set aside)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
