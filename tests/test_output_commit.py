@@ -289,3 +289,57 @@ def test_a_commit_killed_half_way_is_put_back_by_the_next_command(tmp_path):
     assert {k: v for k, v in tree(out).items() if k != "late.csv" and not k.startswith(".kgeval-outputs")} \
         == {k: v for k, v in before.items() if not k.startswith(".kgeval-outputs")}
     assert not list(out.glob(".kgeval-trash-*")) and not list(out.glob(".kgeval-staging-*"))
+
+
+def test_two_synth_runs_at_once_leave_one_whole_run(capsys, tmp_path):
+    """Two real ``kgeval synth`` processes started together on one ``--out`` (one with annotations, one
+    without: different sets of files): each exits 0 or is refused in one line, and the folder holds exactly one
+    run's files, byte for byte, never a mix. An invariant under any timing; the deterministic reproduction of a
+    second command during a first is the held folder above."""
+    def synth(out: Path, seed: int) -> list[str]:
+        return [sys.executable, "-c", "import sys; from kgeval.cli import main; sys.exit(main(sys.argv[1:]))",
+                "synth", "--out", str(out), "--entities", "300", "--relations", "8",
+                "--seed", str(seed)] + (["--no-annotations"] if seed == 2 else [])
+
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    for seed in (1, 2):
+        subprocess.run(synth(tmp_path / f"ref{seed}", seed), check=True, capture_output=True, env=environ)
+    refs = [{k: v for k, v in tree(tmp_path / f"ref{seed}").items() if not k.startswith(".")} for seed in (1, 2)]
+    assert refs[0] != refs[1]
+    out = tmp_path / "o"
+    procs = [subprocess.Popen(synth(out, seed), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                              env=environ) for seed in (1, 2)]
+    results = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
+    for rc, err in results:
+        assert rc == 0 or (rc == 2 and err.strip().splitlines()[-1].startswith(f"kgeval: error: {out}: another "
+                                                                                 "kgeval command")), err
+    assert any(rc == 0 for rc, _ in results)
+    assert {k: v for k, v in tree(out).items() if not k.startswith(".")} in refs
+
+
+def test_a_set_of_files_outside_an_output_folder_is_renamed_under_its_folders_lock(tmp_path):
+    """``annotate-merge``'s or a checkpoint's files: while one commit holds their folder, another one waits
+    (here: gives up after its timeout with one line) instead of interleaving its renames."""
+    import threading
+
+    from kgeval.io import OutputLocked
+    from kgeval.io.lock import folders_locked
+
+    holding, release = threading.Event(), threading.Event()
+
+    def hold():
+        with folders_locked([tmp_path]):
+            holding.set()
+            release.wait(10)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    try:
+        assert holding.wait(10)
+        with pytest.raises(OutputLocked, match="another kgeval command"), folders_locked([tmp_path], timeout=0.2):
+            pass
+    finally:
+        release.set()
+        t.join()
+    with folders_locked([tmp_path], timeout=0.2):  # free again
+        pass
