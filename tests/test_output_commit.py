@@ -343,3 +343,18 @@ def test_a_set_of_files_outside_an_output_folder_is_renamed_under_its_folders_lo
         t.join()
     with folders_locked([tmp_path], timeout=0.2):  # free again
         pass
+
+
+def test_a_manifest_of_the_earlier_form_still_names_what_kgeval_wrote(tmp_path):
+    """A folder last written by d99e1f8 lists top-level names only (``dumps`` meant the whole folder, which that
+    version replaced whole): its files count as kgeval's, anything unlisted stays."""
+    out = tmp_path / "o"
+    (out / "dumps" / "First").mkdir(parents=True)
+    (out / "dumps" / "First" / "scores.npy").write_text("1")
+    (out / "evaluation.csv").write_text("old")
+    (out / "notes.txt").write_text("mine")
+    (out / ".kgeval-outputs.json").write_text('{"command": "evaluate", "entries": ["dumps", "evaluation.csv"]}')
+    run_stage(out, {"evaluation.csv": "new", "dumps/Second/scores.npy": "2"})
+    assert {k: v for k, v in tree(out).items() if not k.startswith(".")} == {
+        "dumps": "folder", "dumps/Second": "folder", "evaluation.csv": hashlib.sha256(b"new").hexdigest(),
+        "dumps/Second/scores.npy": hashlib.sha256(b"2").hexdigest(), "notes.txt": hashlib.sha256(b"mine").hexdigest()}
