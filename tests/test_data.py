@@ -383,7 +383,7 @@ def test_wn18rr_questions(tmp_path):
 
 
 def test_pause_point_sleeps_only_at_the_named_point(monkeypatch):
-    from kgeval import io as kio
+    from kgeval.io import pause as kio
 
     slept = []
     monkeypatch.setattr(kio.time, "sleep", slept.append)

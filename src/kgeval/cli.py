@@ -455,7 +455,8 @@ def _evaluate(p: argparse.ArgumentParser):
     p.add_argument("--dataset", required=True, type=name_type, help="the dataset, e.g. FB15k-237")
     p.add_argument("--out", required=True, help="output folder (evaluation.csv, placement.csv/.png, per_category.csv, "
                    "per_relation.csv, unjudged*.csv, annotation_sheet.tsv, summary.md/.tex, dumps/); what an "
-                   "earlier evaluate wrote there is replaced, nothing else is touched")
+                   "earlier evaluate wrote there is replaced, nothing else is touched, and a file of yours where "
+                   "an output goes is refused")
     p.add_argument("--name", action="append", type=name_type, default=[],
                    help="label of the SYSTEMs, in order (repeat; the rest keep their default: the run's file or "
                         "folder name, the PyKEEN folder's name, the checkpoint's model folder)")
@@ -623,9 +624,12 @@ EPILOG = """errors:
 
 outputs:
   Outputs are written to temporary files and moved into place together when the command
-  succeeds; an output equal to an input is refused. A command with an output folder (--out)
-  writes into a fresh staging folder inside it and, on success, replaces what the same command
-  wrote there before (listed in OUT/.kgeval-outputs.json); other files in the folder stay.
+  succeeds: all of them, or, when a rename fails, none, with the previous files put back. An
+  output equal to an input is refused. A command with an output folder (--out) holds its lock
+  (a second command on it is refused), writes into a fresh staging folder inside it and, on
+  success, replaces what the same command wrote there before (listed file by file in
+  OUT/.kgeval-outputs.json); any other file where an output goes is refused, never replaced,
+  and other files in the folder stay.
 
 example:
   kgeval evaluate FB-Test-S-C=my.run --dataset FB15k-237 --out eval/mine"""

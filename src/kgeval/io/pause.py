@@ -1,0 +1,36 @@
+"""A hook that holds a workflow job at a named point, for the fault-tolerance test.
+
+It lives in the package, not in ``tests/``, because the points are inside the jobs' own code (a score dump before
+its ``meta.json``, a training right after its work checkpoint): ``tests/fault_tolerance_e2e.py`` runs the real
+workflow in a subprocess and can reach those places only through the environment. Unset (always, outside that
+test), :func:`pause_point` returns at once.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+PAUSE_ENV = "KGEVAL_PAUSE_AT"
+
+
+def pause_point(name: str) -> None:
+    """Sleep here when ``$KGEVAL_PAUSE_AT`` names this point (``name=seconds[,name=seconds...]``).
+
+    Only the fault-tolerance test (tests/fault_tolerance_e2e.py) sets the variable: it holds a step where a kill
+    leaves partial output (a dump folder without meta.json, a training run with only its work checkpoint), so the
+    test's SIGKILL lands there every time instead of racing a window of a few milliseconds.
+    """
+    spec = os.environ.get(PAUSE_ENV, "").strip()
+    if not spec:
+        return
+    for item in spec.split(","):
+        key, sep, value = item.partition("=")
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = -1.0
+        if not sep or not key.strip() or not seconds >= 0:
+            raise ValueError(f"${PAUSE_ENV}={spec!r}: {item!r} is not name=seconds (seconds >= 0)")
+        if key.strip() == name:
+            time.sleep(seconds)
