@@ -9,7 +9,9 @@ import pytest
 import torch
 
 from kgeval.models import build_model
-from kgeval.models.translational import HAKE, AttE, RotatE, TransE
+from kgeval.models.atte import AttE
+from kgeval.models.hake import HAKE
+from kgeval.models.translational import RotatE, TransE
 from kgeval.training.config import TrainConfig
 from kgeval.training.trainer import Trainer
 
@@ -366,7 +368,7 @@ def test_defaults_are_the_published_settings():
 def test_modulus_sum_gradient_matches_autograd():
     """The fused RotatE distance has autograd's gradient (float64 gradcheck, broadcast query, and a zero
     modulus whose gradient is 0 as with the clamped square root)."""
-    from kgeval.models.translational import modulus_sum
+    from kgeval.models.distances import modulus_sum
 
     torch.manual_seed(4)
     q = torch.randn(3, 1, 10, dtype=torch.float64, requires_grad=True)
@@ -384,7 +386,7 @@ def test_modulus_sum_gradient_matches_autograd():
 def test_hake_distances_gradient_matches_autograd():
     """HAKE's fused distance terms: values and float64 gradcheck against the plain formula, for candidate rows
     (B, n, 2d) against broadcast queries and for one row per query."""
-    from kgeval.models.translational import hake_distances
+    from kgeval.models.distances import hake_distances
 
     torch.manual_seed(5)
     for shape_q, shape_c in [((2, 1, 4), (2, 3, 8)), ((3, 4), (3, 8))]:

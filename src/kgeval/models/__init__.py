@@ -17,8 +17,8 @@ from .base import KGEModel
 _REGISTRY = {
     "TransE": "translational:TransE",
     "RotatE": "translational:RotatE",
-    "HAKE": "translational:HAKE",
-    "AttE": "translational:AttE",
+    "HAKE": "hake:HAKE",
+    "AttE": "atte:AttE",
     "DistMult": "bilinear:DistMult",
     "RESCAL": "bilinear:RESCAL",
     "ComplEx": "bilinear:ComplEx",
