@@ -24,6 +24,7 @@ from kgeval.metrics.adjusted import (
     family_metrics,
 )
 from kgeval.metrics.kendall import tau_b
+from kgeval.metrics.moments import NoClosedFormError, component_means, harmonic_numbers, resample_values
 from kgeval.metrics.rank_based import (
     GeometricMeanRank,
     HarmonicMeanRank,
@@ -32,10 +33,6 @@ from kgeval.metrics.rank_based import (
     InverseMeanRank,
     MeanRank,
     MeanReciprocalRank,
-    NoClosedFormError,
-    component_means,
-    harmonic_numbers,
-    resample_values,
     study_metrics,
 )
 from kgeval.metrics.umf import (

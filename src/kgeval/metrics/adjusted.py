@@ -16,7 +16,7 @@ E and Var are exact, per task, under r_i ~ U{1..N_i} independent: E[M] = Σ w̃_
 Components (for resampling): (f(r_i), E_i) for AMR and the adjusted indices — the column means of a resample
 are (M, E[M]) of that resample, so the constants follow the resample's own N_i; (f(r_i), E_i, V_i) for the
 z-scores, with Var[M] of a mean over n tasks = mean(V_i)/n: ``combine`` needs ``n``. Without weights n is the
-number of items (bootstrap duplicates counted as separate tasks, see ``rank_based.resample_values``); with
+number of items (bootstrap duplicates counted as separate tasks, see ``moments.resample_values``); with
 weights ``__call__`` uses n* = Σ w̃_i V_i / Σ w̃_i² V_i (``effective_n``), which makes mean_w(V)/n* the exact
 Σ w̃_i² V_i of PyKEEN.
 
@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .moments import normalised, weighted_mean
 from .rank_based import (
     HitsAtK,
     MeanRank,
@@ -55,9 +56,7 @@ from .rank_based import (
     RankBasedMetric,
     _ArithmeticMeanMetric,
     _candidates,
-    _normalised,
     base_family_metrics,
-    weighted_mean,
 )
 
 
@@ -179,7 +178,7 @@ class _ZScore(_Derived):
         V = self.base.item_variance(_candidates(num_candidates))
         if weights is None:
             return float(V.size)
-        w = _normalised(weights, V.size)
+        w = normalised(weights, V.size)
         return float(np.sum(w * V) / np.sum(w * w * V))
 
     def _effective_n(self, num_candidates, weights, n):

@@ -55,7 +55,8 @@ import pandas as pd
 from scipy import sparse
 
 from .kendall import tau_b
-from .rank_based import NoClosedFormError, RankBasedMetric
+from .moments import NoClosedFormError
+from .rank_based import RankBasedMetric
 
 DEFAULT_ALPHAS: tuple[float, ...] = (-2.0, -1.0, -0.5, -0.25, -0.1, 0.0, 1.0)
 DEFAULT_PS: tuple[float, ...] = (-1.0, 0.0, 0.5, 1.0, 2.0)
