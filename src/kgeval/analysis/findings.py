@@ -8,91 +8,35 @@ not produce (no second dataset, no KP stage) reads "not measured".
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
-
 import numpy as np
 import pandas as pd
 
 from ..published import PAPER_FIGURE4, PAPER_TABLE4, PAPER_TAU_BETWEEN
-from .selections import MACRO_STUDY, MICRO_STUDY, TABLE4
+from .claims import (
+    ABOUT_08,
+    ALMOST_AS_STABLE,
+    KLD_REL,
+    KP_SMALL_SHARE,
+    KP_STRONG,
+    MACRO,
+    MEDIAN_SIMILAR,
+    MICRO,
+    MR_FACTOR,
+    NA,
+    NO,
+    PARTLY,
+    STABLE_TAU,
+    STRONG_TAU,
+    TABLE4_LIMIT,
+    UNDECIDED,
+    YES,
+    Claim,
+    Missing,
+    Outputs,
+    grade,
+)
+from .selections import TABLE4
 from .study import tau_between
-
-YES, NO, PARTLY, NA = "yes", "no", "partly", "not measured"
-UNDECIDED = "undecided"  # the existing judgments allow both verdicts (kgeval.bounds)
-
-# thresholds of the predicates (documented in each claim's rule)
-STRONG_TAU = 0.6          # "keeps the ranking": τ at least this
-KLD_REL = 0.05            # a KLD "matches" within this relative difference of the paper's
-TABLE4_LIMIT = 0.4        # Table 4: every micro τ below this
-MEDIAN_SIMILAR = 0.10     # Figure 6: medians "similar" within 10 % of the larger
-STABLE_TAU = 0.95         # Figure 7(a): macro τ at 80 % at least this
-ABOUT_08 = (0.7, 0.9)     # Figure 7(a): micro τ "about 0.8"
-ALMOST_AS_STABLE = 0.05   # Figure 7(c): micro mean τ within this of macro's
-MR_FACTOR = 2.0           # claim 10: mean rank "≈" within this factor
-KP_STRONG = 0.7           # claim 11: "correlates": Pearson at least this
-KP_SMALL_SHARE = 0.1      # claim 11b: "a small fraction": KP at most this share of the ranking's time
-
-MICRO, MACRO = MICRO_STUDY, MACRO_STUDY
-
-
-class Missing(Exception):
-    """An input a claim needs is not in this run."""
-
-
-@dataclass
-class Outputs:
-    """The analysis outputs the claims read (None: not produced by this run). ``names``: study role → test
-    set name (original, sample, complete, second)."""
-
-    names: dict[str, str]
-    evaluation: dict[str, pd.DataFrame] = field(default_factory=dict)
-    figure2_kl: pd.DataFrame | None = None
-    figure4: pd.DataFrame | None = None
-    figure5: pd.DataFrame | None = None
-    table4: pd.DataFrame | None = None
-    figure6: pd.DataFrame | None = None
-    figure7: pd.DataFrame | None = None
-    figure8: pd.DataFrame | None = None
-    kp_correlations: pd.DataFrame | None = None
-    kp_timing: pd.DataFrame | None = None
-    kp_early_stopping: pd.DataFrame | None = None
-    bounds_tau: pd.DataFrame | None = None  # results/bounds/<complete>/tau.csv
-    bounds_counts: pd.DataFrame | None = None  # results/bounds/<complete>/judgments_to_decide.csv
-
-    def need(self, name: str) -> Any:
-        value = getattr(self, name)
-        if value is None or (isinstance(value, pd.DataFrame) and value.empty):
-            raise Missing(name)
-        return value
-
-    def ev(self, role: str) -> pd.DataFrame:
-        name = self.names.get(role)
-        if not name or name not in self.evaluation:
-            raise Missing(f"evaluation of {role}")
-        return self.evaluation[name]
-
-
-@dataclass(frozen=True)
-class Claim:
-    claim: str
-    paper: str
-    rule: str
-    measure: Callable[[Outputs], dict[str, float]]
-    ours: Callable[[dict[str, float]], str]
-    holds: Callable[[dict[str, float]], str]
-    measured_time: bool = False  # its numbers are wall-clock measurements (differ between runs)
-    # (label, τ interval lo, hi, threshold, paper's value or None) per compared quantity: the verdict becomes
-    # "undecided" when an interval holds the threshold or the paper's value (see :func:`bounded_verdict`)
-    bounds: Callable[[Outputs, dict[str, float]], list[tuple[str, float, float, float, float | None]]] | None = None
-
-
-def _grade(checks: list[bool]) -> str:
-    """yes when every check passes, no when none does, partly otherwise."""
-    if all(checks):
-        return YES
-    return PARTLY if any(checks) else NO
 
 
 # ---- 1. τ(O, S) ---------------------------------------------------------------------------------------------
@@ -242,7 +186,7 @@ def _m6(o: Outputs) -> dict[str, float]:
 
 def _h6(v: dict[str, float]) -> str:
     similar = abs(v["o"] - v["sc"]) <= MEDIAN_SIMILAR * max(v["o"], v["sc"])
-    return _grade([similar, v["s"] < min(v["o"], v["sc"])])
+    return grade([similar, v["s"] < min(v["o"], v["sc"])])
 
 
 # ---- 7./8. Figure 7 -----------------------------------------------------------------------------------------
@@ -267,7 +211,7 @@ def _m7(o: Outputs) -> dict[str, float]:
 
 def _h7(v: dict[str, float]) -> str:
     lo, hi = ABOUT_08
-    return _grade([v["macro_min"] >= STABLE_TAU,
+    return grade([v["macro_min"] >= STABLE_TAU,
                    lo <= v["micro_mrr"] <= hi and lo <= v["micro_hits10"] <= hi])
 
 
@@ -285,7 +229,7 @@ def _m8(o: Outputs) -> dict[str, float]:
 
 
 def _h8(v: dict[str, float]) -> str:
-    return _grade([v["micro"] >= v["macro"] - ALMOST_AS_STABLE, bool(v["hits10_best"])])
+    return grade([v["micro"] >= v["macro"] - ALMOST_AS_STABLE, bool(v["hits10_best"])])
 
 
 # ---- 9. Figure 8 --------------------------------------------------------------------------------------------
@@ -311,7 +255,7 @@ def _m10(o: Outputs) -> dict[str, float]:
 
 
 def _h10(v: dict[str, float]) -> str:
-    return _grade([1 / MR_FACTOR <= v[r] / PAPER_MR[r] <= MR_FACTOR for r in PAPER_MR])
+    return grade([1 / MR_FACTOR <= v[r] / PAPER_MR[r] <= MR_FACTOR for r in PAPER_MR])
 
 
 # ---- 11. Knowledge Persistence ------------------------------------------------------------------------------
@@ -390,19 +334,19 @@ CLAIMS: list[Claim] = [
           "macro value (micro metrics have no exact bounds, so micro τ is today's)", _m4,
           lambda v: (f"MRR {v['macro']:.4f} vs {v['micro']:.4f}; Hits@10 {v['macro10']:.4f} vs "
                      f"{v['micro10']:.4f} (depth {int(v['depth'])})"),
-          lambda v: _grade([v["macro"] > v["micro"], v["macro10"] > v["micro10"]]), bounds=_b4),
+          lambda v: grade([v["macro"] > v["micro"], v["macro10"] > v["micro10"]]), bounds=_b4),
     Claim("4b. The judged pool reorders the systems by macro metrics: τ(S, S-C(deepest)) of RR@k and Success@k "
           "with every labelling of the unjudged triples (kgeval.bounds)", "macro MRR τ 0.1795",
           f"τ-a today (unjudged = not relevant); yes: both below {STRONG_TAU}; partly: one; no: neither; undecided: "
           f"some interval over every labelling of the unjudged triples holds {STRONG_TAU} or the paper's value",
           _m4b, lambda v: (f"RR {v['rr']:.4f}, Success {v['s10']:.4f} (depth {int(v['depth'])}; undecided pairs "
                            f"{int(v['undecided_rr'])} and {int(v['undecided_s10'])} of {int(v['pairs'])})"),
-          lambda v: _grade([v["rr"] < STRONG_TAU, v["s10"] < STRONG_TAU]), bounds=_b4b),
+          lambda v: grade([v["rr"] < STRONG_TAU, v["s10"] < STRONG_TAU]), bounds=_b4b),
     Claim("5. Table 4: with the sparse relation distribution every micro τ stays below 0.4",
           ", ".join(f"{_SHORT[k]} {_shown(v)}" for k, v in PAPER_TABLE4["Sparse"].items()),
           f"yes: all five τ < {TABLE4_LIMIT}; partly: some; no: none", _m5,
           lambda v: ", ".join(f"{k.replace('micro_', '').replace('hits', 'H')} {x:.4f}" for k, x in v.items()),
-          lambda v: _grade([x < TABLE4_LIMIT for x in v.values()])),
+          lambda v: grade([x < TABLE4_LIMIT for x in v.values()])),
     Claim("6. Figure 6: HittER's per-relation median micro MRR similar on O and S-C, slightly lower on S",
           "O ≈ S-C, S lower",
           f"yes: |O − S-C| ≤ {MEDIAN_SIMILAR:.0%} of the larger and S below both; partly: one of the two; no: neither",

@@ -1,0 +1,87 @@
+"""What a finding is made of: the outputs a claim reads, the claim itself, the verdicts and the thresholds of
+their rules (the claims are in :mod:`kgeval.analysis.findings`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from .selections import MACRO_STUDY, MICRO_STUDY
+
+YES, NO, PARTLY, NA = "yes", "no", "partly", "not measured"
+UNDECIDED = "undecided"  # the existing judgments allow both verdicts (kgeval.bounds)
+
+# thresholds of the predicates (documented in each claim's rule)
+STRONG_TAU = 0.6          # "keeps the ranking": τ at least this
+KLD_REL = 0.05            # a KLD "matches" within this relative difference of the paper's
+TABLE4_LIMIT = 0.4        # Table 4: every micro τ below this
+MEDIAN_SIMILAR = 0.10     # Figure 6: medians "similar" within 10 % of the larger
+STABLE_TAU = 0.95         # Figure 7(a): macro τ at 80 % at least this
+ABOUT_08 = (0.7, 0.9)     # Figure 7(a): micro τ "about 0.8"
+ALMOST_AS_STABLE = 0.05   # Figure 7(c): micro mean τ within this of macro's
+MR_FACTOR = 2.0           # claim 10: mean rank "≈" within this factor
+KP_STRONG = 0.7           # claim 11: "correlates": Pearson at least this
+KP_SMALL_SHARE = 0.1      # claim 11b: "a small fraction": KP at most this share of the ranking's time
+
+MICRO, MACRO = MICRO_STUDY, MACRO_STUDY
+
+
+class Missing(Exception):
+    """An input a claim needs is not in this run."""
+
+
+@dataclass
+class Outputs:
+    """The analysis outputs the claims read (None: not produced by this run). ``names``: study role → test
+    set name (original, sample, complete, second)."""
+
+    names: dict[str, str]
+    evaluation: dict[str, pd.DataFrame] = field(default_factory=dict)
+    figure2_kl: pd.DataFrame | None = None
+    figure4: pd.DataFrame | None = None
+    figure5: pd.DataFrame | None = None
+    table4: pd.DataFrame | None = None
+    figure6: pd.DataFrame | None = None
+    figure7: pd.DataFrame | None = None
+    figure8: pd.DataFrame | None = None
+    kp_correlations: pd.DataFrame | None = None
+    kp_timing: pd.DataFrame | None = None
+    kp_early_stopping: pd.DataFrame | None = None
+    bounds_tau: pd.DataFrame | None = None  # results/bounds/<complete>/tau.csv
+    bounds_counts: pd.DataFrame | None = None  # results/bounds/<complete>/judgments_to_decide.csv
+
+    def need(self, name: str) -> Any:
+        value = getattr(self, name)
+        if value is None or (isinstance(value, pd.DataFrame) and value.empty):
+            raise Missing(name)
+        return value
+
+    def ev(self, role: str) -> pd.DataFrame:
+        name = self.names.get(role)
+        if not name or name not in self.evaluation:
+            raise Missing(f"evaluation of {role}")
+        return self.evaluation[name]
+
+
+@dataclass(frozen=True)
+class Claim:
+    claim: str
+    paper: str
+    rule: str
+    measure: Callable[[Outputs], dict[str, float]]
+    ours: Callable[[dict[str, float]], str]
+    holds: Callable[[dict[str, float]], str]
+    measured_time: bool = False  # its numbers are wall-clock measurements (differ between runs)
+    # (label, τ interval lo, hi, threshold, paper's value or None) per compared quantity: the verdict becomes
+    # "undecided" when an interval holds the threshold or the paper's value (see :func:`bounded_verdict`)
+    bounds: Callable[[Outputs, dict[str, float]], list[tuple[str, float, float, float, float | None]]] | None = None
+
+
+def grade(checks: list[bool]) -> str:
+    """yes when every check passes, no when none does, partly otherwise."""
+    if all(checks):
+        return YES
+    return PARTLY if any(checks) else NO
