@@ -30,6 +30,16 @@ needs_mirror = pytest.mark.skipif(MIRROR is None, reason="no data mirror (set KG
 SC = "zhouying20/kgc-sparsity/data/"
 
 
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """One intra-op thread for a module of tiny-model tests, whatever an earlier test set (restored after)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def synth_dir(tmp_path_factory) -> dict[str, Path]:
     return synthesize(tmp_path_factory.mktemp("synth"), seed=1, spec=SynthSpec())

@@ -224,40 +224,25 @@ def _line_of(path: Path, item: str) -> int:
     return next(i for i, line in enumerate(_lines(path), start=1) if i > 1 and line.split("\t")[1] == item)
 
 
-def _unknown_label(d):
-    return "batch.A.tsv", _edit(d / "batch.A.tsv", "3", label="maybe"), "is not Y or N"
+# one cell edited: (case, sheet, item, the cell's new values, words of the error)
+EDITS = [
+    ("unknown_label", "batch.A.tsv", "3", {"label": "maybe"}, "is not Y or N"),
+    ("lowercase_label", "batch.B.tsv", "1", {"label": "n"}, "is not Y or N"),
+    ("empty_label", "batch.A.tsv", "8", {"label": ""}, "has no label"),
+    ("y_without_source", "batch.B.tsv", "7", {"source_link": ""}, "without a source link"),
+    ("bad_url", "batch.A.tsv", "5", {"source_link": "www.imdb.com/title/tt0111161"}, "http(s) URL"),
+    ("bad_url_on_n", "batch.A.tsv", "3", {"source_link": "ftp://example.org/x"}, "http(s) URL"),
+    ("unknown_triple", "batch.B.tsv", "5", {"tail_id": "/s/e00081"}, "is not in batch synth-demo-1"),
+    ("wrong_item_number", "batch.A.tsv", "5", {"item": "6"}, "item 6 is"),
+    ("other_batch", "batch.A.tsv", "2", {"batch": "other"}, "not the exported batch"),
+    ("adjudicator_y_without_source", "batch.adjudication.tsv", "4", {"source_link": ""}, "without a source"),
+]
 
 
-def _lowercase_label(d):
-    return "batch.B.tsv", _edit(d / "batch.B.tsv", "1", label="n"), "is not Y or N"
-
-
-def _empty_label(d):
-    return "batch.A.tsv", _edit(d / "batch.A.tsv", "8", label=""), "has no label"
-
-
-def _y_without_source(d):
-    return "batch.B.tsv", _edit(d / "batch.B.tsv", "7", source_link=""), "without a source link"
-
-
-def _bad_url(d):
-    return "batch.A.tsv", _edit(d / "batch.A.tsv", "5", source_link="www.imdb.com/title/tt0111161"), "http(s) URL"
-
-
-def _bad_url_on_n(d):
-    return "batch.A.tsv", _edit(d / "batch.A.tsv", "3", source_link="ftp://example.org/x"), "http(s) URL"
-
-
-def _unknown_triple(d):
-    return "batch.B.tsv", _edit(d / "batch.B.tsv", "5", tail_id="/s/e00081"), "is not in batch synth-demo-1"
-
-
-def _wrong_item_number(d):
-    return "batch.A.tsv", _edit(d / "batch.A.tsv", "5", item="6"), "item 6 is"
-
-
-def _other_batch(d):
-    return "batch.A.tsv", _edit(d / "batch.A.tsv", "2", batch="other"), "not the exported batch"
+def _cell_edit(sheet, item, changes, words):
+    def case(d):
+        return sheet, _edit(d / sheet, item, **changes), words
+    return case
 
 
 def _duplicate_item(d):
@@ -293,16 +278,12 @@ def _adjudicator_extra_item(d):
     return "batch.adjudication.tsv", 5, "items 2 are not disagreements"
 
 
-def _adjudicator_y_without_source(d):
-    return "batch.adjudication.tsv", _edit(d / "batch.adjudication.tsv", "4", source_link=""), "without a source"
+BAD = {name: _cell_edit(sheet, item, changes, words) for name, sheet, item, changes, words in EDITS} | {
+    f.__name__.strip("_"): f for f in (_duplicate_item, _missing_item, _header_mismatch,
+                                       _adjudicator_missing_disagreement, _adjudicator_extra_item)}
 
 
-BAD = [_unknown_label, _lowercase_label, _empty_label, _y_without_source, _bad_url, _bad_url_on_n, _unknown_triple,
-       _wrong_item_number, _other_batch, _duplicate_item, _missing_item, _header_mismatch,
-       _adjudicator_missing_disagreement, _adjudicator_extra_item, _adjudicator_y_without_source]
-
-
-@pytest.mark.parametrize("case", BAD, ids=[f.__name__.strip("_") for f in BAD])
+@pytest.mark.parametrize("case", BAD.values(), ids=list(BAD))
 def test_malformed_sheet_fails_cleanly(case, tmp_path):
     d = _example_copy(tmp_path)
     name, line, words = case(d)

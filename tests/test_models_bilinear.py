@@ -29,13 +29,9 @@ SMALL = {
 NE, NR = 30, 5
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """The test machine is shared: one thread is faster than two contending ones."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+# tiny models: on a shared two-core machine intra-op threads only contend, and one thread fixes the
+# summation order
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def small_model(name: str, reciprocal: bool, seed: int = 0, num_entities: int = NE, num_relations: int = NR):

@@ -23,13 +23,9 @@ SMALL = {
 }
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """These models are tiny: on a shared two-core machine intra-op threads only contend (10-100× slower)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+# tiny models: on a shared two-core machine intra-op threads only contend, and one thread fixes the
+# summation order
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def randomize_batch_norms(model: torch.nn.Module, seed: int = 0) -> None:

@@ -17,14 +17,9 @@ SMALL = dict(dim=64, entity_layers=1, context_layers=1, num_heads=4, ffn_dim=128
              hidden_dropout=0.0, attention_dropout=0.0, embedding_dropout=0.1, context_dropout=0.1)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny transformer kernels on a shared 2-core machine: one intra-op thread avoids OpenMP contention
-    (20x faster here) and fixes the summation order."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+# tiny models: on a shared two-core machine intra-op threads only contend, and one thread fixes the
+# summation order
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

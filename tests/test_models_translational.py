@@ -18,13 +18,9 @@ from kgeval.training.trainer import Trainer
 ATOL = 1e-5
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny tensors: intra-op threads only add contention on a shared 2-core machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+# tiny models: on a shared two-core machine intra-op threads only contend, and one thread fixes the
+# summation order
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def randomize(model: torch.nn.Module, seed: int = 0, scale: float = 1.0) -> None:
