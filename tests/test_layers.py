@@ -115,8 +115,8 @@ def test_no_import_circle():
 
 @pytest.mark.parametrize("path", sorted((SRC / "kgeval").rglob("*.py")), ids=lambda p: module_name(p))
 def test_no_output_path_spelled_in_the_package(path):
-    if path.name == "cli.py":  # the command line's defaults
-        pytest.skip("cli.py may name default paths")
+    if path.parent.name == "cli":  # the command line's defaults
+        pytest.skip("the command line may name default paths")
     code_strings = [n.value for n in ast.walk(ast.parse(path.read_text()))
                     if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     docstrings = {ast.get_docstring(n) for n in ast.walk(ast.parse(path.read_text()))

@@ -36,7 +36,7 @@ from .arguments import check_flag, check_name, check_path, check_strings, kind_o
 from .errors import BadTypeError, BadValueError, KgevalError, MeasureError
 
 __all__ = ["TestCollection", "Result", "load_testset", "evaluate", "place", "compare", "resolve_measures",
-           "DataUnavailableError"]
+           "DataUnavailableError", "data_files", "build_data"]
 
 Run = pd.DataFrame | Mapping[str, Mapping[str, float]] | str | os.PathLike
 """A run: a DataFrame (``qid``, ``docno``, ``score``[, ``rank``]), a dict ``{qid: {docno: score}}`` (pytrec_eval's
@@ -77,15 +77,15 @@ def _load_config(workdir: Path, config: str | os.PathLike | None) -> tuple[dict[
 
 def data_files(workdir: str | os.PathLike, dataset: str, testset: str) -> dict[str, Path]:
     """The data stage's files of one test set, as the rules declare them (``prepare_kg``: ``kg``;
-    ``build_testset``: ``tsv``, ``questions``; ``workflow/rules/data.smk``). The one place the API names them;
-    ``tests/test_api.py`` checks it against the rules."""
-    res = Path(workdir) / "resources"
-    return {"kg": res / "datasets" / dataset / "kg.npz",
-            "tsv": res / "testsets" / f"{testset}.tsv",
-            "questions": res / "testsets" / f"{testset}.questions.tsv"}
+    ``build_testset``: ``tsv``, ``questions``; ``workflow/rules/data.smk``), from the same function
+    ``kgeval evaluate`` uses; ``tests/test_api.py`` checks them against the rules."""
+    from .external.command import testset_files
+
+    files = testset_files(Path(workdir) / "resources", dataset, [testset])
+    return {"kg": files.kg, **{k: Path(v) for k, v in files.testsets[testset].items()}}
 
 
-def _build(workdir: Path, config_path: Path, targets: list[Path]) -> None:
+def build_data(workdir: Path, config_path: Path, targets: list[Path]) -> None:
     """Build only ``targets`` with the workflow (``snakemake --cores 1``), once, into ``workdir``."""
     snakefile = workdir / "Snakefile"
     extra: list[str] = []
@@ -274,7 +274,7 @@ def load_testset(name: str, depth: int | None = None, workdir: str | os.PathLike
         if not build:
             raise DataUnavailableError(f"{missing[0]} is missing: run the data stage (snakemake --cores 1 "
                                        f"{' '.join(str(p) for p in missing)}) or call with build=True")
-        _build(workdir, cfg_path, list(files.values()))
+        build_data(workdir, cfg_path, list(files.values()))
 
     kg = KnowledgeGraph.load(files["kg"])
     ts = TestSet.load(files["tsv"], kg, base)

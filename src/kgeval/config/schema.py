@@ -58,7 +58,7 @@ def schema_key(schema: str | Path, keys: tuple[str, ...]) -> dict[str, Any]:
 def schema_file(folder: str | Path | None = None) -> Path:
     """config/schema.yaml of ``folder`` (default: the working folder), else of the source tree kgeval runs from."""
     here = Path(folder or ".") / "config" / "schema.yaml"
-    return here if here.is_file() else Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
+    return here if here.is_file() else Path(__file__).resolve().parents[3] / "config" / "schema.yaml"
 
 
 def schema_bound(keys: tuple[str, ...], schema: str | Path | None = None) -> Bounded:

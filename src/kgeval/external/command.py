@@ -1,0 +1,98 @@
+"""What ``kgeval evaluate`` does between parsing its options and printing: the dataset's test sets and their data
+files, the placement options from the config, and the evaluation of the systems into a folder. The command line
+only parses and prints; these functions are the same for any caller."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..config import run_depth
+from ..data.kg import KnowledgeGraph
+from ..errors import InputError
+from .evaluate import evaluate_systems
+from .outputs import Options, study_files, write_outputs
+from .systems import System
+
+
+def dataset_testsets(config: dict[str, Any], dataset: str, wanted: Sequence[str] | None = None,
+                     source: str | Path = "config") -> list[str]:
+    """The test sets of ``dataset`` in the config, or the ``wanted`` ones, each checked to be one of them;
+    errors name ``source`` (the config file)."""
+    names = [t for t, spec in config["test_sets"].items() if spec["dataset"] == dataset]
+    if wanted:
+        unknown = sorted(set(wanted) - set(names))
+        if unknown:
+            raise InputError(source, None, f"test set(s) {', '.join(unknown)} are not test sets of {dataset} "
+                                           f"({', '.join(names)})")
+        names = list(wanted)
+    if not names:
+        raise InputError(source, None, f"no test set of dataset {dataset!r} "
+                                       f"(datasets: {', '.join(config['datasets'])})")
+    return names
+
+
+@dataclass(frozen=True)
+class TestsetFiles:
+    """The data stage's files that evaluating on ``testsets`` of one dataset reads."""
+
+    __test__ = False  # not a pytest class
+
+    kg: Path
+    testsets: dict[str, dict[str, str]]  # test set -> {"tsv": …, "questions": …}
+
+    def paths(self) -> list[Path]:
+        return [self.kg] + [Path(f) for files in self.testsets.values() for f in files.values()]
+
+    def missing(self) -> list[Path]:
+        return [path for path in self.paths() if not path.is_file()]
+
+
+def testset_files(resources: str | Path, dataset: str, testsets: Sequence[str]) -> TestsetFiles:
+    """Where the data stage writes a dataset's graph and its test sets (``workflow/rules/data.smk``)."""
+    res = Path(resources)
+    return TestsetFiles(res / "datasets" / dataset / "kg.npz",
+                        {t: {"tsv": str(res / "testsets" / f"{t}.tsv"),
+                             "questions": str(res / "testsets" / f"{t}.questions.tsv")} for t in testsets})
+
+
+def placement_options(config: dict[str, Any], testsets: Sequence[str], results: str | Path, unjudged_k: int,
+                      templates: str | Path, batch: str, tukey_trials: int | None, bootstrap: int,
+                      reference: str) -> Options:
+    """The placement settings of an evaluation: the options given, and the config's for the rest (the pooled test
+    set, Tukey HSD trials, the bounded metrics)."""
+    kinds = {config["test_sets"][t]["kind"]: t for t in testsets}
+    bounds = config.get("bounds", {})
+    return Options(results, kinds.get("pooled", kinds.get("sample")), unjudged_k, templates, batch,
+                   tukey_trials or config.get("analysis", {}).get("tukey_trials", 1000), repeats=bootstrap,
+                   reference=reference, bounds_metrics=tuple(bounds.get("metrics", Options.bounds_metrics)),
+                   bounds_k=bounds.get("k", Options.bounds_k), rbp_p=bounds.get("rbp_p", Options.rbp_p))
+
+
+@dataclass
+class FolderEvaluation:
+    """What :func:`evaluate_into` wrote: the evaluation table, the output files and where the systems were
+    placed (``note``)."""
+
+    table: pd.DataFrame
+    written: dict[str, Path]
+    note: str
+
+
+def evaluate_into(root: str | Path, systems: list[System], config: dict[str, Any], files: TestsetFiles,
+                  options: Options, allow_missing: bool = False, bootstrap: int = 1000) -> FolderEvaluation:
+    """Evaluate ``systems`` on the test sets of ``files`` and write every output of ``kgeval evaluate`` into
+    ``root`` (a staging folder): the placement reference is checked first, before any dump is written, so a name
+    clash with a study system or a broken results folder stops the run early."""
+    ref, note = study_files(options, list(files.testsets), [s.name for s in systems])
+    kg = KnowledgeGraph.load(files.kg)
+    evaluations: dict = {}
+    table, metas = evaluate_systems(systems, kg, files.testsets, Path(root), config["evaluation"]["trec_measures"],
+                                    depth_of=lambda t: run_depth(config, t), allow_missing=allow_missing,
+                                    repeats=bootstrap, evaluations=evaluations)
+    written = write_outputs(root, kg, table, metas, evaluations, ref, note, options)
+    return FolderEvaluation(table, written, note)
