@@ -17,6 +17,7 @@ import yaml
 
 from .data.manifest import read_manifest
 from .errors import ConfigError, KgevalError
+from .limits import scan
 
 
 def validate_config(config: dict[str, Any], schema: str | Path, models: bool = True) -> dict[str, Any]:
@@ -131,6 +132,7 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     file that is not a mapping is a one-line :class:`ConfigError`."""
     try:
         with open(path, encoding="utf-8") as fh:
+            scan(path)  # the size, line length and NUL bytes, before YAML reads it
             text = fh.read()
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None

@@ -40,6 +40,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..io import atomic_open, write_csv, write_table
+from ..limits import read_csv as bounded_read_csv
 from ..metrics.registry import REGISTRY
 from . import families, figures, study
 from .selections import FIG3, FIG4, FIG5, FIG6, MACRO_STUDY, MICRO_STUDY, TABLE3, TABLE4
@@ -56,7 +57,7 @@ ALPHA = 0.05
 
 def read_table(path: Path, required: tuple[str, ...] = ("System",)) -> pd.DataFrame:
     try:
-        df = pd.read_csv(path)
+        df = bounded_read_csv(path)
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InputError(path, None, f"not a readable CSV table: {exc}") from exc
     missing = [c for c in required if c not in df.columns]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError
+from ..limits import read_text
 
 HEADER = ["mirror_path", "url", "sha256", "bytes"]
 _SHA = re.compile(r"^[0-9a-f]{64}$")
@@ -32,8 +33,7 @@ def read_manifest(path: str | Path) -> dict[str, Resource]:
     """
     path = Path(path)
     resources: dict[str, Resource] = {}
-    with open(path, encoding="utf-8", newline="") as fh:
-        lines = fh.read().splitlines()
+    lines = read_text(path, "utf-8").splitlines()
     if not lines or lines[0].split("\t") != HEADER:
         raise InputError(path, 1, "expected header " + repr("\t".join(HEADER)))
     for lineno, line in enumerate(lines[1:], start=2):

@@ -105,6 +105,7 @@ from ..data.kg import SPLITS, KnowledgeGraph
 from ..data.manifest import Resource
 from ..errors import ChecksumError, ConfigError, CorruptFileError, InputError, KgevalError
 from ..io import set_aside
+from ..limits import read_text
 from . import build_model
 from .base import KGEModel
 
@@ -307,7 +308,7 @@ def read_ids(path: str | Path) -> list[str]:
     path = Path(path)
     by_index: dict[int, tuple[str, int]] = {}
     seen: dict[str, int] = {}
-    with open(path, encoding="utf-8", newline="") as fh:
+    with io.StringIO(read_text(path, "utf-8"), newline="") as fh:
         for lineno, line in enumerate(fh, start=1):
             line = line.rstrip("\n").rstrip("\r")
             if not line:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...errors import InputError
 from ...io import atomic_open
+from ...limits import read_text
 
 EXPORT_HEADER = ["batch", "item", "head_id", "relation", "tail_id", "head_name", "tail_name", "question",
                  "label", "source_link", "note"]
@@ -47,14 +48,7 @@ def _read_sheet(path: str | Path) -> tuple[list[str], list[tuple[int, list[str]]
 
     Fully blank rows are skipped; a BOM and CRLF/CR endings are accepted; quoted fields are unquoted."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, data[: exc.start].count(b"\n") + 1, f"not valid UTF-8: {exc.reason}") from exc
+    text = read_text(path, "utf-8-sig")
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t", quotechar='"', strict=True)
     header: list[str] | None = None
     rows: list[tuple[int, list[str]]] = []
