@@ -15,7 +15,7 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
 
 # lowest first; a module may import from its own layer or a lower one
 LAYERS = [
-    {"errors", "io", "limits", "progress", "published", "workflow", "docs_figures"},
+    {"errors", "io", "limits", "cells", "progress", "published", "workflow", "docs_figures"},
     {"data"},
     {"models"},
     {"scores"},

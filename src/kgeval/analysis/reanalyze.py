@@ -38,6 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..cells import restore_text_columns
 from ..errors import InputError
 from ..io import atomic_open, write_csv, write_table
 from ..limits import read_csv as bounded_read_csv
@@ -57,7 +58,7 @@ ALPHA = 0.05
 
 def read_table(path: Path, required: tuple[str, ...] = ("System",)) -> pd.DataFrame:
     try:
-        df = bounded_read_csv(path)
+        df = restore_text_columns(bounded_read_csv(path))
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InputError(path, None, f"not a readable CSV table: {exc}") from exc
     missing = [c for c in required if c not in df.columns]
