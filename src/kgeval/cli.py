@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import __version__
-from .errors import KgevalError
+from .errors import KgevalError, one_line
 from .io import OutputStage, require_inputs
 from .progress import enable_bars
 from .workflow import setup_logging
@@ -118,6 +118,8 @@ def name_type(text: str) -> str:
     bad = next((c for c in text if ord(c) < 32 or ord(c) == 127), None)
     if not text.strip():
         raise argparse.ArgumentTypeError("a name may not be empty")
+    if text != text.strip():  # 'Alpha ' would print as the study's Alpha in every table
+        raise argparse.ArgumentTypeError(f"{text!r}: a name may not begin or end with whitespace")
     if bad is not None:
         raise argparse.ArgumentTypeError(f"{text!r}: a name may not hold control characters")
     if "/" in text or "\\" in text or (os.altsep and os.altsep in text) or text in (".", ".."):
@@ -617,15 +619,6 @@ outputs:
 
 example:
   kgeval evaluate FB-Test-S-C=my.run --dataset FB15k-237 --out eval/mine"""
-
-
-def one_line(exc: BaseException) -> str:
-    """An error as ``<path>: <problem>`` on one line."""
-    if isinstance(exc, OSError) and exc.strerror:
-        where = exc.filename if exc.filename is not None else ""
-        text = f"{where}: {exc.strerror}" if where != "" else exc.strerror
-        return text + (f" (and {exc.filename2})" if exc.filename2 else "")
-    return " ".join(str(exc).split("\n")) or type(exc).__name__
 
 
 def main(argv: list[str] | None = None) -> int:

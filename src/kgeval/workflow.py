@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .errors import KgevalError
+from .errors import KgevalError, one_line
 
 # fontTools logs a line per font table it subsets whenever matplotlib writes a PDF
 QUIET_LOGGERS = ("fontTools", "matplotlib", "PIL", "numba", "h5py")
@@ -50,7 +50,7 @@ def run_step(snakemake: Any, func: Callable[..., Any], **kwargs: Any) -> Any:
     except KgevalError as exc:
         # bad input that kgeval reports on purpose (a run file's line, a config key): one line, as on the command
         # line, in the job's log and on stderr (which Snakemake shows above its error summary), and no traceback
-        error_line(f"kgeval: error: {' '.join(str(exc).splitlines()) or type(exc).__name__}")
+        error_line(f"kgeval: error: {one_line(exc)}")
         raise SystemExit(2) from None
     except Exception:
         log.exception("rule %s failed", getattr(snakemake, "rule", "?"))

@@ -61,7 +61,7 @@ def study_files(options: Options, testsets: list[str], names: list[str]) -> tupl
         return None, reference.missing_note(options.reference, options.results, testsets)
     if ref.kind == "authors":
         for t, table in ref.tables.items():
-            clash = sorted(set(names) & set(table["System"].astype(str)))
+            clash = placement.name_clashes(names, table["System"].astype(str))
             if clash:
                 from ..errors import InputError
 
