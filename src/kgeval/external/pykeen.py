@@ -32,6 +32,7 @@ import torch
 from ..data.kg import TAIL, KnowledgeGraph
 from ..errors import InputError, KgevalError
 from ..limits import read_csv as bounded_read_csv
+from ..models.checkpoint import load_refusal
 
 MODEL_FILE = "trained_model.pkl"
 LABELS = "training_triples"
@@ -139,7 +140,7 @@ def load_pykeen(folder: str | Path, kg: KnowledgeGraph) -> PyKEENScorer:
     try:
         model = torch.load(folder / MODEL_FILE, map_location="cpu", weights_only=False)
     except Exception as exc:  # noqa: BLE001 - any unpickling failure is one line naming the file
-        raise InputError(folder / MODEL_FILE, None, f"cannot load the PyKEEN model: {exc}") from None
+        raise InputError(folder / MODEL_FILE, None, f"cannot load the PyKEEN model: {load_refusal(exc)}") from None
     if not hasattr(model, "predict_t"):
         raise InputError(folder / MODEL_FILE, None, f"not a PyKEEN model ({type(model).__name__})")
     return PyKEENScorer(model, ent, rel)
