@@ -49,9 +49,9 @@ def _release_with_nul_table(folder: Path, size: int) -> Path:
 @pytest.mark.parametrize("raised", [False, True], ids=["over-the-size-limit", "nul-bytes-under-a-raised-limit"])
 def test_reanalyze_refuses_a_huge_table_under_a_memory_limit(tmp_path, raised):
     """d99e1f8: pandas read the whole table (a header and 2 GB of NUL: killed at 21 GB, the staging folder left
-    behind). Now a 3 GB table is refused by its size at once and, with the size limit raised above it, at its
+    behind). Now a 5 GB table is refused by its size at once and, with the size limit raised above it, at its
     first NUL byte, both under a 3 GB address-space limit, in one line, leaving no staging folder."""
-    table = _release_with_nul_table(tmp_path / "release", 3 * GB)
+    table = _release_with_nul_table(tmp_path / "release", 5 * GB)
     out = tmp_path / "out"
     env = {"KGEVAL_MAX_INPUT_MB": "8192"} if raised else {}
     rc, err, seconds = _kgeval(["reanalyze", "release", "--out", "out"], tmp_path, env, address_space=3 * GB)
@@ -61,9 +61,9 @@ def test_reanalyze_refuses_a_huge_table_under_a_memory_limit(tmp_path, raised):
     if raised:
         assert lines[-1].endswith("evaluation.csv:2: holds a NUL byte: not a text file"), err
     else:
-        assert "3,221,225,472 bytes, over the limit of 1,024 MB" in lines[-1] and "KGEVAL_MAX_INPUT_MB" in lines[-1]
+        assert "5,368,709,120 bytes, over the limit of 4,096 MB" in lines[-1] and "KGEVAL_MAX_INPUT_MB" in lines[-1]
     assert seconds < 60, seconds
-    assert table.stat().st_size == 3 * GB
+    assert table.stat().st_size == 5 * GB
     assert not out.exists() or not [p.name for p in out.iterdir() if p.name.startswith(".kgeval-")]
 
 
@@ -112,8 +112,8 @@ def test_an_annotation_sheet_with_a_nul_byte_names_its_line(tmp_path):
 def test_a_config_over_the_size_limit_is_one_line(tmp_path):
     config = tmp_path / "big.yaml"
     config.write_text("seed: 0\n")
-    os.truncate(config, 2 * GB)
+    os.truncate(config, 5 * GB)
     rc, err, seconds = _kgeval(["validate-config", str(config)], tmp_path, address_space=3 * GB)
-    assert rc == 2 and err.strip().splitlines()[-1].startswith(f"kgeval: error: {config}: 2,147,483,648 bytes, "
-                                                               "over the limit of 1,024 MB"), err
+    assert rc == 2 and err.strip().splitlines()[-1].startswith(f"kgeval: error: {config}: 5,368,709,120 bytes, "
+                                                               "over the limit of 4,096 MB"), err
     assert seconds < 60

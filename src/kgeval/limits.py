@@ -10,7 +10,8 @@ such as pandas would otherwise read the whole file first and need many times its
 
 The limits are generous for every file the study uses and are raised with environment variables:
 
-* ``KGEVAL_MAX_INPUT_MB``: bytes of one input file (uncompressed), default 1024 MB;
+* ``KGEVAL_MAX_INPUT_MB``: bytes of one input file (uncompressed), default 4096 MB (a run file of FB-Test-O's
+  40,932 questions at the default run depth of 1,000 is about 1.4 GB);
 * ``KGEVAL_MAX_LINE_KB``: bytes of one line, default 1024 KB;
 * ``KGEVAL_MAX_ROWS``: lines of one file, default 100,000,000.
 """
@@ -31,7 +32,7 @@ from .errors import ConfigError, InputError
 MB, KB = 1 << 20, 1 << 10
 # name: (environment variable, default, unit in bytes, words)
 LIMITS: dict[str, tuple[str, int, int, str]] = {
-    "bytes": ("KGEVAL_MAX_INPUT_MB", 1024, MB, "MB"),
+    "bytes": ("KGEVAL_MAX_INPUT_MB", 4096, MB, "MB"),
     "line": ("KGEVAL_MAX_LINE_KB", 1024, KB, "KB"),
     "rows": ("KGEVAL_MAX_ROWS", 100_000_000, 1, "lines"),
 }
