@@ -137,10 +137,9 @@ def test_a_file_url_is_a_scheme_error(tmp_path):
     with pytest.raises(InputError, match=r"resources\.tsv:2: URL 'file:///etc/0+/passwd' has scheme 'file://': "
                                          r"only https:// \(or http://\) URLs are downloaded"):
         read_manifest(manifest)
-    res = Resource("x/f", "file:///etc/passwd", "a" * 64, -1)
-    with pytest.raises(KgevalError, match=r"x/f: URL 'file:///etc/passwd' has scheme 'file://'"):
-        download.fetch(res, tmp_path / "f")
-    assert not (tmp_path / "f").exists()
+    manifest.write_text(f"mirror_path\turl\tsha256\tbytes\nx/f\thttps://host.org/{SHA[:39]}/f\t{'a' * 64}\t1\n")
+    with pytest.raises(InputError, match=r"resources\.tsv:2: URL is not pinned to a commit"):
+        read_manifest(manifest)
 
 
 def test_a_full_disk_stops_fetch_before_the_next_source(tmp_path, monkeypatch):

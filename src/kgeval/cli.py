@@ -610,6 +610,8 @@ DESCRIPTION = ("kgeval: evaluate knowledge-graph-completion models the way infor
 EPILOG = """errors:
   A bad option, a missing or malformed input or a failed write is one line on stderr,
   'kgeval: error: <path>: <problem>', and a non-zero exit status; inputs are never changed.
+  An input over a limit is refused before it is parsed: KGEVAL_MAX_INPUT_MB (default 4096),
+  KGEVAL_MAX_LINE_KB (1024) and KGEVAL_MAX_ROWS (100000000) raise them; a NUL byte is refused.
 
 outputs:
   Outputs are written to temporary files and moved into place together when the command

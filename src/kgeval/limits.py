@@ -6,7 +6,8 @@ tables ``reanalyze`` reads) checks the file here before parsing it. The check st
 file of any size is refused in constant memory: a size over the limit by ``stat`` at once (compressed run files
 by what they expand to), a NUL byte, an over-long line or too many lines at the block that holds it. Parsers
 such as pandas would otherwise read the whole file first and need many times its size in memory (a header and
-2 GB of NUL bytes took ``reanalyze`` past 20 GB).
+2 GB of NUL bytes took ``reanalyze`` past 20 GB). A binary file that is read whole (a LibKGE checkpoint) is
+checked by its size (:func:`check_size`).
 
 The limits are generous for every file the study uses and are raised with environment variables:
 
@@ -38,6 +39,8 @@ LIMITS: dict[str, tuple[str, int, int, str]] = {
 }
 BLOCK = 8 * MB
 _OPENERS: dict[str, Callable[..., IO[bytes]]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+# other archives pandas reads (a run file may come as one): checked by their size only
+_SIZE_ONLY = (".zip", ".zst", ".tar")
 
 
 def limit(name: str) -> int:
@@ -67,17 +70,23 @@ def _open(path: Path) -> IO[bytes]:
     return opener(path, "rb") if opener is not None else open(path, "rb")
 
 
+def check_size(path: str | Path) -> None:
+    """Refuse a (binary) file over the size limit before it is read whole into memory; a missing file raises
+    the ``OSError`` of ``stat`` (``<path>: No such file or directory``), as a plain read would."""
+    path = Path(path)
+    size = path.stat().st_size
+    if size > limit("bytes"):
+        raise _refuse(path, None, "bytes", f"{size:,} bytes")
+
+
 def scan(path: str | Path, keep: bool = False) -> bytes:
     """Check ``path`` against every limit, streaming it block by block; return its (uncompressed) bytes when
     ``keep``, else ``b""``. A refusal is an :class:`InputError` naming the file, the line and the limit."""
     path = Path(path)
     max_bytes, max_line, max_rows = limit("bytes"), limit("line"), limit("rows")
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
-    if size > max_bytes:
-        raise _refuse(path, None, "bytes", f"{size:,} bytes")
+    check_size(path)
+    if path.suffix.lower() in _SIZE_ONLY and not keep:
+        return b""
     kept: list[bytes] = []
     total = rows = run = 0  # bytes so far, complete lines so far, bytes of the current line so far
     try:

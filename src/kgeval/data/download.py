@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ..errors import ChecksumError, KgevalError
 from ..io import atomic_path, sha256_file
-from .manifest import Resource, url_problem
+from .manifest import Resource
 
 log = logging.getLogger(__name__)
 
@@ -75,9 +75,6 @@ def _copy_hashed(src, dst: Path, progress: Callable[[int], None] | None = None) 
 
 
 def _from_url(res: Resource, tmp: Path, timeout: float, progress: Callable[[int], None] | None = None) -> str:
-    problem = url_problem(res.url)
-    if problem:  # urllib would also open file:// and ftp:// URLs
-        raise KgevalError(f"{res.mirror_path}: {problem}")
     req = urllib.request.Request(res.url, headers={"User-Agent": "kgeval"})
     with urllib.request.urlopen(req, timeout=timeout) as resp:
         return _copy_hashed(resp, tmp, progress)

@@ -105,7 +105,7 @@ from ..data.kg import SPLITS, KnowledgeGraph
 from ..data.manifest import Resource
 from ..errors import ChecksumError, ConfigError, CorruptFileError, InputError, KgevalError
 from ..io import set_aside
-from ..limits import read_text
+from ..limits import check_size, read_text
 from . import build_model
 from .base import KGEModel
 
@@ -283,6 +283,7 @@ def read_libkge_checkpoint(path: str | Path, sha256: str) -> dict[str, Any]:
     expected = _check_sha(sha256)
     if not path.is_file():
         raise CorruptFileError(path, "LibKGE checkpoint not found")
+    check_size(path)  # read whole below, to hash and unpickle the same bytes
     data = path.read_bytes()
     actual = hashlib.sha256(data).hexdigest()
     if actual != expected:
