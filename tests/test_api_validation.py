@@ -217,7 +217,7 @@ def test_an_option_and_its_argument_are_refused_in_the_same_words(option, keys, 
 
 def test_a_name_with_a_space_at_either_end_is_refused_by_the_command_too(capsys):
     assert main(["evaluate", "x.run", "--dataset", "Synth", "--out", "o", "--name", "Alpha "]) == 2
-    assert "argument --name: 'Alpha ': a name may not begin or end with a space" in capsys.readouterr().err
+    assert "argument --name: 'Alpha ': a name may not begin or end with whitespace" in capsys.readouterr().err
 
 
 # ---- item 4: config values ---------------------------------------------------------------------------------------

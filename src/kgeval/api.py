@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .arguments import check_flag, check_name, check_path, check_strings, kind_of, short_repr
-from .errors import BadTypeError, BadValueError, KgevalError, MeasureError
+from .errors import BadTypeError, BadValueError, InputError, KgevalError, MeasureError
 
 __all__ = ["TestCollection", "Result", "load_testset", "evaluate", "place", "compare", "resolve_measures",
            "DataUnavailableError", "data_files", "build_data"]
@@ -342,6 +342,16 @@ def _run_frame(run: pd.DataFrame | Mapping[str, Mapping[str, float]]) -> pd.Data
     return df
 
 
+def _as_given(exc: InputError, path: Path) -> InputError:
+    """An error about the temporary run file written from a DataFrame or dict, naming the ``run`` argument and
+    the offending row as written (qid Q0 docno rank score tag), not the temporary file the caller never saw."""
+    row = ""
+    if exc.line is not None:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        row = f" (row {lines[exc.line - 1]!r})" if 0 < exc.line <= len(lines) else ""
+    return InputError("run", None, f"{exc.problem}{row}")
+
+
 def _write_run(df: pd.DataFrame, path: Path, tag: str) -> Path:
     """The run as a TREC run file: kgeval reads every run through the same checked reader."""
     df = df.copy()
@@ -468,8 +478,13 @@ def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = 
         system = System(name, "run", path, {tc.base: path})
         folder = Path(out if out is not None else tmp) / "dumps" / name / tc.base
         files = {"tsv": str(tc.files["tsv"]), "questions": str(tc.files["questions"])}
-        meta = dump_system(system, kg, tc.base, files, folder, k=run_depth(tc.config, tc.base),
-                           allow_missing=allow_missing)
+        try:
+            meta = dump_system(system, kg, tc.base, files, folder, k=run_depth(tc.config, tc.base),
+                               allow_missing=allow_missing)
+        except InputError as exc:
+            if isinstance(run, str | os.PathLike) or exc.path != str(path):
+                raise
+            raise _as_given(exc, path) from None
         dump = load_dump(folder)
         ev = evaluate_dump(dump, qrels_at_depth(dump, tc.depth), kg.relation_category, trec_measures, families=True)
 

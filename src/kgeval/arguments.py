@@ -148,7 +148,7 @@ def label_problem(text: str) -> str | None:
     if bad is not None:
         return f"{text!r}: a name may not hold control characters"
     if text != text.strip():
-        return f"{text!r}: a name may not begin or end with a space"
+        return f"{text!r}: a name may not begin or end with whitespace"
     if "/" in text or "\\" in text or (os.altsep and os.altsep in text) or text in (".", ".."):
         return f"{text!r}: a name is a label, not a path (no '/', '\\', '.' or '..')"
     return None

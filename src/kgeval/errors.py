@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 
@@ -76,3 +77,26 @@ class MeasureError(KgevalError, ValueError):
     def __init__(self, name: str, problem: str, what: str = "measure"):
         self.name, self.problem = name, problem
         super().__init__(f"{what} {name!r}: {problem}")
+
+
+# the temporary names that outputs are written under (kgeval.io.OutputStage): a staging folder inside the output
+# folder, and ``.<name>.<8 random characters>.part`` beside a destination
+_STAGING = re.compile(r"/\.kgeval-staging-[A-Za-z0-9._-]+?-\d+-[a-z0-9_]{8}(?=/|\b)")
+_PART = re.compile(r"(?<![^/\s'\"(])\.([^/\s'\"]+?)\.[a-z0-9_]{8}\.part\b")
+
+
+def user_paths(text: str) -> str:
+    """``text`` with every staging folder or temporary ``.part`` file replaced by the output it becomes: an
+    error names the path the user gave or will find, never a temporary one."""
+    return _PART.sub(r"\1", _STAGING.sub("", text))
+
+
+def one_line(exc: BaseException) -> str:
+    """An error as ``<path>: <problem>`` on one line, naming the user's paths (:func:`user_paths`)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = exc.filename if exc.filename is not None else ""
+        text = f"{where}: {exc.strerror}" if where != "" else exc.strerror
+        text += f" (and {exc.filename2})" if exc.filename2 else ""
+    else:
+        text = " ".join(str(exc).split("\n")) or type(exc).__name__
+    return user_paths(text)

@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .errors import KgevalError, one_line
+
 # fontTools logs a line per font table it subsets whenever matplotlib writes a PDF
 QUIET_LOGGERS = ("fontTools", "matplotlib", "PIL", "numba", "h5py")
 
@@ -30,7 +32,9 @@ def setup_logging(log_file: str | None = None, level: int = logging.INFO, verbos
 
 
 def run_step(snakemake: Any, func: Callable[..., Any], **kwargs: Any) -> Any:
-    """Run ``func(**kwargs)`` with logging to ``snakemake.log[0]``; exceptions are logged, then re-raised."""
+    """Run ``func(**kwargs)`` with logging to ``snakemake.log[0]``. A kgeval error (bad input) ends the job with
+    the one line ``kgeval: error: <file>[:<line>]: <problem>`` in the log and on stderr and exit status 2; any
+    other exception is logged with its traceback and re-raised."""
     log_file = snakemake.log[0] if len(snakemake.log) else None
     setup_logging(log_file)
     threads = getattr(snakemake, "threads", None)
@@ -43,11 +47,32 @@ def run_step(snakemake: Any, func: Callable[..., Any], **kwargs: Any) -> Any:
     start = time.perf_counter()
     try:
         result = func(**kwargs)
+    except KgevalError as exc:
+        # bad input that kgeval reports on purpose (a run file's line, a config key): one line, as on the command
+        # line, in the job's log and on stderr (which Snakemake shows above its error summary), and no traceback
+        error_line(f"kgeval: error: {one_line(exc)}")
+        raise SystemExit(2) from None
     except Exception:
         log.exception("rule %s failed", getattr(snakemake, "rule", "?"))
         raise
     log.info("done in %.1f s", time.perf_counter() - start)
     return result
+
+
+def error_line(line: str) -> None:
+    """Write ``line`` as it is (without the log format's time and level) to every handler of the root logger:
+    the job's log file and stderr."""
+    handlers = [h for h in logging.getLogger().handlers if isinstance(h, logging.StreamHandler)]
+    for h in handlers:
+        h.acquire()
+        try:
+            h.flush()
+            h.stream.write(line + "\n")
+            h.flush()
+        finally:
+            h.release()
+    if not handlers:
+        print(line, file=sys.stderr)
 
 
 # seconds after a forwarded interrupt before a job that is still alive gets SIGTERM, and then SIGKILL

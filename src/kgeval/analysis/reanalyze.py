@@ -40,8 +40,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..cells import restore_text_columns
 from ..errors import InputError
 from ..io import atomic_open, write_csv, write_table
+from ..limits import read_csv as bounded_read_csv
 from ..metrics.registry import REGISTRY
 from . import families, figures, study
 from .selections import FIG3, FIG4, FIG5, FIG6, MACRO_STUDY, MICRO_STUDY, TABLE3, TABLE4
@@ -70,7 +72,7 @@ def read_table(path: Path, required: tuple[str, ...] = ("System",)) -> pd.DataFr
     Every cell is read as text first, the header as the first row: a system called ``NA``, ``None`` or ``01``
     keeps its name, and a column named twice is seen (pandas would rename the second ``micro_mr.1``)."""
     try:
-        raw = pd.read_csv(path, header=None, dtype=str, keep_default_na=False)
+        raw = restore_text_columns(bounded_read_csv(path, header=None, dtype=str, keep_default_na=False))
     except (pd.errors.ParserError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
         raise InputError(path, None, f"not a readable CSV table: {exc}") from exc
     return _typed(path, raw, required)

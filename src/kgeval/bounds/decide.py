@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..cells import neutralise_text_columns
 from ..data.kg import HEAD, KnowledgeGraph, infer_categories
 from ..io import write_csv
 from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
@@ -93,7 +94,7 @@ def write_next_judgments(kg: KnowledgeGraph, templates, triples: np.ndarray, the
     table["p"] = the_plan.p
     table["n_pairs"] = np.diff(the_plan.ptr)
     table["bears_on"] = bears_on
-    write_csv(table, out_sidecar)
+    write_csv(neutralise_text_columns(table), out_sidecar)
     return table
 
 

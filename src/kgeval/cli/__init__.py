@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from .. import __version__
-from ..errors import KgevalError
+from ..errors import KgevalError, one_line
 from ..progress import enable_bars
 from ..workflow import setup_logging
 from . import annotate, data, evaluate, tables  # each module registers its sub-commands
@@ -41,6 +41,8 @@ DESCRIPTION = ("kgeval: evaluate knowledge-graph-completion models the way infor
 EPILOG = """errors:
   A bad option, a missing or malformed input or a failed write is one line on stderr,
   'kgeval: error: <path>: <problem>', and a non-zero exit status; inputs are never changed.
+  An input over a limit is refused before it is parsed: KGEVAL_MAX_INPUT_MB (default 4096),
+  KGEVAL_MAX_LINE_KB (1024) and KGEVAL_MAX_ROWS (100000000) raise them; a NUL byte is refused.
 
 outputs:
   Outputs are written to temporary files and moved into place together when the command
@@ -53,15 +55,6 @@ outputs:
 
 example:
   kgeval evaluate FB-Test-S-C=my.run --dataset FB15k-237 --out eval/mine"""
-
-
-def one_line(exc: BaseException) -> str:
-    """An error as ``<path>: <problem>`` on one line."""
-    if isinstance(exc, OSError) and exc.strerror:
-        where = exc.filename if exc.filename is not None else ""
-        text = f"{where}: {exc.strerror}" if where != "" else exc.strerror
-        return text + (f" (and {exc.filename2})" if exc.filename2 else "")
-    return " ".join(str(exc).split("\n")) or type(exc).__name__
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -80,10 +80,11 @@ def _model_table(p: argparse.ArgumentParser):
         import pandas as pd
 
         from ..errors import InputError
+        from ..limits import read_csv as bounded_read_csv
         from ..tables.steps import QUALITY_COLUMNS, model_table_markdown
 
         try:
-            df = pd.read_csv(a.table)
+            df = bounded_read_csv(a.table)
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
             raise InputError(a.table, None, f"not a readable CSV table: {exc}") from None
         missing = [c for c in QUALITY_COLUMNS if c not in df.columns]

@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 
 from ..errors import ConfigError
+from ..limits import scan
 
 MAX_YAML_NODES = 1_000_000
 """Most values (scalars, lists and mappings, each alias counted as often as it is used) a YAML file read by kgeval
@@ -88,6 +89,7 @@ def load_config_file(path: str | Path) -> dict[str, Any]:
     file that is not a mapping is a one-line :class:`ConfigError`."""
     try:
         with open(path, encoding="utf-8") as fh:
+            scan(path)  # the size, line length and NUL bytes, before YAML reads it
             text = fh.read()
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None

@@ -8,6 +8,8 @@ only when its size and SHA-256 match the manifest; on a mismatch nothing is left
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import logging
 import os
@@ -24,6 +26,8 @@ from .manifest import Resource
 log = logging.getLogger(__name__)
 
 MIRROR_ENV = "KGEVAL_MIRROR"
+# errors of the destination (full disk, quota, read-only): fetching stops instead of trying another source
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
 
 
 def resolve_mirror(configured: str | None) -> Path | None:
@@ -32,17 +36,41 @@ def resolve_mirror(configured: str | None) -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+class _WriteFailed(Exception):
+    """Writing the destination failed (a full disk, a quota): another source cannot help, so fetching stops."""
+
+    def __init__(self, error: OSError):
+        super().__init__(str(error))
+        self.error = error
+
+
 def _copy_hashed(src, dst: Path, progress: Callable[[int], None] | None = None) -> str:
+    """Copy ``src`` to ``dst`` and return the SHA-256; a failed read raises as it is (the next source may
+    deliver), a failed write as :class:`_WriteFailed`."""
     h = hashlib.sha256()
-    with open(dst, "wb") as out:
+    try:
+        out = open(dst, "wb")
+    except OSError as exc:
+        raise _WriteFailed(exc) from None
+    try:
         while True:
             block = src.read(1 << 20)
             if not block:
                 break
             h.update(block)
-            out.write(block)
+            try:
+                out.write(block)
+            except OSError as exc:
+                raise _WriteFailed(exc) from None
             if progress is not None:
                 progress(len(block))
+        try:
+            out.close()  # flushes the last buffered bytes, which can fail too
+        except OSError as exc:
+            raise _WriteFailed(exc) from None
+    finally:
+        with contextlib.suppress(OSError):
+            out.close()
     return h.hexdigest()
 
 
@@ -87,9 +115,11 @@ def fetch(res: Resource, dest: str | Path, mirror: str | Path | None = None, pre
                 if res.size >= 0 and size != res.size:  # size < 0: not pinned, the SHA-256 alone decides
                     raise ChecksumError(f"{res.mirror_path} (from {where}: {size} bytes, expected {res.size})",
                                         res.sha256, digest)
+        except _WriteFailed as exc:  # the destination, not the source: no other source can help
+            raise OSError(exc.error.errno, exc.error.strerror, str(dest)) from None
         except (OSError, urllib.error.URLError, ValueError) as exc:
-            if isinstance(exc, OSError) and exc.filename is None and exc.strerror:  # a failed write (full disk)
-                exc = OSError(exc.errno, exc.strerror, str(dest))
+            if isinstance(exc, OSError) and exc.errno in WRITE_ERRNOS:  # the temporary file could not be made
+                raise OSError(exc.errno, exc.strerror, str(dest)) from None
             failures.append(f"{source}: {exc}")
             log.warning("could not fetch %s from %s: %s", res.mirror_path, source, exc)
             continue

@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..errors import InputError
+from ..limits import read_text
 
 HEADER = ["mirror_path", "url", "sha256", "bytes"]
 _SHA = re.compile(r"^[0-9a-f]{64}$")
@@ -25,6 +27,20 @@ class Resource:
     size: int
 
 
+SCHEMES = ("https", "http")
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` is not one kgeval downloads (a scheme other than https/http, no host), or None."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in SCHEMES:
+        scheme = f"scheme {parts.scheme + '://'!r}" if parts.scheme else "no scheme"
+        return f"URL {url!r} has {scheme}: only https:// (or http://) URLs are downloaded"
+    if not parts.hostname:
+        return f"URL {url!r} names no host"
+    return None
+
+
 def read_manifest(path: str | Path) -> dict[str, Resource]:
     """Read and validate a manifest; returns resources by ``mirror_path``.
 
@@ -32,8 +48,7 @@ def read_manifest(path: str | Path) -> dict[str, Resource]:
     """
     path = Path(path)
     resources: dict[str, Resource] = {}
-    with open(path, encoding="utf-8", newline="") as fh:
-        lines = fh.read().splitlines()
+    lines = read_text(path, "utf-8").splitlines()
     if not lines or lines[0].split("\t") != HEADER:
         raise InputError(path, 1, "expected header " + repr("\t".join(HEADER)))
     for lineno, line in enumerate(lines[1:], start=2):
@@ -49,8 +64,11 @@ def read_manifest(path: str | Path) -> dict[str, Resource]:
             raise InputError(path, lineno, f"not a lower-case hex SHA-256: {sha!r}")
         if not size.isdigit():
             raise InputError(path, lineno, f"size is not a non-negative integer: {size!r}")
-        if not url.startswith(("https://", "http://")) or not _COMMIT.search(url):
-            raise InputError(path, lineno, f"URL is not pinned to a commit: {url!r}")
+        problem = url_problem(url)
+        if problem:
+            raise InputError(path, lineno, problem)
+        if not _COMMIT.search(url):
+            raise InputError(path, lineno, f"URL is not pinned to a commit (no 40-hex path segment): {url!r}")
         if mirror_path in resources:
             raise InputError(path, lineno, f"duplicate mirror_path {mirror_path!r}")
         resources[mirror_path] = Resource(mirror_path, url, sha, int(size))

@@ -96,6 +96,76 @@ def _true_pairs(rng, score: np.ndarray, category: str, nn_quantile: float) -> li
     return pairs
 
 
+class _TripleKeys:
+    """Triples (h, r, t) as one int64 each, ordered as the tuples are: ``(h * R + r) * N + t``."""
+
+    def __init__(self, num_entities: int, num_relations: int):
+        self.n, self.r = num_entities, num_relations
+
+    def of(self, h, r, t) -> np.ndarray:
+        return (np.asarray(h, np.int64) * self.r + r) * self.n + t
+
+    def sorted(self, triples: np.ndarray) -> np.ndarray:
+        return np.unique(self.of(triples[:, 0], triples[:, 1], triples[:, 2]))
+
+    def triples(self, keys: np.ndarray) -> np.ndarray:
+        hr, t = np.divmod(keys, self.n)
+        h, r = np.divmod(hr, self.r)
+        return np.stack([h, r, t], 1)
+
+
+#: candidates scored at once while pooling (questions x entities), which bounds the pooling's memory
+POOL_BLOCK = 1 << 22
+
+
+def _pool_side(sample: np.ndarray, side: int, noisy: np.ndarray, etype: np.ndarray, dom_t: np.ndarray,
+               ran_t: np.ndarray, in_kg: np.ndarray, filtered: np.ndarray, keys: _TripleKeys, seed: int,
+               spec: SynthSpec) -> tuple[np.ndarray, np.ndarray]:
+    """One simulated system's top ``pool_depth`` candidates of every sample question on one side (0: the head
+    is asked, 1: the tail), as ``(triple keys, ranks)``; a rank counts the candidates in the graph that are not
+    the macro filter's known answers (test answers count).
+
+    A candidate's score is ``noisy[c] . (w_r * noisy[anchor])``, less 1e3 outside the relation's domain (range)
+    for a typed system, and -inf outside the graph; candidates come in stable order of decreasing score.
+    """
+    n = len(noisy)
+    h, r, t = sample[:, 0], sample[:, 1], sample[:, 2]
+    anchor, want_type = (t, dom_t[r]) if side == 0 else (h, ran_t[r])
+    rels, which = np.unique(r, return_inverse=True)  # each relation's weights from its own seeded stream
+    w = np.stack([np.random.default_rng([seed, 1000 + int(x)]).normal(size=spec.dim) for x in rels])[which]
+    # the top pool_depth lie within the first pool_depth + (most filter answers of one question) candidates
+    fh, fr, ft = keys.triples(filtered).T
+    asked = np.unique(fr * n + (ft if side == 0 else fh), return_counts=True)[1]
+    depth = min(n, spec.pool_depth + int(asked.max(initial=0)))
+    out_keys, out_ranks = [], []
+    step = max(1, POOL_BLOCK // max(n, 1))
+    for lo in range(0, len(sample), step):
+        sl = slice(lo, lo + step)
+        v = w[sl] * noisy[anchor[sl]]
+        sc = v @ noisy.T  # one product for a block of questions, not one per question
+        sc[etype[None, :] != want_type[sl, None]] -= 1e3  # a typed system prefers the domain (range)
+        sc[:, ~in_kg] = -np.inf
+        order = np.argsort(-sc, axis=1, kind="stable")[:, :depth]
+        cand = keys.of(order, r[sl, None], t[sl, None]) if side == 0 else keys.of(h[sl, None], r[sl, None], order)
+        # ranks count macro-filter candidates (test answers included): the filter's answers and entities outside
+        # the graph are skipped
+        ok = in_kg[order] & ~_member(cand, filtered)
+        rank = np.cumsum(ok, axis=1)
+        take = ok & (rank <= spec.pool_depth)
+        out_keys.append(cand[take])
+        out_ranks.append(rank[take])
+    return (np.concatenate(out_keys) if out_keys else np.zeros(0, np.int64),
+            np.concatenate(out_ranks) if out_ranks else np.zeros(0, np.int64))
+
+
+def _member(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    """Whether each of ``values`` is in the sorted array ``sorted_keys``."""
+    if not len(sorted_keys):
+        return np.zeros(values.shape, bool)
+    pos = np.minimum(np.searchsorted(sorted_keys, values), len(sorted_keys) - 1)
+    return sorted_keys[pos] == values
+
+
 def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None) -> dict[str, Path]:
     """Write a synthetic dataset into ``out_dir``; return the path of each role file."""
     spec = spec or SynthSpec()
@@ -156,42 +226,32 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
         fh.write("\n".join(str(i) for i in idx.tolist()) + "\n")
     write_rows(paths["samples"], named(sample))
 
-    true_set = {tuple(t) for t in true.tolist()}
-    known_set = {tuple(t) for t in observed.tolist()}
-    filtered = {tuple(t) for t in np.concatenate([train, valid]).tolist()}  # the macro filter
-    depth: dict[tuple[int, int, int], int] = {}
+    dom_t = np.array([int(d[2:]) for d in rel_dom])
+    ran_t = np.array([int(t[2:]) for t in rel_rng])
+    keys = _TripleKeys(n, spec.num_relations)
+    filtered = keys.sorted(np.concatenate([train, valid]))  # the macro filter
+    known = keys.sorted(observed)
+    found_keys, found_ranks = [], []
     for system in range(spec.pool_systems):
         noise_rng = np.random.default_rng([seed, system])
         noisy = z + spec.pool_noise * noise_rng.normal(size=z.shape) * (0.5 + system / spec.pool_systems)
-        for h, r, t in sample.tolist():
-            dom_e, ran_e = members[int(rel_dom[r][2:])], members[int(rel_rng[r][2:])]
-            w = np.random.default_rng([seed, 1000 + r]).normal(size=spec.dim)
-            for side in (0, 1):  # 0: (?, r, t); 1: (h, r, ?)
-                if side == 0:
-                    cand, sc = np.arange(n), noisy @ (w * noisy[t])
-                    sc[np.setdiff1d(np.arange(n), dom_e)] -= 1e3  # a typed system prefers the domain
-                    sc[~in_kg] = -np.inf
-                    triple_of = [(int(c), r, t) for c in range(n)]
-                else:
-                    cand, sc = np.arange(n), noisy @ (w * noisy[h])
-                    sc[np.setdiff1d(np.arange(n), ran_e)] -= 1e3
-                    sc[~in_kg] = -np.inf
-                    triple_of = [(h, r, int(c)) for c in range(n)]
-                order = cand[np.argsort(-sc, kind="stable")]
-                rank = 0
-                for c in order.tolist():
-                    tr = triple_of[c]
-                    if tr in filtered or not in_kg[c]:
-                        continue  # ranks count macro-filter candidates (test answers included)
-                    rank += 1
-                    if rank > spec.pool_depth:
-                        break
-                    if tr not in known_set:  # the pool holds candidates that are not known facts
-                        depth[tr] = min(depth.get(tr, rank), rank)
-    pooled = sorted(depth)
-    rows = [(*named(np.array([s]))[0], "Y") for s in sample.tolist()]
-    rows += [(*named(np.array([p]))[0], "Y" if p in true_set else "N") for p in pooled]
+        for side in (0, 1):  # 0: (?, r, t); 1: (h, r, ?)
+            k, r = _pool_side(sample, side, noisy, etype, dom_t, ran_t, in_kg, filtered, keys, seed, spec)
+            fresh = ~_member(k, known)  # the pool holds candidates that are not known facts
+            found_keys.append(k[fresh])
+            found_ranks.append(r[fresh])
+    # each pooled triple at its best (lowest) rank over the systems and sides, in (head, relation, tail) order
+    found_keys, found_ranks = np.concatenate(found_keys), np.concatenate(found_ranks)
+    by = np.lexsort((found_ranks, found_keys))
+    first = np.ones(len(by), bool)
+    first[1:] = found_keys[by][1:] != found_keys[by][:-1]
+    pooled_keys, pooled_depth = found_keys[by][first], found_ranks[by][first]
+    pooled = keys.triples(pooled_keys)
+    is_true = np.isin(pooled_keys, keys.sorted(true))
+    pooled_names, sample_names = named(pooled), named(sample)
+    rows = [(*s, "Y") for s in sample_names]
+    rows += [(*p, "Y" if t else "N") for p, t in zip(pooled_names, is_true.tolist())]
     perm = rng.permutation(len(rows))
     write_rows(paths["annotations"], [rows[i] for i in perm])
-    write_rows(paths["pooling_depth"], [(*named(np.array([p]))[0], depth[p]) for p in pooled])
+    write_rows(paths["pooling_depth"], [(*p, d) for p, d in zip(pooled_names, pooled_depth.tolist())])
     return paths

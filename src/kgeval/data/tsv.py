@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..io import atomic_open
+from ..limits import read_text
 
 log = logging.getLogger(__name__)
 
@@ -25,12 +26,8 @@ def iter_rows(path: str | Path, ncols: int | tuple[int, ...],
     path = Path(path)
     allowed = (ncols,) if isinstance(ncols, int) else ncols
     required = min(allowed) if required is None else required
-    try:
-        # utf-8-sig: a byte-order mark (spreadsheets write one) is dropped, not read into the first field
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise InputError(path, line, f"not valid UTF-8: {exc.reason}") from exc
+    # utf-8-sig: a byte-order mark (spreadsheets write one) is dropped, not read into the first field
+    text = read_text(path, "utf-8-sig")
     for lineno, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue

@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.resampling import bootstrap_weights, resample_means
+from ..cells import write_sheet_csv
 from ..data.kg import KnowledgeGraph
 from ..errors import InputError
-from ..io import atomic_open, write_csv
+from ..io import atomic_open
 from ..metrics.evaluate import evaluate, qrels_at_depth
 from ..metrics.kendall import bca_interval
 from ..metrics.steps import summary_frame
@@ -102,7 +103,7 @@ def evaluate_systems(systems: list[System], kg: KnowledgeGraph, testsets: dict[s
             log.info("%s on %s: micro MRR %.4f, macro MRR %.4f", system.name, t, ev.summary["micro_mrr"],
                      ev.summary["macro_mrr"])
     table = pd.concat(rows, ignore_index=True)
-    write_csv(table, out / "evaluation.csv")
+    write_sheet_csv(table, out / "evaluation.csv")
     write_summary(table, metas, out / "summary.md", repeats)
     return table, metas
 

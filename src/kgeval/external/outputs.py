@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from ..bounds.placement import column_prefix, one_against_many, pair_columns
+from ..cells import write_sheet_csv
 from ..data.kg import KnowledgeGraph
-from ..io import write_csv
 from ..metrics.evaluate import qrels_at_depth
 from ..pools.annotation import export_batch, load_templates
 from ..scores.dumps import load_dump
@@ -61,7 +61,7 @@ def study_files(options: Options, testsets: list[str], names: list[str]) -> tupl
         return None, reference.missing_note(options.reference, options.results, testsets)
     if ref.kind == "authors":
         for t, table in ref.tables.items():
-            clash = sorted(set(names) & set(table["System"].astype(str)))
+            clash = placement.name_clashes(names, table["System"].astype(str))
             if clash:
                 from ..errors import InputError
 
@@ -94,14 +94,14 @@ def write_outputs(out: str | Path, kg: KnowledgeGraph, table: pd.DataFrame, meta
         extra.append(text)
         tex_notes.append(text)
     if len(placed):
-        write_csv(placed, out / "placement.csv")
+        write_sheet_csv(placed, out / "placement.csv")
         placement.placement_figure(placed, out / "placement.png")
         written.update(placement=out / "placement.csv", placement_png=out / "placement.png")
     cats = breakdown.category_table(evals)
     if len(cats):
-        write_csv(cats, out / "per_category.csv")
+        write_sheet_csv(cats, out / "per_category.csv")
         written["per_category"] = out / "per_category.csv"
-    write_csv(breakdown.relation_table(evals, kg), out / "per_relation.csv")
+    write_sheet_csv(breakdown.relation_table(evals, kg), out / "per_relation.csv")
     written["per_relation"] = out / "per_relation.csv"
 
     if options.pooled is not None:
@@ -191,8 +191,8 @@ def _pool_coverage(out: Path, kg: KnowledgeGraph, evaluations: dict, options: Op
     questions = pd.concat(per_q, ignore_index=True)
     triples = pd.concat(per_t, ignore_index=True)
     first = ["System", "TestSet"]
-    write_csv(questions[first + [c for c in questions.columns if c not in first]], out / "unjudged_questions.csv")
-    write_csv(triples[first + [c for c in triples.columns if c not in first]], out / "unjudged.csv")
+    write_sheet_csv(questions[first + [c for c in questions.columns if c not in first]], out / "unjudged_questions.csv")
+    write_sheet_csv(triples[first + [c for c in triples.columns if c not in first]], out / "unjudged.csv")
     written.update(unjudged_questions=out / "unjudged_questions.csv", unjudged=out / "unjudged.csv")
     shares = questions.groupby("System", sort=False)["unjudged_share"].mean()
     text = (f"Pool coverage on {options.pooled} (top {options.k}, unjudged_questions.csv / unjudged.csv): "

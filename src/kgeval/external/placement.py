@@ -73,10 +73,20 @@ def study_systems(files: dict[str, Path]) -> pd.DataFrame:
     return df
 
 
+def name_clashes(names, study) -> list[str]:
+    """The study system names in ``study`` that one of ``names`` takes, compared up to case and surrounding or
+    repeated whitespace (``'Alpha '`` takes ``Alpha``: a reader of the tables could not tell them apart)."""
+    def key(name) -> str:
+        return " ".join(str(name).split()).casefold()
+
+    ours = {key(n) for n in names}
+    return sorted({str(s) for s in study if key(s) in ours})
+
+
 def check_names(files: dict[str, dict[str, Path]], names: list[str]) -> None:
     """An evaluated system may not carry a study system's name (its rows would be indistinguishable)."""
     for f in files.values():
-        clash = sorted(set(names) & set(study_systems(f)["System"].astype(str)))
+        clash = name_clashes(names, study_systems(f)["System"].astype(str))
         if clash:
             raise InputError(f["evaluation"], None, f"system name {clash[0]!r} is also a study system here; "
                                                     "label yours with --name")

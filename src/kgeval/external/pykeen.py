@@ -31,6 +31,8 @@ import torch
 
 from ..data.kg import TAIL, KnowledgeGraph
 from ..errors import InputError, KgevalError
+from ..limits import read_csv as bounded_read_csv
+from ..models.checkpoint import load_refusal
 
 MODEL_FILE = "trained_model.pkl"
 LABELS = "training_triples"
@@ -66,7 +68,7 @@ def _label_map(path: Path, ours: list[str], what: str) -> np.ndarray:
     if not path.is_file():
         raise InputError(path, None, f"missing: the {what} labels of the PyKEEN model (save_to_directory writes them "
                                      "with save_training=True)")
-    df = pd.read_csv(path, sep="\t", dtype={"label": str}, keep_default_na=False)
+    df = bounded_read_csv(path, sep="\t", dtype={"label": str}, keep_default_na=False)
     if not {"label", "id"} <= set(df.columns):
         raise InputError(path, 1, "expected the columns id, label (PyKEEN's to_path_binary layout)")
     out = np.full(len(ours), -1, np.int64)
@@ -138,7 +140,7 @@ def load_pykeen(folder: str | Path, kg: KnowledgeGraph) -> PyKEENScorer:
     try:
         model = torch.load(folder / MODEL_FILE, map_location="cpu", weights_only=False)
     except Exception as exc:  # noqa: BLE001 - any unpickling failure is one line naming the file
-        raise InputError(folder / MODEL_FILE, None, f"cannot load the PyKEEN model: {exc}") from None
+        raise InputError(folder / MODEL_FILE, None, f"cannot load the PyKEEN model: {load_refusal(exc)}") from None
     if not hasattr(model, "predict_t"):
         raise InputError(folder / MODEL_FILE, None, f"not a PyKEEN model ({type(model).__name__})")
     return PyKEENScorer(model, ent, rel)

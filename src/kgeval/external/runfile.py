@@ -37,6 +37,7 @@ from ..data.questions import AnswerIndex, Questions, load_questions
 from ..data.testsets import TestSet
 from ..errors import InputError
 from ..io import sha256_file
+from ..limits import scan
 from ..scores.dumps import save_ranking
 from ..scores.ranking import Judged, Ranking, docno_ranks, judged_entities, macro_filter
 
@@ -73,6 +74,7 @@ def _first(path: Path, mask: np.ndarray, line: np.ndarray, problem) -> None:
 def _read_columns(path: Path) -> pd.DataFrame:
     """Every line as seven string columns (a seventh non-empty field means too many); a blank line keeps its row
     so that row i is line i + 1, and is dropped afterwards."""
+    scan(path)  # the size, lines and NUL bytes, before pandas reads it all
     try:
         df = pd.read_csv(path, sep=r"\s+", header=None, names=range(7), dtype=str, keep_default_na=False,
                          na_filter=False, skip_blank_lines=False, engine="c", compression="infer",

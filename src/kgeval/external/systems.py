@@ -16,6 +16,7 @@ Models are scored on every test set of the dataset through the same dump step as
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from dataclasses import dataclass, field
@@ -23,7 +24,8 @@ from pathlib import Path
 
 from ..data.kg import KnowledgeGraph
 from ..errors import InputError
-from ..io import read_json, sha256_file
+from ..io import sha256_file
+from ..limits import read_text
 from . import pykeen as pykeen_io
 from .runfile import dump_run
 
@@ -110,8 +112,9 @@ def load_scorer(system: System, kg: KnowledgeGraph):
         # a user's checkpoint is input, not a derived file: every problem is an error naming it, and the file
         # and its sidecar are never set aside as corrupt (only the pipeline's own checkpoints are)
         side = Path(str(system.path) + ".json")
+        text = read_text(side, "utf-8")
         try:
-            info = read_json(side)
+            info = json.loads(text)
         except ValueError as exc:
             raise InputError(side, None, f"not a kgeval checkpoint sidecar: malformed JSON ({exc})") from None
         if not isinstance(info, dict):

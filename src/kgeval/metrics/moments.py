@@ -9,13 +9,10 @@ without weights Var[M] = Σ Var_i / n².
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 from scipy import special
-
-if TYPE_CHECKING:
-    from .rank_based import RankBasedMetric
 
 
 class NoClosedFormError(ValueError):
@@ -111,9 +108,9 @@ def effective_n(weights: np.ndarray | None, n: int) -> float:
     return float(w.sum() ** 2 / np.sum(w ** 2))
 
 
-def resample_values(metric: RankBasedMetric, components: np.ndarray, weights: np.ndarray,
+def resample_values(metric: Any, components: np.ndarray, weights: np.ndarray,
                     n: np.ndarray | None = None) -> np.ndarray:
-    """The metric on many resamples of the items at once.
+    """The metric (a :class:`~kgeval.metrics.rank_based.RankBasedMetric`) on many resamples of the items at once.
 
     ``components``: (n_items, C) for one system or (n_items, S, C) for S systems (``metric.components`` of each
     system stacked on axis 1); ``weights``: (R, n_items) multiplicities of the items in R resamples (bootstrap

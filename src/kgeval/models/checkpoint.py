@@ -12,6 +12,8 @@ reported by name. Loading for another dataset or other settings is refused with 
 from __future__ import annotations
 
 import io
+import pickle
+import re
 from pathlib import Path
 from typing import Any
 
@@ -109,11 +111,33 @@ def _read_verified(path: Path, map_location: str | torch.device) -> dict[str, An
                                      "truncated or corrupted checkpoint")
     try:
         state = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as exc:  # objects beyond tensors and containers: possibly code, never run
+        raise CorruptFileError(path, f"refused: {load_refusal(exc)}") from None
     except Exception as exc:  # torch raises several types for damaged archives
-        raise CorruptFileError(path, f"unreadable checkpoint: {exc}") from exc
+        raise CorruptFileError(path, f"unreadable checkpoint: {load_refusal(exc)}") from exc
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise CorruptFileError(path, "not a kgeval checkpoint")
     return state
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+# sentences of torch's refusal that advise loading the file anyway (weights_only=False runs any code the file
+# holds; allow-listing its globals trusts them): a security refusal never passes that advice on
+_ADVICE = re.compile(r"weights_only|torch\.load|trust|safe_globals|can still be loaded|load failed|arbitrary code|"
+                     r"In PyTorch \d", re.IGNORECASE)
+
+
+def load_refusal(exc: BaseException) -> str:
+    """torch's load error as one plain line: colour codes removed and its advice to load the file unsafely left
+    out, keeping what it found (``unsupported GLOBAL posix.system …``)."""
+    text = _ANSI.sub("", str(exc))
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+    kept = [s for s in sentences if not _ADVICE.search(s)]
+    found = " ".join(kept) or type(exc).__name__
+    if isinstance(exc, pickle.UnpicklingError):
+        return (f"the file holds objects other than tensors and plain containers, which could run code when "
+                f"loaded ({found}); kgeval does not load it")
+    return found
 
 
 def resolve_device(device: str | None = "auto") -> torch.device:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import torch
 
 from ...data.kg import SPLITS, KnowledgeGraph
 from ...errors import InputError
+from ...limits import read_text
 from .errors import LibKGEError
 
 
@@ -17,7 +19,7 @@ def read_ids(path: str | Path) -> list[str]:
     path = Path(path)
     by_index: dict[int, tuple[str, int]] = {}
     seen: dict[str, int] = {}
-    with open(path, encoding="utf-8", newline="") as fh:
+    with io.StringIO(read_text(path, "utf-8"), newline="") as fh:
         for lineno, line in enumerate(fh, start=1):
             line = line.rstrip("\n").rstrip("\r")
             if not line:

@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from ...errors import ChecksumError, ConfigError, CorruptFileError
+from ...limits import check_size
 from .errors import UnsafeCheckpointError
 
 _SHA = re.compile(r"^[0-9a-f]{64}$")
@@ -182,6 +183,7 @@ def read_libkge_checkpoint(path: str | Path, sha256: str) -> dict[str, Any]:
     expected = _check_sha(sha256)
     if not path.is_file():
         raise CorruptFileError(path, "LibKGE checkpoint not found")
+    check_size(path)  # read whole below, to hash and unpickle the same bytes
     data = path.read_bytes()
     actual = hashlib.sha256(data).hexdigest()
     if actual != expected:

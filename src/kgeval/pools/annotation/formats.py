@@ -8,8 +8,10 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from ...cells import neutralise, restore
 from ...errors import InputError
 from ...io import atomic_open
+from ...limits import read_text
 
 EXPORT_HEADER = ["batch", "item", "head_id", "relation", "tail_id", "head_name", "tail_name", "question",
                  "label", "source_link", "note"]
@@ -45,16 +47,10 @@ Triple = tuple[str, str, str]
 def _read_sheet(path: str | Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """Header and ``(first line number, stripped fields)`` rows of a TSV written by us or a spreadsheet.
 
-    Fully blank rows are skipped; a BOM and CRLF/CR endings are accepted; quoted fields are unquoted."""
+    Fully blank rows are skipped; a BOM and CRLF/CR endings are accepted; quoted fields are unquoted, and the
+    quote :func:`_write_sheet_to` put before a formula start is removed (``kgeval.cells.restore``)."""
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from exc
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, data[: exc.start].count(b"\n") + 1, f"not valid UTF-8: {exc.reason}") from exc
+    text = read_text(path, "utf-8-sig")
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t", quotechar='"', strict=True)
     header: list[str] | None = None
     rows: list[tuple[int, list[str]]] = []
@@ -66,7 +62,7 @@ def _read_sheet(path: str | Path) -> tuple[list[str], list[tuple[int, list[str]]
             break
         except csv.Error as exc:
             raise InputError(path, start, f"malformed quoting: {exc}") from exc
-        fields = [f.strip() for f in raw]
+        fields = [restore(f.strip()) for f in raw]
         if not any(fields):
             continue
         if header is None:
@@ -87,6 +83,10 @@ def _write_sheet(out: str | Path, header: list[str], rows: Iterable[list[str]]) 
 
 def _write_sheet_to(fh, header: list[str], rows: Iterable[list[str]]) -> None:
     writer = csv.writer(fh, delimiter="\t", quotechar='"', quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
+    # the minimal quoting leaves a bare CR unquoted (it quotes only the line terminator, LF), and a reader
+    # would end the row there: a row with a CR in a cell is written fully quoted
+    quoted = csv.writer(fh, delimiter="\t", quotechar='"', quoting=csv.QUOTE_ALL, lineterminator="\n")
     writer.writerow(header)
-    for row in rows:
-        writer.writerow(row)
+    for row in rows:  # every column of a sheet is text: a formula start gets a quote (kgeval.cells)
+        cells = [neutralise(str(cell)) for cell in row]
+        (quoted if any("\r" in c for c in cells) else writer).writerow(cells)
