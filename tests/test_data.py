@@ -36,7 +36,7 @@ def write(path: Path, text: str, newline: str = "\n") -> Path:
 # ---- manifest ---------------------------------------------------------------------------------------------
 def test_repo_manifest_equals_shared_manifest():
     ours = read_manifest(ROOT / "config/resources.tsv")
-    assert len(ours) == 33
+    assert len(ours) == 36
     if MIRROR is not None:
         assert ours == read_manifest(MIRROR / "MANIFEST.tsv")
 
