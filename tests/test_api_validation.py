@@ -332,3 +332,14 @@ def test_messages_quote_a_huge_value_in_a_few_characters(capsys, tmp_path):
     assert len(short_repr([big, big])) < 100
     rc, err = _validate(capsys, _config(tmp_path, f"analysis/per_relation_system: {big}"))
     assert rc == 2 and len(err) < 300 and "config key analysis/per_relation_system" in err
+
+
+def test_argument_bounds_of_an_older_workflow_folder_come_from_kgevals_own_schema(tmp_path):
+    """A workflow folder whose schema predates an argument's bounds (no ``$defs/arguments``) still gets them."""
+    from kgeval.config import schema_bound
+
+    old = tmp_path / "config" / "schema.yaml"
+    old.parent.mkdir()
+    old.write_text("properties:\n  analysis:\n    properties:\n      tukey_trials: {type: integer, minimum: 10}\n")
+    assert schema_bound(("arguments", "bootstrap"), old).bounds() == (20, 100_000)
+    assert schema_bound(("analysis", "tukey_trials"), old).bounds() == (10, None)

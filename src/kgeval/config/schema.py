@@ -55,16 +55,25 @@ def schema_key(schema: str | Path, keys: tuple[str, ...]) -> dict[str, Any]:
     return node
 
 
+def own_schema_file() -> Path:
+    """config/schema.yaml of the source tree kgeval runs from: the schema this code was written against."""
+    return Path(__file__).resolve().parents[3] / "config" / "schema.yaml"
+
+
 def schema_file(folder: str | Path | None = None) -> Path:
     """config/schema.yaml of ``folder`` (default: the working folder), else of the source tree kgeval runs from."""
     here = Path(folder or ".") / "config" / "schema.yaml"
-    return here if here.is_file() else Path(__file__).resolve().parents[3] / "config" / "schema.yaml"
+    return here if here.is_file() else own_schema_file()
 
 
 def schema_bound(keys: tuple[str, ...], schema: str | Path | None = None) -> Bounded:
     """The bounds of one numeric key of the schema (``("analysis", "tukey_trials")``, ``("arguments",
-    "bootstrap")``): what an option or an API argument standing for it accepts."""
-    return Bounded.from_schema(schema_key(schema or schema_file(), keys))
+    "bootstrap")``): what an option or an API argument standing for it accepts. A key the given schema lacks (a
+    workflow folder of an older kgeval) is read from kgeval's own schema."""
+    try:
+        return Bounded.from_schema(schema_key(schema or schema_file(), keys))
+    except KeyError:
+        return Bounded.from_schema(schema_key(own_schema_file(), keys))
 
 
 def _fill_and_check(instance: dict[str, Any], sub_schema: dict[str, Any], root: dict[str, Any]) -> None:
