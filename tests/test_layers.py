@@ -24,6 +24,7 @@ LAYERS = [
     {"config"},
     {"analysis"},
     {"bounds"},
+    {"sampling"},
     {"kp"},
     {"tables"},
     {"external"},
