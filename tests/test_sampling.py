@@ -20,7 +20,7 @@ def instance(seed=0, S=3, Q=4, k=3, n_ent=5):
     rng = np.random.default_rng(seed)
     lists = np.stack([np.stack([rng.permutation(n_ent)[:k] for _ in range(Q)]) for _ in range(S)])
     keys = np.unique((np.arange(Q)[None, :, None] * n_ent + lists).ravel())
-    item_q, ent = keys // n_ent, keys % n_ent
+    item_q = keys // n_ent
     ranks = np.zeros((S, keys.size), np.int64)
     for s in range(S):
         for q in range(Q):
