@@ -311,7 +311,7 @@ def get_final_outputs():
     out += expand("results/pools/{testset}/coverage.csv", testset=POOLED_SETS)
     out += expand("results/annotations/{testset}/batch.tsv", testset=POOLED_SETS)
     out += get_bounds_outputs()
-    out += get_sampling_outputs()
+    out += expand("results/sampling/{t}/sampling_{f}", t=POOLED_SETS, f=SAMPLING_FILES)
     exported = config["evaluation"]["trec_export"]["test_sets"]
     out += expand("results/trec/{testset}/qrels.txt", testset=exported)
     out += expand("results/trec/{testset}/{model}.run", testset=exported, model=SYSTEMS)

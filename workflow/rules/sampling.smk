@@ -2,17 +2,12 @@
 # probabilities (issue 42): the plan over the published judgments' unknowns and the simulation on the hidden
 # published labels, on every pooled test set.
 
-
-def get_sampling_outputs():
-    """The plan and the simulation's figure of every pooled test set (their rules write the rest)."""
-    if not config["sampling"]["enabled"]:
-        return []
-    out = expand("results/sampling/{testset}/sampling_plan.tsv", testset=POOLED_SETS)
-    if config["sampling"]["simulation"]:
-        out += expand(
-            "results/sampling/{testset}/sampling_coverage.png", testset=POOLED_SETS
-        )
-    return out
+# what rule all asks of every pooled test set (the rules write the rest)
+SAMPLING_FILES = (
+    ["plan.tsv"] + ["coverage.png"] * config["sampling"]["simulation"]
+    if config["sampling"]["enabled"]
+    else []
+)
 
 
 rule sampling_plan:
