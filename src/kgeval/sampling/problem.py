@@ -15,8 +15,8 @@ from .estimate import Estimate, difference, question_difference
 
 
 class Problem:
-    """One metric on the hidden universe: the per-unit variances under a prior, the true Δ and the estimator of
-    a draw, for items (linear) or questions (max)."""
+    """One metric on candidates whose state marks the unknowns (−1): per pair the true Δ (``true``, from
+    ``truth``), per unit and pair the variances under a prior, and the estimate from a draw."""
 
     def __init__(self, cand: Candidates, truth: np.ndarray, metric: str, rbp_p: float = 0.8, mc_draws: int = 64,
                  seed: int = 0):
