@@ -96,3 +96,14 @@ def test_reduced_simulation_covers_with_a_right_and_a_wrong_prior():
     assert overall["coverage"].between(0.93, 0.97).all()
     assert (tab["wrong_sign"] <= 0.05).all()
     assert set(tab["design"]) == {"optimal", "uniform", "pair_optimal"}
+
+
+def test_plan_pairs_of_one_system_against_the_others():
+    from kgeval.errors import InputError
+    from kgeval.sampling.steps import _pair_columns
+
+    systems = ["a", "b", "c", "d"]
+    np.testing.assert_array_equal(_pair_columns(systems, None), np.arange(6))
+    np.testing.assert_array_equal(_pair_columns(systems, "c"), [1, 3, 5])  # (a, c), (b, c), (c, d)
+    with pytest.raises(InputError, match="sampling.against 'x'"):
+        _pair_columns(systems, "x")
