@@ -147,3 +147,10 @@ def test_unsampled_labels_are_never_read():
     # hand computation: 0.5·0.2 + 0.25·0.5 + 0.25·0.9 + 0.5·0.8/0.5 + 0.25·(−0.9)/1
     assert a.delta[0] == pytest.approx(0.1 + 0.125 + 0.225 + 0.8 - 0.225)
     assert a.var[0] == pytest.approx(0.5 * 0.25 * 0.64 / 0.25)
+
+
+def test_interval_uses_student_t_on_the_sampled_units():
+    e = est.Estimate(np.array([1.0, 1.0, 1.0]), np.array([0.25, 0.25, 0.25]), np.array([1, 2, 1000]))
+    assert np.isinf(e.half_width[0]) and not e.decided[0]  # one unit: no interval
+    assert e.half_width[1] == pytest.approx(12.706205 * 0.5, rel=1e-6)  # t(0.975, 1)
+    assert e.half_width[2] == pytest.approx(1.962339 * 0.5, rel=1e-5)  # t(0.975, 999), nearly normal

@@ -85,4 +85,4 @@ def _question(pb: Problem, mu, pi, incl, sub, cols) -> Estimate:
     """Questions outside ``sub`` (π = 0) hold no unknown of the compared lists: their D_q is μ_q exactly."""
     e = question_difference(mu[sub][:, cols], pb.dq[sub][:, cols], pi[sub], incl, pb.Q)
     rest = np.setdiff1d(np.arange(pb.Q), sub)
-    return Estimate(e.delta + mu[rest][:, cols].sum(0) / pb.Q, e.var, e.level)
+    return Estimate(e.delta + mu[rest][:, cols].sum(0) / pb.Q, e.var, e.units, e.level)

@@ -42,8 +42,9 @@ def plan_step(dumps: dict[str, str], kg_path: str, templates: str, out_sheet: st
               design: str = "optimal", floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000,
               against: str | None = None, prior: str = "logistic", mc_draws: int = 64, seed: int = 0,
               max_depth: int = 10, testset: str = "") -> None:
-    """``sampling_plan.tsv`` (the annotation sheet, items numbered in judging order), its sidecar with each
-    item's π, p, order and audit flag, and per pair the expected Δ and the budget it needs."""
+    """``sampling_plan.tsv`` (the annotation sheet, its triples numbered in judging order), its sidecar with one
+    row per sampled (question, entity) — its sheet ``item``, ``order``, π, p and audit flag — and per pair the
+    expected Δ and the budget it needs."""
     kg = KnowledgeGraph.load(kg_path)
     u = from_dumps(dumps, kg, k, max_depth)
     p = u.pooled_prior(prior)
@@ -51,12 +52,17 @@ def plan_step(dumps: dict[str, str], kg_path: str, templates: str, out_sheet: st
     cols = _pair_columns(u.systems, against)
     plan = make_plan(pb, p, u.systems, cols, budget, design, floor_share, level, max_budget, seed, metric)
     triples = item_triples(u.items, u.questions, plan.items)
+    # a triple answers a head and a tail question: judged once, on the sheet once (its first place in the order)
+    _, first, inverse = np.unique(triples, axis=0, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(1, first.size + 1)
+    sheet_item = rank[inverse.ravel()]
     batch, tmpl = f"sample-{testset or 'pool'}", load_templates(templates)
     rows = [[batch, str(i), kg.entities[h], kg.relations[r], kg.entities[t], kg.display_name(h),
              kg.display_name(t), question(kg, (h, r, t), tmpl), "", "", ""]
-            for i, (h, r, t) in enumerate(triples.tolist(), start=1)]
+            for i, (h, r, t) in enumerate(triples[np.sort(first)].tolist(), start=1)]
     _write_sheet(out_sheet, EXPORT_HEADER, rows)
-    write_csv(pd.DataFrame({"item": np.arange(1, plan.items.size + 1), "order": np.arange(1, plan.items.size + 1),
+    write_csv(pd.DataFrame({"item": sheet_item, "order": np.arange(1, plan.items.size + 1),
                             "head_id": [kg.entities[h] for h in triples[:, 0]],
                             "relation": [kg.relations[r] for r in triples[:, 1]],
                             "tail_id": [kg.entities[t] for t in triples[:, 2]], "pi": plan.pi, "p": plan.p,
