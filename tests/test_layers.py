@@ -25,6 +25,7 @@ LAYERS = [
     {"config"},
     {"analysis"},
     {"bounds"},
+    {"sampling"},
     {"kp"},
     {"tables"},
     {"external"},

@@ -80,3 +80,7 @@ FINDINGS = "results/tables/findings.csv"
 RUN_TIMES = "results/tables/run_times.csv"
 BENCHMARKS = "logs/benchmarks"
 TRAIN_BENCHMARK = "logs/benchmarks/train_model/{dataset}/{model}/seed{seed}.tsv"
+
+# sampling
+SAMPLING_PLAN = "results/sampling/{testset}/sampling_plan.tsv"
+SAMPLING_COVERAGE = "results/sampling/{testset}/sampling_coverage.png"

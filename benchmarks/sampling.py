@@ -1,0 +1,82 @@
+"""The sampling stage on the real labels (issue 42 §3) without training a model: the 13 study systems' top 10 on
+FB-Test-S-C from a reference pack (``reference/default/runs/FB-Test-S-C/top10.parquet``) and the published
+judgments (``resources/testsets/FB-Test-S-C.tsv``, built by the data stage: ``snakemake --cores 1
+resources/testsets/FB-Test-S-C.tsv resources/testsets/FB-Test-S-C.questions.tsv
+resources/datasets/FB15k-237/kg.npz``). Times the plan for all 78 pairs (P@10 and RR@10, budget chosen by the
+prior) and the simulation with the default configuration, and writes ``sampling_simulation.csv``,
+``sampling_sequence.csv``, ``sampling_budgets_<metric>.csv`` and ``sampling_coverage.png`` into OUT.
+
+    python benchmarks/sampling.py OUT [--reps 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kgeval.data.kg import KnowledgeGraph
+from kgeval.data.questions import load_questions
+from kgeval.data.testsets import TestSet
+from kgeval.sampling.figure import coverage_figure
+from kgeval.sampling.plan import make_plan
+from kgeval.sampling.problem import Problem
+from kgeval.sampling.simulation import sequence_errors, simulate
+from kgeval.sampling.universe import build
+from kgeval.scores.ranking import judged_entities
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def universe():
+    kg = KnowledgeGraph.load(ROOT / "resources/datasets/FB15k-237/kg.npz")
+    ts = TestSet.load(ROOT / "resources/testsets/FB-Test-S-C.tsv", kg)
+    qs = load_questions(ROOT / "resources/testsets/FB-Test-S-C.questions.tsv", kg)
+    runs = pd.read_parquet(ROOT / "reference/default/runs/FB-Test-S-C/top10.parquet")
+    systems = sorted(runs["System"].astype(str).unique())
+    entity = np.full((len(systems), len(qs.qid), 10), -1, np.int64)
+    s = runs["System"].astype(str).map({n: i for i, n in enumerate(systems)}).to_numpy()
+    q = runs["qid"].astype(str).map({n: i for i, n in enumerate(qs.qid)}).to_numpy()
+    entity[s, q, runs["rank"].to_numpy() - 1] = runs["entity"].to_numpy()
+    return build(systems, entity, judged_entities(ts, qs), qs, kg, 10, 10)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--reps", type=int, default=500)
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    timing = {}
+    t0 = time.perf_counter()
+    u = universe()
+    timing["universe_s"] = time.perf_counter() - t0
+    for metric in ("P@k", "RR@k"):
+        t0 = time.perf_counter()
+        p = u.pooled_prior()
+        pb = Problem(u.cand, np.zeros(u.truth.size), metric)
+        plan = make_plan(pb, p, u.systems, np.arange(78), None, metric=metric)
+        timing[f"plan_{metric}_s"] = time.perf_counter() - t0
+        plan.pairs.to_csv(args.out / f"sampling_budgets_{metric[:-2]}.csv", index=False)
+        timing[f"plan_{metric}_budget"], timing[f"plan_{metric}_items"] = plan.budget, int(plan.items.size)
+    t0 = time.perf_counter()
+    p = u.out_of_fold_prior()
+    priors = {"fitted": p, "uniform": np.full(p.size, 0.5), "shifted": np.clip(p + 0.2, 0, 1)}
+    table = simulate(u, priors, ("P@k", "RR@k"), (100, 200, 500, 1000, 2000, 5000), args.reps)
+    seq = sequence_errors(u, p)
+    timing["simulation_s"] = time.perf_counter() - t0
+    timing.update(hidden=int(u.hidden.sum()), unknown=int((u.cand.state == -1).sum()), reps=args.reps)
+    table.to_csv(args.out / "sampling_simulation.csv", index=False)
+    seq.to_csv(args.out / "sampling_sequence.csv", index=False)
+    coverage_figure(table, str(args.out / "sampling_coverage.png"), str(args.out / "sampling_coverage.pdf"),
+                    f"FB-Test-S-C: sampled judgments on the {timing['hidden']:,} hidden published labels "
+                    f"({args.reps} repetitions)")
+    print(json.dumps(timing, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""Sampling designs: inclusion probabilities π > 0 over the sampling units (items for the linear metrics,
+questions for RR@k and Success@k), Poisson sampling (each unit drawn independently with its π).
+
+A unit u costs c_u judgments (1 for an item; a question's distinct unknowns in the compared lists) and adds
+v_u = Var_p(unit's term) to each pair's variance (an item: d_e² p_e (1 − p_e); a question: Var_p(D_q) / Q²).
+Under Poisson sampling the difference estimator's variance is Σ_u (1/π_u − 1) v_u (:mod:`.estimate`), whose
+minimum over π with Σ_u c_u π_u = n and π ≤ 1 (a Lagrangian, as in Schnabel, Swaminathan, Frazier and Joachims,
+ICTIR 2016) is π_u = min(1, λ √(v_u / c_u)), λ set by the budget (:func:`waterfill`). Many pairs at once: the sum
+of their variances, so v_u is summed over the pairs. The optimal design needs a prior and gives π = 0 where the
+prior is sure; the floor keeps every eligible unit's π > 0 (unbiased whatever the prior): a share of the budget
+(``floor_share``, default 10 %) is drawn uniformly over the eligible units, which doubles as the audit of the
+prior (those draws are a uniform sample of where the prior is used). π = 1 − (1 − π_opt)(1 − π_uniform): the two
+components are drawn independently, so each draw's component is known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+
+DESIGNS = ("optimal", "uniform")
+P_CLIP = 0.01  # the allocation's σ uses p in [0.01, 0.99]: a prior that is sure of a label still gets its share
+
+
+def waterfill(a: np.ndarray, budget: float, cost: np.ndarray | None = None) -> np.ndarray:
+    """π_u = min(1, λ a_u) with Σ c_u π_u = budget (π = 1 wherever a > 0 if the budget covers them all)."""
+    a = np.asarray(a, dtype=float)
+    c = np.ones_like(a) if cost is None else np.asarray(cost, dtype=float)
+    pi = np.zeros_like(a)
+    pos = np.flatnonzero(a > 0)
+    if budget <= 0 or pos.size == 0:
+        return pi
+    if budget >= c[pos].sum():
+        pi[pos] = 1.0
+        return pi
+    order = pos[np.argsort(-a[pos], kind="stable")]
+    a_s, c_s = a[order], c[order]
+    capped_cost = np.concatenate([[0.0], np.cumsum(c_s)[:-1]])  # cost of the m largest, m = 0..M-1
+    rest = np.cumsum((c_s * a_s)[::-1])[::-1]  # Σ_{i ≥ m} c_i a_i
+    lam = (budget - capped_cost) / rest
+    m = int(np.argmax(lam * a_s <= 1.0))  # the first m whose uncapped units all stay ≤ 1
+    pi[order[:m]] = 1.0
+    pi[order[m:]] = lam[m] * a_s[m:]
+    return pi
+
+
+@dataclass
+class Design:
+    """π per unit and its two components (``optimal`` and ``uniform``, the floor and audit), the cost per unit."""
+
+    pi: np.ndarray
+    pi_opt: np.ndarray
+    pi_uniform: np.ndarray
+    cost: np.ndarray
+
+    @property
+    def expected_judgments(self) -> float:
+        return float((self.pi * self.cost).sum())
+
+
+def design(v: np.ndarray, eligible: np.ndarray, budget: float, kind: str = "optimal", cost: np.ndarray | None = None,
+           floor_share: float = 0.1) -> Design:
+    """The design over the units for the pairs whose per-unit variances are the columns of ``v`` (U, P); only
+    ``eligible`` units (those whose label can move a compared difference) get π > 0."""
+    if kind not in DESIGNS:
+        raise InputError(None, None, f"sampling design {kind!r}: expected one of {DESIGNS}")
+    if not 0 <= floor_share <= 1:
+        raise InputError(None, None, f"sampling.floor_share {floor_share}: expected a share in [0, 1]")
+    eligible = np.asarray(eligible, bool)
+    c = np.ones(eligible.size) if cost is None else np.asarray(cost, dtype=float)
+    total = float(c[eligible].sum())
+    uni = np.where(eligible, min(1.0, budget / total) if total else 0.0, 0.0)
+    if kind == "uniform":
+        return Design(uni, np.zeros_like(uni), uni, c)
+    floor = np.where(eligible, min(1.0, floor_share * budget / total) if total else 0.0, 0.0)
+    a = np.where(eligible, np.sqrt(np.asarray(v, dtype=float).reshape(eligible.size, -1).sum(1) / np.maximum(c, 1)), 0)
+    opt = waterfill(a, (1 - floor_share) * budget, c)
+    return Design(1 - (1 - opt) * (1 - floor), opt, floor, c)
+
+
+def item_variances(d: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """v_e = d_e² p_e (1 − p_e) per item and pair (p clipped to [0.01, 0.99] for the allocation only)."""
+    pc = np.clip(p, P_CLIP, 1 - P_CLIP)
+    return d ** 2 * (pc * (1 - pc))[:, None]
+
+
+def expected_variance(pi: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Σ_u (1/π_u − 1) v_u per pair: the estimator's variance when the prior is right (0 where π = 1)."""
+    w = np.divide(1.0, pi, out=np.zeros_like(pi, dtype=float), where=pi > 0) - 1.0
+    w[pi <= 0] = 0.0
+    return w @ v
+
+
+def poisson(pi: np.ndarray, reps: int, rng: np.random.Generator) -> np.ndarray:
+    """(reps, U) inclusion indicators, each unit drawn independently with probability π_u."""
+    return rng.random((reps, pi.size)) < pi

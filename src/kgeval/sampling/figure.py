@@ -1,0 +1,50 @@
+"""``sampling_coverage.png``: per metric, the coverage of the 95 % interval and the share of pairs decided against
+the budget (one line per design and prior), and each pair's budget to be decided in 80 % of the repetitions
+against its true |Δ| (its own optimal design)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..analysis.figures import plt, save
+
+
+def pair_budgets(table: pd.DataFrame, share: float = 0.8) -> pd.DataFrame:
+    """Per metric and pair of the ``pair_optimal`` rows: the smallest budget decided in ≥ ``share`` of the
+    repetitions (NaN if none) and its true Δ."""
+    sub = table[table["design"] == "pair_optimal"]
+    ok = sub[sub["decided"] >= share].groupby(["Metric", "A", "B"])["budget"].min()
+    base = sub.groupby(["Metric", "A", "B"], as_index=False)["true_delta"].first()
+    return base.merge(ok.rename("budget_80").reset_index(), on=["Metric", "A", "B"], how="left")
+
+
+def coverage_figure(table: pd.DataFrame, png: str, pdf: str, title: str) -> None:
+    names = list(dict.fromkeys(table["Metric"])) or ["none"]
+    fig, axes = plt.subplots(3, len(names), figsize=(3.6 * len(names), 7.5), squeeze=False)
+    overall = table[(table["A"] == "all") & (table["design"] != "pair_optimal")]
+    budgets = pair_budgets(table)
+    for c, name in enumerate(names):
+        rows = overall[overall["Metric"] == name]
+        for i, ((kind, prior), g) in enumerate(rows.groupby(["design", "prior"], sort=False)):
+            style = dict(color=f"C{i}", lw=1.2, marker="o", ms=3, label=f"{kind}, {prior} prior")
+            axes[0][c].plot(g["budget"], g["coverage"], **style)
+            axes[1][c].plot(g["budget"], g["decided"], **style)
+        axes[0][c].axhline(0.95, color="grey", lw=0.6, ls="--")
+        axes[0][c].set_title(name, fontsize=8)
+        b = budgets[budgets["Metric"] == name]
+        axes[2][c].scatter(np.abs(b["true_delta"]), b["budget_80"], s=8)
+        for r in range(3):
+            axes[r][c].set_xscale("log")
+        axes[2][c].set_yscale("log")
+        axes[2][c].set_xscale("linear")
+        axes[0][c].set_xlabel("budget (judgments)")
+        axes[1][c].set_xlabel("budget (judgments)")
+        axes[2][c].set_xlabel("true |Δ| of the pair")
+    axes[0][0].set_ylabel("coverage of the 95 % interval")
+    axes[1][0].set_ylabel("share of pairs decided")
+    axes[2][0].set_ylabel("budget deciding 80 % (pair's design)")
+    axes[0][0].legend(loc="lower right", fontsize=5)
+    fig.suptitle(title, x=0.01, y=1.01, ha="left")
+    fig.tight_layout()
+    save(fig, png, pdf)

@@ -1,0 +1,94 @@
+"""The sampling plan: which unknown (question, entity) items to judge for the named comparisons, each with its
+inclusion probability π, drawn once with a seed (Poisson sampling: every unit independently).
+
+The budget n is the user's, or the smallest n at which the expected 95 % half-width under the prior falls below
+|E_p[Δ]| (:func:`budget_needed`, each pair with its own optimal design); for several pairs the plan takes the
+largest such n among the pairs that reach it within ``max_budget``. A sampled question (RR@k, Success@k) brings
+every unknown of the compared lists. Each drawn item says whether the uniform component (the floor, the audit of
+the prior) drew it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from . import design as dz
+from .problem import Problem
+
+
+def expected_delta(pb: Problem, p: np.ndarray, mu) -> np.ndarray:
+    if pb.linear:
+        return pb.known + p[pb.U] @ pb.d
+    return mu.sum(0) / pb.Q
+
+
+def budget_needed(v: np.ndarray, eligible: np.ndarray, cost: np.ndarray, target: float, level: float = 0.95,
+                  floor_share: float = 0.1, max_budget: int = 10_000) -> float:
+    """Smallest integer n ≤ ``max_budget`` whose optimal design's expected half-width is below ``target``
+    (NaN if none): bisection, the half-width falling with n."""
+    z = norm.ppf(0.5 + level / 2)
+    sub = np.flatnonzero(eligible)  # the others have v = 0 and π = 0 whatever n
+    v, cost, eligible = v[sub], cost[sub], np.ones(sub.size, bool)
+    top = int(min(max_budget, np.ceil(cost[eligible].sum())))
+
+    def width(n):
+        return z * np.sqrt(dz.expected_variance(dz.design(v, eligible, n, "optimal", cost, floor_share).pi, v).sum())
+
+    if top < 1 or width(top) >= target:
+        return float("nan")
+    lo, hi = 0, top
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if width(mid) < target else (mid, hi)
+    return float(hi)
+
+
+@dataclass
+class Plan:
+    """The drawn items (candidate indices) in judging order, with π, p and the audit flag; per pair the table
+    of expected Δ, the budget it needs and the expected half-width at the plan's budget."""
+
+    items: np.ndarray
+    pi: np.ndarray
+    p: np.ndarray
+    audit: np.ndarray
+    budget: float
+    pairs: pd.DataFrame
+
+
+def make_plan(pb: Problem, p: np.ndarray, systems: list[str], cols: np.ndarray, budget: float | None = None,
+              kind: str = "optimal", floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000,
+              seed: int = 0, metric: str = "") -> Plan:
+    """The plan for the pairs ``cols`` of :func:`kgeval.sampling.weights.pairs`."""
+    v, mu = pb.variances(p)
+    e_delta = expected_delta(pb, p, mu)[cols]
+    needed = np.array([budget_needed(v[:, [j]], pb.eligible([j]), pb.cost_of([j]), abs(e), level, floor_share,
+                                     max_budget) for j, e in zip(cols, e_delta)])
+    if budget is None:
+        budget = float(np.nanmax(needed)) if np.isfinite(needed).any() else float(max_budget)
+    elig, cost = pb.eligible(cols), pb.cost_of(cols)
+    dsg = dz.design(v[:, cols], elig, budget, kind, cost, floor_share)
+    rng = np.random.default_rng(seed)
+    u_opt, u_uni = rng.random(dsg.pi.size), rng.random(dsg.pi.size)
+    audit = u_uni < dsg.pi_uniform
+    drawn = (u_opt < dsg.pi_opt) | audit
+    hw = norm.ppf(0.5 + level / 2) * np.sqrt(dz.expected_variance(dsg.pi, v[:, cols]))
+    if pb.linear:
+        items, pi, flag = pb.U[drawn], dsg.pi[drawn], audit[drawn]
+    else:  # every unknown of the compared lists of each drawn question
+        systems_used = np.unique(np.concatenate([pb.a[cols], pb.b[cols]]))
+        sub = pb.pos[systems_used]
+        q_of = np.broadcast_to(np.arange(pb.Q)[None, :, None], sub.shape)
+        ok = (sub >= 0) & pb.unknown[np.maximum(sub, 0)] & drawn[q_of]
+        items, first = np.unique(sub[ok], return_index=True)
+        q = q_of[ok][first]
+        pi, flag = dsg.pi[q], audit[q]
+    order = rng.permutation(items.size)
+    table = pd.DataFrame({"Metric": metric, "A": np.asarray(systems)[pb.a[cols]], "B": np.asarray(systems)[pb.b[cols]],
+                          "expected_delta": e_delta, "budget_needed": needed, "plan_budget": budget,
+                          "expected_half_width": hw})
+    return Plan(items[order], pi[order], p[items[order]], flag[order], budget, table)

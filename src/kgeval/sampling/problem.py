@@ -1,0 +1,88 @@
+"""One metric's comparisons on candidates with unknown labels, in the units the metric is sampled in: items for
+a linear metric (d_e per item and pair, the known part K), questions for RR@k and Success@k (the cost of a
+question, the prior's expected per-question difference μ_q and, by Monte Carlo under the prior, Var_p(D_q) for the
+allocation only). ``truth`` gives the unknown labels where they are known (the simulation's hidden labels; zeros in
+a plan, whose true Δ is then meaningless): the estimator reads them only on sampled units."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..bounds.selection import Candidates
+from . import design as dz
+from . import weights as wt
+from .estimate import Estimate, difference, question_difference
+
+
+class Problem:
+    """One metric on candidates whose state marks the unknowns (−1): per pair the true Δ (``true``, from
+    ``truth``), per unit and pair the variances under a prior, and the estimate from a draw."""
+
+    def __init__(self, cand: Candidates, truth: np.ndarray, metric: str, rbp_p: float = 0.8, mc_draws: int = 64,
+                 seed: int = 0):
+        self.cand = cand
+        self.unknown = cand.state == -1
+        self.x = np.where(self.unknown, truth, cand.state).astype(float)
+        self.linear = wt.is_linear(metric)
+        self.a, self.b = wt.pairs(cand.n_systems)
+        self.Q, self.mc_draws, self.seed = cand.n_questions, mc_draws, seed
+        if self.linear:
+            d = wt.pair_weights(cand, metric, rbp_p)
+            self.true = self.x @ d
+            U = np.flatnonzero(self.unknown)
+            self.known = self.x[~self.unknown] @ d[~self.unknown]
+            self.d, self.xu, self.U = d[U], self.x[U], U
+            self.cost = np.ones(U.size)
+        else:
+            self.pos, self.g = wt.position_items(cand), wt.rank_gains(metric, cand.k, rbp_p)
+            m = wt.max_metric(self.pos, self.g, self.x)
+            self.dq = (m[self.a] - m[self.b]).T
+            self.true = self.dq.mean(0)
+            self.cost = wt.question_costs(self.pos, self.unknown).astype(float)
+
+    def variances(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per unit and pair v (under the prior) and the prior's expected per-question difference (max)."""
+        if self.linear:
+            return dz.item_variances(self.d, p[self.U]), None
+        p_eff = np.where(self.unknown, p, self.x)
+        e = wt.expected_max_metric(self.pos, self.g, p_eff)
+        mu = (e[self.a] - e[self.b]).T
+        rng = np.random.default_rng([self.seed, 7])
+        s1 = np.zeros((self.a.size, self.Q))
+        s2 = np.zeros_like(s1)
+        for _ in range(0, self.mc_draws, 8):  # Monte Carlo of Var_p(D_q): the allocation only, never the estimate
+            xs = np.where(self.unknown, rng.random((8, p.size)) < p, self.x)
+            m = wt.max_metric(self.pos, self.g, xs)
+            dd = m[:, self.a] - m[:, self.b]
+            s1 += dd.sum(0)
+            s2 += (dd * dd).sum(0)
+        n = 8 * -(-self.mc_draws // 8)
+        var = np.maximum(s2 / n - (s1 / n) ** 2, 0) + 1e-12
+        return var.T / self.Q ** 2, mu
+
+    def eligible(self, cols) -> np.ndarray:
+        if self.linear:
+            return (self.d[:, cols] != 0).any(1)
+        systems = np.unique(np.concatenate([self.a[cols], self.b[cols]]))
+        return wt.question_costs(self.pos, self.unknown, systems) > 0
+
+    def cost_of(self, cols) -> np.ndarray:
+        if self.linear:
+            return self.cost
+        return wt.question_costs(self.pos, self.unknown, np.unique(np.concatenate([self.a[cols], self.b[cols]])))
+
+    def estimate(self, p, mu, pi, incl, cols) -> Estimate:
+        sub = np.flatnonzero(pi > 0)
+        if self.linear:
+            pu = p[self.U]
+            base = self.known[cols] + pu @ self.d[:, cols]
+            return difference(base - pu[sub] @ self.d[sub][:, cols], self.d[sub][:, cols], pu[sub], self.xu[sub],
+                              pi[sub], incl)
+        return _question(self, mu, pi, incl, sub, cols)
+
+
+def _question(pb: Problem, mu, pi, incl, sub, cols) -> Estimate:
+    """Questions outside ``sub`` (π = 0) hold no unknown of the compared lists: their D_q is μ_q exactly."""
+    e = question_difference(mu[sub][:, cols], pb.dq[sub][:, cols], pi[sub], incl, pb.Q)
+    rest = np.setdiff1d(np.arange(pb.Q), sub)
+    return Estimate(e.delta + mu[rest][:, cols].sum(0) / pb.Q, e.var, e.units, e.level)

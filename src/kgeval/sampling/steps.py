@@ -1,0 +1,99 @@
+"""Steps of the sampling stage (workflow/rules/sampling.smk) on a pooled test set: the sampling plan over the
+published judgments' unknowns, and the simulation on the hidden published labels."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pandas as pd
+
+from ..bounds.decide import METRIC_NAMES, item_triples
+from ..bounds.prior import TRANSFER_CAVEAT
+from ..data.kg import KnowledgeGraph
+from ..errors import InputError
+from ..io import write_csv
+from ..pools.annotation import load_templates
+from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
+from ..pools.annotation.templates import question
+from .figure import coverage_figure, pair_budgets
+from .plan import make_plan
+from .problem import Problem
+from .simulation import sequence_errors, simulate
+from .universe import from_dumps
+from .weights import pairs
+
+log = logging.getLogger(__name__)
+
+
+def _pair_columns(systems: list[str], against: str | None) -> np.ndarray:
+    """Every pair, or the pairs of one system against the others."""
+    a, b = pairs(len(systems))
+    if against is None:
+        return np.arange(a.size)
+    if against not in systems:
+        raise InputError(None, None, f"sampling.against {against!r}: not a system of the study ({', '.join(systems)})")
+    i = systems.index(against)
+    return np.flatnonzero((a == i) | (b == i))
+
+
+def plan_step(dumps: dict[str, str], kg_path: str, templates: str, out_sheet: str, out_items: str, out_pairs: str,
+              k: int = 10, rbp_p: float = 0.8, metric: str = "P", budget: int | None = None,
+              design: str = "optimal", floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000,
+              against: str | None = None, prior: str = "logistic", mc_draws: int = 64, seed: int = 0,
+              max_depth: int = 10, testset: str = "") -> None:
+    """``sampling_plan.tsv`` (the annotation sheet, its triples numbered in judging order), its sidecar with one
+    row per sampled (question, entity) — its sheet ``item``, ``order``, π, p and audit flag — and per pair the
+    expected Δ and the budget it needs."""
+    kg = KnowledgeGraph.load(kg_path)
+    u = from_dumps(dumps, kg, k, max_depth)
+    p = u.pooled_prior(prior)
+    pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[metric], rbp_p, mc_draws, seed)
+    cols = _pair_columns(u.systems, against)
+    plan = make_plan(pb, p, u.systems, cols, budget, design, floor_share, level, max_budget, seed, metric)
+    triples = item_triples(u.items, u.questions, plan.items)
+    # a triple answers a head and a tail question: judged once, on the sheet once (its first place in the order)
+    _, first, inverse = np.unique(triples, axis=0, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(1, first.size + 1)
+    sheet_item = rank[inverse.ravel()]
+    batch, tmpl = f"sample-{testset or 'pool'}", load_templates(templates)
+    rows = [[batch, str(i), kg.entities[h], kg.relations[r], kg.entities[t], kg.display_name(h),
+             kg.display_name(t), question(kg, (h, r, t), tmpl), "", "", ""]
+            for i, (h, r, t) in enumerate(triples[np.sort(first)].tolist(), start=1)]
+    _write_sheet(out_sheet, EXPORT_HEADER, rows)
+    write_csv(pd.DataFrame({"item": sheet_item, "order": np.arange(1, plan.items.size + 1),
+                            "head_id": [kg.entities[h] for h in triples[:, 0]],
+                            "relation": [kg.relations[r] for r in triples[:, 1]],
+                            "tail_id": [kg.entities[t] for t in triples[:, 2]], "pi": plan.pi, "p": plan.p,
+                            "audit": plan.audit}), out_items)
+    write_csv(plan.pairs.assign(testset=testset, caveat=TRANSFER_CAVEAT), out_pairs)
+    log.info("%s: %d items to judge (budget %.0f, %s design, %d pairs, %s)", out_sheet, plan.items.size,
+             plan.budget, design, cols.size, metric)
+
+
+def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_sequence: str, out_figure: str,
+                    out_figure_pdf: str, k: int = 10, rbp_p: float = 0.8, metrics: tuple[str, ...] = ("P", "RR"),
+                    budgets: tuple[int, ...] = (100, 200, 500, 1000, 2000, 5000), reps: int = 500,
+                    floor_share: float = 0.1, shift: float = 0.2, min_delta: float = 0.02, level: float = 0.95,
+                    looks: int = 2000, sequence_reps: int = 200, prior: str = "logistic", folds: int = 5,
+                    mc_draws: int = 64, seed: int = 0, max_depth: int = 10, testset: str = "") -> None:
+    """``sampling_simulation.csv``, the confidence sequence's table and ``sampling_coverage.png``."""
+    kg = KnowledgeGraph.load(kg_path)
+    u = from_dumps(dumps, kg, k, max_depth)
+    if not u.hidden.any():
+        raise InputError(None, None, f"sampling simulation on {testset}: the pool labels no item of the top {k}")
+    p = u.out_of_fold_prior(prior, folds, seed)
+    priors = {"fitted": p, "uniform": np.full(p.size, 0.5), "shifted": np.clip(p + shift, 0, 1)}
+    table = simulate(u, priors, tuple(METRIC_NAMES[m] for m in metrics), budgets, reps, floor_share=floor_share,
+                     min_delta=min_delta, level=level, rbp_p=rbp_p, mc_draws=mc_draws, seed=seed)
+    linear = [METRIC_NAMES[m] for m in metrics if m in ("P", "DCG", "RBP")]
+    seq = sequence_errors(u, p, linear[0], looks, sequence_reps, floor_share, 1 - level, rbp_p, seed) if linear \
+        else pd.DataFrame()
+    write_csv(table.assign(testset=testset), out_table)
+    write_csv(seq.assign(testset=testset), out_sequence)
+    coverage_figure(table, out_figure, out_figure_pdf, f"{testset or 'pooled test set'}: sampled judgments on the "
+                    f"{int(u.hidden.sum()):,} hidden published labels ({reps} repetitions)")
+    overall = table[(table["A"] == "all") & (table["budget"] >= 200)]
+    log.info("coverage at budgets ≥ 200: %.3f to %.3f; %d pairs' budgets for 80 %% decided", overall["coverage"].min(),
+             overall["coverage"].max(), int(pair_budgets(table)["budget_80"].notna().sum()))

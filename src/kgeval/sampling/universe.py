@@ -1,0 +1,87 @@
+"""The sampling stage's inputs: the study systems' top-k lists on a pooled test set with its published
+judgments, as candidates (:class:`kgeval.bounds.selection.Candidates`) in two states.
+
+* ``published``: what a campaign starts from. Every judged (question, entity) keeps its label, the unjudged ones
+  in any system's top k are unknown: the plan's universe.
+* ``hidden``: the simulation's universe (issue 42 §3, as :func:`kgeval.bounds.steps.simulation_step` builds it).
+  Every label the published pool gives beyond depth 0 is hidden, its true value known to the evaluator; depth-0
+  answers stay relevant, never-pooled items stay not relevant, as in the official evaluation.
+
+The prior is fitted on the pool's labels (depth ≥ 1) for the plan, and out of fold by question for the
+simulation, so that no hidden item's prior saw its own question's labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..bounds.decide import Items, candidates, item_features, out_of_fold_prior
+from ..bounds.prior import Features, fit_prior
+from ..bounds.steps import load_runs, state
+from ..data.kg import KnowledgeGraph
+from ..data.questions import Questions
+from ..metrics.evaluate import Qrels
+from ..metrics.trec import pair_lookup
+from ..scores.ranking import Judged
+
+
+@dataclass
+class Universe:
+    """Systems, the candidate items (``items.cand``) and per item: ``truth`` (the published label, 0 where none),
+    ``hidden`` (simulation: the labels to hide), ``pooled`` (judged at depth ≥ 1), the prior's features."""
+
+    systems: list[str]
+    items: Items
+    truth: np.ndarray
+    hidden: np.ndarray
+    pooled: np.ndarray
+    features: Features
+    questions: Questions
+
+    @property
+    def cand(self):
+        return self.items.cand
+
+    def hidden_state(self):
+        """Candidates with the hidden labels unknown and every other item known (never judged: not relevant)."""
+        s = self.cand.state
+        return self.cand.with_state(np.where(self.hidden, -1, np.maximum(s, 0)))
+
+    def pooled_prior(self, kind: str = "logistic") -> np.ndarray:
+        """p(e) for every item, fitted on the pool's labels (the plan's prior)."""
+        y = self.truth[self.pooled]
+        if kind == "uniform" or y.min(initial=1) == y.max(initial=0):
+            return np.full(self.truth.size, 0.5)
+        return fit_prior(self.features.take(np.flatnonzero(self.pooled)), y, kind).predict(self.features)
+
+    def out_of_fold_prior(self, kind: str = "logistic", folds: int = 5, seed: int = 0) -> np.ndarray:
+        return out_of_fold_prior(self.features, self.truth, self.hidden, self.cand.item_q, kind, folds, seed)
+
+
+def build(systems: list[str], entity: np.ndarray, judged: Judged, questions: Questions, kg: KnowledgeGraph,
+          k: int, max_depth: int) -> Universe:
+    """The universe of the lists ``entity`` (S, Q, k) of ``systems`` on ``questions``, judged by ``judged``."""
+    E = questions.num_entities
+
+    def qrels(depth):
+        keep = judged.depth <= depth
+        return Qrels(judged.q[keep], judged.entity[keep], judged.label[keep].astype(np.int8))
+
+    code_d, qmask = state(entity, qrels(max_depth), E)
+    code_0, _ = state(entity, qrels(0), E)
+    deep = candidates(entity, code_d, qmask, systems, k)
+    zero = candidates(entity, code_0, qmask, systems, k)
+    depth = pair_lookup(deep.q, deep.entity, judged.q, judged.entity,
+                        np.where(judged.depth <= max_depth, judged.depth, max_depth + 1), E, max_depth + 1)
+    s_deep, s_zero = deep.cand.state, zero.cand.state
+    hidden = (s_zero == -1) & (s_deep >= 0)
+    pooled = (s_deep >= 0) & (depth >= 1) & (depth <= max_depth)
+    truth = np.maximum(s_deep, 0).astype(np.int8)
+    return Universe(list(systems), deep, truth, hidden, pooled, item_features(deep, kg, questions), questions)
+
+
+def from_dumps(dumps: dict[str, str], kg: KnowledgeGraph, k: int, max_depth: int) -> Universe:
+    systems, first, entity = load_runs(dumps, k)
+    return build(systems, entity, first.judged, first.questions, kg, k, max_depth)

@@ -1,0 +1,75 @@
+"""How each unknown label enters a comparison.
+
+A linear metric (P@k, DCG@k, RBP) is a sum over items: the mean over Q questions of system s is
+Σ_e w_s(e) x_e / Q, so the difference of a pair (A, B) is Σ_e d_e x_e with d_e = (w_A(e) − w_B(e)) / Q, split
+into the known part K = Σ_known d_e x_e and the unknown part. RR@k and Success@k are a maximum over a question's
+list (``max_i g_i x_i``), not a sum: they are handled per question, with the prior's exact expectation
+E_p[max_i g_i x_i] = Σ_i g_i p_i Π_{j<i} (1 − p_j) (g non-increasing, labels independent under the prior).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..bounds.metrics import MAX
+from ..bounds.metrics import metric as bounded_metric
+from ..bounds.selection import Candidates, item_weights, system_pairs
+
+LINEAR_NAMES = ("P@k", "DCG@k", "RBP")
+MAX_NAMES = ("RR@k", "Success@k")
+
+
+def is_linear(metric: str) -> bool:
+    return metric in LINEAR_NAMES
+
+
+def rank_gains(metric: str, k: int, rbp_p: float = 0.8) -> np.ndarray:
+    """g_i (or w_i) of ranks 1..k."""
+    return bounded_metric(metric.split("@")[0], k, rbp_p).weights
+
+
+def pair_weights(cand: Candidates, metric: str, rbp_p: float = 0.8) -> np.ndarray:
+    """d_e per item and pair, (N, P) in :func:`system_pairs` order: (w_A(e) − w_B(e)) / Q of a linear metric."""
+    if bounded_metric(metric.split("@")[0], cand.k, rbp_p).kind == MAX:
+        raise ValueError(f"{metric} is not linear in the labels: use question sampling")
+    w = item_weights(cand.ranks, metric, cand.k, rbp_p) / cand.n_questions
+    a, b = system_pairs(cand.n_systems)
+    return (w[a] - w[b]).T
+
+
+def position_items(cand: Candidates) -> np.ndarray:
+    """(S, Q, k): the item at each position of each system's top k, −1 where the list is shorter."""
+    S, k = cand.n_systems, cand.k
+    pos = np.full((S, cand.n_questions, k), -1, np.int64)
+    s, e = np.nonzero((cand.ranks >= 1) & (cand.ranks <= k))
+    pos[s, cand.item_q[e], cand.ranks[s, e] - 1] = e
+    return pos
+
+
+def max_metric(pos: np.ndarray, gains: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """max_i g_i x_i per system and question, (..., S, Q) for labels x (..., N) in {0, 1}."""
+    lab = np.where(pos >= 0, np.take(x, np.maximum(pos, 0), axis=-1), 0)
+    return (lab * gains).max(-1)
+
+
+def expected_max_metric(pos: np.ndarray, gains: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """E_p[max_i g_i x_i] (S, Q) for independent labels with P(x_e = 1) = p_e (known items: p = their label)."""
+    q = np.where(pos >= 0, p[np.maximum(pos, 0)], 0.0)
+    none_before = np.cumprod(np.concatenate([np.ones(q.shape[:-1] + (1,)), 1 - q[..., :-1]], -1), -1)
+    return (gains * q * none_before).sum(-1)
+
+
+def question_costs(pos: np.ndarray, unknown: np.ndarray, systems: np.ndarray | None = None) -> np.ndarray:
+    """Per question, the distinct unknown items in the top k of ``systems`` (all by default): the judgments a
+    sampled question costs."""
+    sub = pos if systems is None else pos[systems]
+    S, Q, k = sub.shape
+    items = np.moveaxis(sub, 0, 1).reshape(Q, S * k)
+    ok = (items >= 0) & unknown[np.maximum(items, 0)]
+    srt = np.sort(np.where(ok, items, -1), 1)
+    first = np.concatenate([np.ones((Q, 1), bool), srt[:, 1:] != srt[:, :-1]], 1)
+    return ((srt >= 0) & first).sum(1)
+
+
+def pairs(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
+    return system_pairs(n_systems)

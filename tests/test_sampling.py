@@ -1,0 +1,156 @@
+"""Sampling stage (issue 42): the linear weights against a brute-force metric, and the difference estimator and
+its variance estimator against exact enumeration of every Poisson sample of small instances, for every design,
+with a correct and a deliberately wrong prior."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from kgeval.bounds.selection import Candidates
+from kgeval.sampling import design as dz
+from kgeval.sampling import estimate as est
+from kgeval.sampling import weights as wt
+
+
+def instance(seed=0, S=3, Q=4, k=3, n_ent=5):
+    """S systems' top k over Q questions of n_ent candidate entities: Candidates and the (S, Q, k) lists."""
+    rng = np.random.default_rng(seed)
+    lists = np.stack([np.stack([rng.permutation(n_ent)[:k] for _ in range(Q)]) for _ in range(S)])
+    keys = np.unique((np.arange(Q)[None, :, None] * n_ent + lists).ravel())
+    item_q = keys // n_ent
+    ranks = np.zeros((S, keys.size), np.int64)
+    for s in range(S):
+        for q in range(Q):
+            for i in range(k):
+                ranks[s, np.searchsorted(keys, q * n_ent + lists[s, q, i])] = i + 1
+    return Candidates(item_q, ranks, np.full(keys.size, -1), Q, k), lists, keys, n_ent
+
+
+def brute_metric(lists, keys, n_ent, x, gains, kind):
+    """The metric of every system by its definition: per question over the ranked list, then the mean."""
+    S, Q, k = lists.shape
+    out = np.zeros(S)
+    for s in range(S):
+        for q in range(Q):
+            lab = [x[np.searchsorted(keys, q * n_ent + lists[s, q, i])] for i in range(k)]
+            vals = [gains[i] * lab[i] for i in range(k)]
+            out[s] += sum(vals) if kind == "linear" else max(vals)
+    return out / Q
+
+
+@pytest.mark.parametrize("metric", ["P@k", "DCG@k", "RBP"])
+def test_linear_pair_weights_match_brute_force(metric):
+    cand, lists, keys, n_ent = instance()
+    d = wt.pair_weights(cand, metric)
+    a, b = wt.pairs(3)
+    gains = wt.rank_gains(metric, 3)
+    for x in np.random.default_rng(1).integers(0, 2, (5, cand.n_items)):
+        m = brute_metric(lists, keys, n_ent, x, gains, "linear")
+        np.testing.assert_allclose(x @ d, m[a] - m[b], atol=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["RR@k", "Success@k"])
+def test_max_metric_and_its_prior_expectation(metric):
+    cand, lists, keys, n_ent = instance(Q=2, n_ent=4)
+    pos = wt.position_items(cand)
+    g = wt.rank_gains(metric, 3)
+    p = np.random.default_rng(2).random(cand.n_items)
+    xs = np.array(list(itertools.product((0, 1), repeat=cand.n_items)))
+    m = wt.max_metric(pos, g, xs)  # every labelling at once
+    for i in np.random.default_rng(3).choice(len(xs), 6, replace=False):
+        np.testing.assert_allclose(m[i].mean(1), brute_metric(lists, keys, n_ent, xs[i], g, "max"), atol=1e-12)
+    prob = np.prod(np.where(xs == 1, p, 1 - p), 1)
+    np.testing.assert_allclose(wt.expected_max_metric(pos, g, p), np.tensordot(prob, m, 1), atol=1e-12)
+
+
+def test_waterfill_meets_the_budget_and_caps_at_one():
+    a = np.array([10.0, 1.0, 1.0, 0.5, 0.0])
+    pi = dz.waterfill(a, 2.0)
+    assert pi.sum() == pytest.approx(2.0) and pi[0] == 1.0 and pi[4] == 0.0
+    np.testing.assert_allclose(pi[1:4], np.array([1.0, 1.0, 0.5]) / 2.5)
+    c = np.array([1.0, 2.0, 3.0, 1.0, 1.0])
+    pi = dz.waterfill(a, 3.0, c)
+    assert (pi * c).sum() == pytest.approx(3.0) and pi.max() <= 1.0
+    np.testing.assert_array_equal(dz.waterfill(a, 100.0), [1, 1, 1, 1, 0])
+
+
+def enumerate_samples(pi):
+    """Every inclusion pattern of Poisson sampling and its probability."""
+    incl = np.array(list(itertools.product((False, True), repeat=pi.size)))
+    prob = np.prod(np.where(incl, pi, 1 - pi), 1)
+    return incl, prob
+
+
+PRIORS = {"right": lambda p: p, "wrong": lambda p: np.clip(p + 0.2, 0, 1), "flipped": lambda p: 1 - p}
+
+
+@pytest.mark.parametrize("kind", dz.DESIGNS)
+@pytest.mark.parametrize("prior", sorted(PRIORS))
+def test_item_estimator_and_variance_unbiased_by_enumeration(kind, prior):
+    cand, *_ = instance(seed=3, Q=3)
+    rng = np.random.default_rng(4)
+    N = cand.n_items
+    keep = np.sort(rng.choice(N, 10, replace=False))  # ten unknown items, the rest known
+    x_all = rng.integers(0, 2, N)
+    d_all = wt.pair_weights(cand, "DCG@k")
+    known_mask = ~np.isin(np.arange(N), keep)
+    K = x_all[known_mask] @ d_all[known_mask]
+    d, x = d_all[keep], x_all[keep]
+    p_true = rng.uniform(0.05, 0.95, keep.size)
+    p = PRIORS[prior](p_true)
+    eligible = (d != 0).any(1)
+    dsg = dz.design(dz.item_variances(d, p), eligible, 4.0, kind)
+    assert dsg.expected_judgments == pytest.approx(4.0, abs=0.5) and (dsg.pi[eligible] > 0).all()
+    incl, prob = enumerate_samples(dsg.pi)
+    e = est.difference(K, d, p, x, dsg.pi, incl)
+    truth = x_all @ d_all
+    mean = prob @ e.delta
+    np.testing.assert_allclose(mean, truth, atol=1e-12)
+    var = prob @ (e.delta - truth) ** 2
+    np.testing.assert_allclose(prob @ e.var, var, atol=1e-12)
+    np.testing.assert_allclose(var, dz.expected_variance(dsg.pi, d ** 2 * ((x - p) ** 2)[:, None]), atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", dz.DESIGNS)
+@pytest.mark.parametrize("prior", sorted(PRIORS))
+@pytest.mark.parametrize("metric", ["RR@k", "Success@k"])
+def test_question_estimator_and_variance_unbiased_by_enumeration(kind, prior, metric):
+    cand, *_ = instance(seed=5, Q=8, n_ent=6)
+    rng = np.random.default_rng(6)
+    pos = wt.position_items(cand)
+    g = wt.rank_gains(metric, 3)
+    x = rng.integers(0, 2, cand.n_items)
+    p = PRIORS[prior](rng.uniform(0.05, 0.95, cand.n_items))
+    a, b = wt.pairs(3)
+    m_true, m_exp = wt.max_metric(pos, g, x), wt.expected_max_metric(pos, g, p)
+    dq, mu = (m_true[a] - m_true[b]).T, (m_exp[a] - m_exp[b]).T
+    cost = wt.question_costs(pos, np.ones(cand.n_items, bool))
+    v = np.abs(mu) + 0.01  # any allocation score: unbiasedness must not depend on it
+    dsg = dz.design(v, cost > 0, 10.0, kind, cost)
+    incl, prob = enumerate_samples(dsg.pi)
+    e = est.question_difference(mu, dq, dsg.pi, incl, 8)
+    truth = m_true.mean(1)[a] - m_true.mean(1)[b]
+    np.testing.assert_allclose(prob @ e.delta, truth, atol=1e-12)
+    np.testing.assert_allclose(prob @ e.var, prob @ (e.delta - truth) ** 2, atol=1e-12)
+
+
+def test_unsampled_labels_are_never_read():
+    d = np.array([[0.5], [0.25], [0.25]])
+    p, pi = np.array([0.2, 0.5, 0.9]), np.array([0.5, 0.5, 1.0])
+    incl = np.array([True, False, True])
+    a = est.difference(np.zeros(1), d, p, np.array([1, 0, 0]), pi, incl)
+    b = est.difference(np.zeros(1), d, p, np.array([1, 1, 0]), pi, incl)
+    assert a.delta == b.delta and a.var == b.var
+    # hand computation: 0.5·0.2 + 0.25·0.5 + 0.25·0.9 + 0.5·0.8/0.5 + 0.25·(−0.9)/1
+    assert a.delta[0] == pytest.approx(0.1 + 0.125 + 0.225 + 0.8 - 0.225)
+    assert a.var[0] == pytest.approx(0.5 * 0.25 * 0.64 / 0.25)
+
+
+def test_interval_uses_student_t_on_the_sampled_units():
+    e = est.Estimate(np.array([1.0, 1.0, 1.0]), np.array([0.25, 0.25, 0.25]), np.array([1, 2, 1000]))
+    assert np.isinf(e.half_width[0]) and not e.decided[0]  # one unit: no interval
+    assert e.half_width[1] == pytest.approx(12.706205 * 0.5, rel=1e-6)  # t(0.975, 1)
+    assert e.half_width[2] == pytest.approx(1.962339 * 0.5, rel=1e-5)  # t(0.975, 999), nearly normal

@@ -1,0 +1,109 @@
+"""Sampling stage (issue 42): the confidence sequence's validity under continuous monitoring, the plan's budget
+search and draw, and a reduced simulation whose coverage must hold with a right and a wrong prior."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+from test_sampling import instance
+
+from kgeval.bounds.decide import Items
+from kgeval.sampling import design as dz
+from kgeval.sampling.plan import budget_needed, make_plan
+from kgeval.sampling.problem import Problem
+from kgeval.sampling.sequence import draws_range, eb_sequence
+from kgeval.sampling.simulation import simulate
+from kgeval.sampling.universe import Universe
+
+
+def test_confidence_sequence_first_look_by_hand():
+    lo, hi = eb_sequence(np.array([[1.0]]), 0.0, 1.0, 0.05)
+    margin = (np.log(40) + 4 * 0.25 * (np.log(2) - 0.5) / 4) / 0.5  # λ1 = 1/2, v1 = 4 (1 − 1/2)²
+    assert margin > 1 and lo[0, 0] == 0.0 and hi[0, 0] == 1.0
+    lo, hi = eb_sequence(np.full((1, 4000), 0.25), 0.0, 1.0)
+    assert lo[0, -1] < 0.25 < hi[0, -1] and hi[0, -1] - lo[0, -1] < 0.1  # a constant stream closes in on it
+    assert np.all(np.diff(lo[0]) >= 0) and np.all(np.diff(hi[0]) <= 0)
+
+
+def test_confidence_sequence_keeps_its_error_rate_at_every_look():
+    rng = np.random.default_rng(0)
+    y = (rng.random((400, 2000)) < 0.3) * 4.0 - 1.0  # values −1 or 3, mean 0.2
+    lo, hi = eb_sequence(y, -1.0, 3.0, 0.05)
+    miss = ((lo > 0.2) | (hi < 0.2)).any(1).mean()
+    assert miss <= 0.05
+    naive = y.cumsum(1) / np.arange(1, 2001)  # a fixed-n interval looked at after every draw loses its rate
+    half = 1.96 * 4 * np.sqrt(0.3 * 0.7) / np.sqrt(np.arange(1, 2001))
+    assert (np.abs(naive - 0.2) > half)[:, 9:].any(1).mean() > 0.1
+
+
+def test_draws_range_bounds_every_draw():
+    d, p, q = np.array([0.5, -0.2, 0.0]), np.array([0.2, 0.9, 0.5]), np.array([0.5, 0.25, 0.25])
+    lo, hi = draws_range(1.0, d, p, q)
+    ys = [1.0 + d[e] * (x - p[e]) / q[e] for e in range(3) for x in (0, 1)]
+    assert lo == pytest.approx(min(ys)) and hi == pytest.approx(max(ys))
+
+
+def test_budget_needed_is_the_smallest_budget_reaching_the_target():
+    rng = np.random.default_rng(1)
+    d = rng.normal(size=(200, 1)) * 0.01
+    v = dz.item_variances(d, rng.uniform(0.1, 0.9, 200))
+    elig, cost = np.ones(200, bool), np.ones(200)
+    n = budget_needed(v, elig, cost, 0.05, floor_share=0.1)
+
+    def width(m):
+        return norm.ppf(0.975) * np.sqrt(dz.expected_variance(dz.design(v, elig, m, "optimal", cost).pi, v).sum())
+
+    assert width(n) < 0.05 <= width(n - 1)
+    assert np.isnan(budget_needed(v, elig, cost, 1e-9))
+
+
+@pytest.mark.parametrize("metric", ["P@k", "RR@k"])
+def test_plan_draws_only_eligible_unknowns_and_is_seeded(metric):
+    cand, *_ = instance(seed=7, S=4, Q=30, k=3, n_ent=8)
+    p = np.random.default_rng(2).uniform(0.1, 0.9, cand.n_items)
+    pb = Problem(cand, np.zeros(cand.n_items), metric, mc_draws=16)
+    systems = ["a", "b", "c", "d"]
+    one = make_plan(pb, p, systems, np.array([0]), budget=15, seed=3, metric=metric)  # a against b
+    two = make_plan(pb, p, systems, np.array([0]), budget=15, seed=3, metric=metric)
+    np.testing.assert_array_equal(one.items, two.items)
+    assert np.unique(one.items).size == one.items.size and (one.pi > 0).all() and (one.pi <= 1).all()
+    assert one.items.size and (cand.ranks[:, one.items][[0, 1]] > 0).any(0).all()  # in a compared list
+    assert list(one.pairs["A"]) == ["a"] and list(one.pairs["B"]) == ["b"] and one.pairs["plan_budget"][0] == 15
+    three = make_plan(pb, p, systems, np.array([0]), budget=None, seed=3, metric=metric, max_budget=50)
+    assert three.budget == (three.pairs["budget_needed"][0] if np.isfinite(three.pairs["budget_needed"][0]) else 50)
+
+
+def test_reduced_simulation_covers_with_a_right_and_a_wrong_prior():
+    cand, *_ = instance(seed=8, S=4, Q=60, k=5, n_ent=12)
+    rng = np.random.default_rng(9)
+    p = rng.uniform(0.05, 0.6, cand.n_items)
+    truth = (rng.random(cand.n_items) < p).astype(np.int8)
+    hidden = rng.random(cand.n_items) < 0.8
+    u = Universe(["a", "b", "c", "d"], Items(cand, cand.item_q, np.zeros(cand.n_items)), truth, hidden, hidden,
+                 None, None)
+    priors = {"right": p, "shifted": np.clip(p + 0.2, 0, 1)}
+    # a question costs up to 20 judgments here: RR@k's budgets sample about as many units as P@k's
+    runs = [simulate(u, priors, (m,), budgets, reps=2000, min_delta=0.05, mc_draws=16, seed=1)
+            for m, budgets in (("P@k", (40, 80)), ("RR@k", (200, 400)))]
+    again = simulate(u, priors, ("P@k",), (40, 80), reps=2000, min_delta=0.05, mc_draws=16, seed=1)
+    assert runs[0].equals(again)
+    tab = pd.concat(runs)
+    overall = tab[tab["A"] == "all"]
+    # 2000 repetitions × 6 pairs: the coverage's standard error is about 0.002; the normal approximation's own
+    # error with a few dozen sampled units is larger, hence 0.93
+    assert overall["coverage"].between(0.93, 0.97).all()
+    assert (tab["wrong_sign"] <= 0.05).all()
+    assert set(tab["design"]) == {"optimal", "uniform", "pair_optimal"}
+
+
+def test_plan_pairs_of_one_system_against_the_others():
+    from kgeval.errors import InputError
+    from kgeval.sampling.steps import _pair_columns
+
+    systems = ["a", "b", "c", "d"]
+    np.testing.assert_array_equal(_pair_columns(systems, None), np.arange(6))
+    np.testing.assert_array_equal(_pair_columns(systems, "c"), [1, 3, 5])  # (a, c), (b, c), (c, d)
+    with pytest.raises(InputError, match="sampling.against 'x'"):
+        _pair_columns(systems, "x")
