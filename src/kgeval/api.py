@@ -51,27 +51,44 @@ class DataUnavailableError(KgevalError):
 
 # ---- locating the workflow and its data ------------------------------------------------------------------------
 def _repo_root() -> Path | None:
-    """The checkout this package was installed from (an editable install), when it holds the workflow."""
-    root = Path(__file__).resolve().parents[2]
-    return root if (root / "Snakefile").is_file() else None
+    """The checkout this package was installed from (an editable install), when it holds the workflow; None for
+    an installed wheel, which builds data without the workflow (:mod:`kgeval.data.cache`)."""
+    from .home import checkout_root
+
+    return checkout_root()
 
 
 def _config_path(workdir: Path, config: str | os.PathLike | None) -> Path:
+    from .home import default_file
+
     if config is not None:
         path = Path(config)
         return path if path.is_absolute() or path.is_file() else workdir / path
-    return workdir / "config" / "config.yaml"
+    own = workdir / "config" / "config.yaml"
+    return own if own.is_file() else default_file("config/config.yaml")  # the packaged default configuration
 
 
 def _load_config(workdir: Path, config: str | os.PathLike | None) -> tuple[dict[str, Any], Path]:
     from .config import load_config_file, validate_config
+    from .home import default_file, locate_defaults
 
     path = _config_path(workdir, config)
     schema = path.parent / "schema.yaml"
     if not schema.is_file():
         root = _repo_root()
-        schema = root / "config" / "schema.yaml" if root else schema
-    return validate_config(load_config_file(path), schema, models=False), path
+        schema = root / "config" / "schema.yaml" if root else default_file("config/schema.yaml")
+    cfg = locate_defaults(load_config_file(path))
+    return validate_config(cfg, schema, models=False), path
+
+
+def _data_root(workdir: Path) -> Path:
+    """Where a test set's data are: the workflow folder ``workdir`` inside a checkout or where its
+    ``resources/`` exists; for an installed wheel elsewhere, the user cache (:func:`kgeval.home.data_home`)."""
+    from .home import cache_home
+
+    if (workdir / "Snakefile").is_file() or (workdir / "resources").is_dir() or _repo_root() is not None:
+        return workdir
+    return cache_home()
 
 
 def data_files(workdir: str | os.PathLike, dataset: str, testset: str) -> dict[str, Path]:
@@ -85,14 +102,15 @@ def data_files(workdir: str | os.PathLike, dataset: str, testset: str) -> dict[s
 
 
 def _build(workdir: Path, config_path: Path, targets: list[Path]) -> None:
-    """Build only ``targets`` with the workflow (``snakemake --cores 1``), once, into ``workdir``."""
+    """Build only ``targets`` with the workflow (``snakemake --cores 1``), once, into ``workdir``; without a
+    workflow (an installed wheel), with the data stage's functions (:mod:`kgeval.data.cache`)."""
     snakefile = workdir / "Snakefile"
     extra: list[str] = []
     if not snakefile.is_file():
         root = _repo_root()
         if root is None:
-            raise DataUnavailableError(f"{targets[0]} is missing and {workdir} holds no Snakefile: run the data "
-                                       "stage in the workflow folder (snakemake --cores 1 <file>)")
+            _build_without_workflow(workdir, config_path, targets)
+            return
         extra = ["--snakefile", str(root / "Snakefile"), "--directory", str(workdir)]
     rel = [str(t.relative_to(workdir)) if t.is_relative_to(workdir) else str(t) for t in targets]
     exe = shutil.which("snakemake") or str(Path(sys.executable).with_name("snakemake"))
@@ -106,6 +124,33 @@ def _build(workdir: Path, config_path: Path, targets: list[Path]) -> None:
         raise DataUnavailableError(
             f"could not build the test set's data (log: {log}); without network access set KGEVAL_MIRROR to a "
             f"data mirror folder (or `mirror:` in the config) and run: {shown}")
+
+
+def _build_without_workflow(workdir: Path, config_path: Path, targets: list[Path]) -> None:
+    """The targets (files of ``data_files``) built by the data stage's step functions into
+    ``workdir/resources``."""
+    from .data.cache import DataBuilder
+    from .home import default_file
+
+    cfg, _ = _load_config(workdir, config_path)
+    res = workdir / "resources"
+    builder = DataBuilder(cfg, default_file(cfg["manifest"]), res)
+    wanted = {t.resolve() for t in targets}
+    try:
+        for testset, spec in cfg["test_sets"].items():
+            files = data_files(workdir, spec["dataset"], testset)
+            if {files["tsv"].resolve(), files["questions"].resolve()} & wanted:
+                builder.build_testset(testset)
+        for dataset in cfg["datasets"]:
+            if data_files(workdir, dataset, "-")["kg"].resolve() in wanted:
+                builder.build_kg(dataset)
+    except (KgevalError, OSError) as exc:
+        raise DataUnavailableError(f"could not build the test set's data into {res}: {exc}; without network "
+                                   "access set KGEVAL_MIRROR to a data mirror folder (or `mirror:` in the "
+                                   "config)") from exc
+    missing = [t for t in targets if not t.is_file()]
+    if missing:
+        raise DataUnavailableError(f"{missing[0]}: not a file the data stage builds")
 
 
 # ---- test sets -----------------------------------------------------------------------------------------------
@@ -201,13 +246,14 @@ def load_testset(name: str, depth: int | None = None, workdir: str | os.PathLike
         raise ValueError(f"{base} is not a pooled test set: a pooling depth applies only to "
                          f"{', '.join(t for t, s in specs.items() if s['kind'] == 'pooled')}")
     dataset = specs[base]["dataset"]
-    files = data_files(workdir, dataset, base)
+    root = _data_root(workdir)
+    files = data_files(root, dataset, base)
     missing = [p for p in files.values() if not p.is_file()]
     if missing:
         if not build:
             raise DataUnavailableError(f"{missing[0]} is missing: run the data stage (snakemake --cores 1 "
                                        f"{' '.join(str(p) for p in missing)}) or call with build=True")
-        _build(workdir, cfg_path, list(files.values()))
+        _build(root, cfg_path, list(files.values()))
 
     kg = KnowledgeGraph.load(files["kg"])
     ts = TestSet.load(files["tsv"], kg, base)

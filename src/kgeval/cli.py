@@ -90,9 +90,10 @@ class Number:
 
 
 def schema_file() -> Path:
-    """config/schema.yaml of the working folder, else of the source tree kgeval runs from."""
-    here = Path("config/schema.yaml")
-    return here if here.is_file() else Path(__file__).resolve().parents[2] / "config" / "schema.yaml"
+    """config/schema.yaml of the working folder, else the installed one (the checkout's, or the wheel's copy)."""
+    from .home import default_file
+
+    return default_file("config/schema.yaml")
 
 
 class SchemaNumber(Number):
@@ -483,8 +484,10 @@ def _evaluate(p: argparse.ArgumentParser):
         from .external.evaluate import evaluate_systems
         from .external.outputs import Options, study_files, write_outputs
         from .external.systems import parse_system
+        from .home import locate_defaults, packaged_defaults
 
-        config = validate_config(load_config_file(a.config), a.schema, models=False)
+        packaged_defaults(a)  # outside a checkout: the installed configuration, data in the user cache
+        config = validate_config(locate_defaults(load_config_file(a.config)), a.schema, models=False)
         res = Path(a.resources)
         names = [t for t, spec in config["test_sets"].items() if spec["dataset"] == a.dataset]
         if a.testsets:

@@ -1,0 +1,93 @@
+"""kgeval outside a checkout (issue 44): the default files found where an installed wheel keeps them, and the data
+of a test set built without the workflow (kgeval.data.cache) equal to the data stage's own files.
+tests/wheel_check.py runs the installed wheel itself (a timed part of tests/check.sh)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import ROOT
+
+from kgeval import api, home
+from kgeval.data.cache import DataBuilder
+from kgeval.data.kg import KnowledgeGraph
+
+SC = "Synth-Test-S-C"
+
+
+def test_default_files_prefer_the_working_folder_then_the_installed_copy(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert home.default_file("config/schema.yaml") == ROOT / "config/schema.yaml"  # the checkout's
+    packaged = tmp_path / "wheel" / "_data"
+    (packaged / "config").mkdir(parents=True)
+    (packaged / "config" / "schema.yaml").write_text("x")
+    monkeypatch.setattr(home, "PACKAGED", packaged)
+    assert home.default_file("config/schema.yaml") == packaged / "config/schema.yaml"  # the wheel's
+    assert home.default_file("config/nope.yaml") == Path("config/nope.yaml")  # named as given in its error
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "schema.yaml").write_text("y")
+    assert home.default_file("config/schema.yaml") == Path("config/schema.yaml")  # the user's own
+    monkeypatch.setenv("KGEVAL_HOME", str(tmp_path / "h"))
+    assert home.data_home() == tmp_path / "h" / "resources"
+    monkeypatch.delenv("KGEVAL_HOME")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert home.cache_home() == tmp_path / "xdg" / "kgeval"
+
+
+def test_the_builder_makes_the_data_stages_files(workdir, tmp_path):
+    """Synth-Test-S-C built by DataBuilder (synthesize, prepare_kg, build_testset of its seed set and of itself)
+    equals the workflow folder's files, which conftest builds from the same synthetic dataset by hand."""
+    from kgeval.config import load_config_file, validate_config
+
+    cfg = validate_config(home.locate_defaults(load_config_file(ROOT / "config/tiny.yaml")),
+                          ROOT / "config/schema.yaml", models=False)
+    root = tmp_path / "resources"
+    files = DataBuilder(cfg, cfg["manifest"], root).build_testset(SC)
+    assert files["kg"] == root / "datasets/Synth/kg.npz"
+    ref = workdir / "resources"
+    assert KnowledgeGraph.load(files["kg"]).fingerprint() == KnowledgeGraph.load(ref / "datasets/Synth/kg.npz"
+                                                                                  ).fingerprint()
+    for name in (f"{SC}.tsv", f"{SC}.questions.tsv", "Synth-Test-S.tsv"):
+        assert (root / "testsets" / name).read_bytes() == (ref / "testsets" / name).read_bytes(), name
+    assert not list(root.glob(".staging-*"))  # every step's staging folder is gone
+    stamp = files["tsv"].stat().st_mtime_ns
+    DataBuilder(cfg, cfg["manifest"], root).build_testset(SC)  # built once
+    assert files["tsv"].stat().st_mtime_ns == stamp
+
+
+def test_load_testset_without_a_workflow_builds_into_the_user_cache(workdir, tmp_path, monkeypatch):
+    """An installed wheel (no checkout): load_testset in an empty folder builds only what the test set needs into
+    KGEVAL_HOME, once, and reads the same judgments as in the workflow folder."""
+    monkeypatch.setattr(api, "_repo_root", lambda: None)
+    monkeypatch.setenv("KGEVAL_HOME", str(tmp_path / "cache"))
+    user = tmp_path / "anywhere"
+    user.mkdir()
+    shutil.copy(ROOT / "config/tiny.yaml", tmp_path / "tiny.yaml")  # a user's config, with no manifest beside
+    monkeypatch.chdir(user)
+    sc = api.load_testset(SC, config=tmp_path / "tiny.yaml")
+    assert sc.files["tsv"] == tmp_path / "cache/resources/testsets" / f"{SC}.tsv"
+    assert sorted(p.name for p in (tmp_path / "cache/resources/testsets").glob("*.tsv")) == [
+        "Synth-Test-S-C.questions.tsv", "Synth-Test-S-C.tsv", "Synth-Test-S.questions.tsv", "Synth-Test-S.tsv"]
+    assert list(user.iterdir()) == []  # nothing written into the working folder
+    there = api.load_testset(SC, workdir=workdir, config="config/tiny.yaml")
+    pd.testing.assert_frame_equal(sc.qrels, there.qrels)
+    pd.testing.assert_frame_equal(sc.questions, there.questions)
+
+
+def test_a_failed_build_names_the_mirror(tmp_path, monkeypatch):
+    monkeypatch.setattr(api, "_repo_root", lambda: None)
+    monkeypatch.setenv("KGEVAL_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("KGEVAL_MIRROR", str(tmp_path / "no-mirror"))
+    monkeypatch.chdir(tmp_path)
+    import kgeval.data.download as download
+
+    def offline(*args, **kwargs):
+        raise OSError("network unreachable")
+
+    monkeypatch.setattr(download, "_from_url", offline)
+    with pytest.raises(api.DataUnavailableError, match=r"could not build .* set KGEVAL_MIRROR"):
+        api.load_testset("WN18RR")
+    assert not (tmp_path / "cache/resources/datasets").exists()
