@@ -549,25 +549,105 @@ def place(result: Result | Sequence[Result], results: str | os.PathLike | None =
     return out
 
 
+class Comparison(pd.DataFrame):
+    """:func:`compare`'s table, a DataFrame with :meth:`markdown` and :meth:`latex` in ``ranx.compare``'s shape.
+
+    Columns: ``rank``, ``#`` (the row's letter), ``System``, each compared column, ``evaluated``, and for each
+    compared column ``<column>_better_than``: the letters of the rows this system is significantly better than.
+    ``attrs``: ``test``, ``max_p``, ``columns``, ``reference`` (the study compared with)."""
+
+    @property
+    def _constructor(self):
+        return Comparison
+
+    def _marks(self) -> dict[str, list[list[int]]]:
+        index = {k: r for r, k in enumerate(self["#"])}
+        return {c: [[index[k] for k in _split_letters(v)] for v in self[f"{c}_better_than"]]
+                for c in self.attrs["columns"]}
+
+    def _caption(self) -> str:
+        from .external.comparison import TESTS
+
+        return (f"Superscripts: the systems (by letter) a system is significantly better than, "
+                f"{TESTS[self.attrs['test']]}, p < {self.attrs['max_p']}; the best value of each column in bold.")
+
+    def markdown(self, digits: int = 4) -> str:
+        """The table as Markdown (``#``, ``Model``, one column per measure, significance as superscripts)."""
+        from .external.comparison import to_markdown
+
+        return to_markdown(self, self.attrs["columns"], self._marks(), digits, self._caption())
+
+    def latex(self, digits: int = 4) -> str:
+        """The table as LaTeX (booktabs), as ``ranx``'s ``Report.to_latex``."""
+        from .external.comparison import to_latex
+
+        return to_latex(self, self.attrs["columns"], self._marks(), digits, self._caption())
+
+
+def _split_letters(text: str) -> list[str]:
+    return text.split(",") if text else []
+
+
 def compare(result: Result | Sequence[Result], results: str | os.PathLike | None = None,
-            measures: Sequence[str] = ("MRR", "Hits@10", "nDCG@20")) -> pd.DataFrame:
+            measures: Sequence[str] = ("MRR", "Hits@10", "nDCG@20"), test: str = "student", max_p: float = 0.05,
+            trials: int = 1000, seed: int = 0) -> Comparison:
     """A table of the study's systems and the evaluated ones on ``measures`` (registry columns, micro and macro
-    where both exist), best first by the first column, with ``evaluated`` marking your systems — ranx's
-    ``compare`` without the significance marks (:func:`place` gives those)."""
+    where both exist), best first by the first column, with ``evaluated`` marking your systems, and significance
+    marks as ``ranx.compare`` has them: for each value, the systems it is significantly better than.
+
+    Args:
+        result: one or more results of :func:`evaluate` on the same test set.
+        results: the study to compare with (as :func:`place`).
+        measures: measure names (:func:`resolve_measures`).
+        test: ``"student"``, the paired t-test with Holm's correction over each system's comparisons (the
+            ``t_p_holm`` of :func:`place`), or ``"tukey"``, the randomised Tukey HSD over all pairs (``hsd_p``).
+        max_p: significance level.
+        trials, seed: the Tukey HSD's permutations.
+
+    Returns:
+        A :class:`Comparison`; ``.markdown()`` and ``.latex()`` give ranx's table. With the authors' released
+        tables (``authors:DIR``: no per-item values) no test is possible and no mark is set.
+    """
+    from .external.comparison import TESTS, better_marks, letters, pvalue_matrix
+    from .external.placement import ITEM_KEYS, _study_items, item_kind, study_systems
     from .metrics.registry import higher_is_better
 
+    if test not in TESTS:
+        raise ValueError(f"unknown test {test!r}: {' or '.join(TESTS)}")
     results_list = [result] if isinstance(result, Result) else list(result)
+    if len({r.testset.base for r in results_list}) > 1:
+        raise ValueError("compare takes results on one test set: "
+                         + ", ".join(sorted({r.testset.base for r in results_list})))
     columns = [c for m in _resolve(measures) for c in (m.micro, m.macro) if c is not None]
-    study = [_study(r, results) for r in results_list]
-    from .external.placement import study_systems
+    ref = _reference(results_list[0], results)
+    study = ref.files[results_list[0].testset.base]
 
-    table = study_systems(study[0]).copy()
+    table = study_systems(study).copy()
     table["evaluated"] = False
     own = pd.concat([r.table.assign(evaluated=True) for r in results_list], ignore_index=True)
     table = pd.concat([table, own], ignore_index=True)
-    keep = ["System"] + [c for c in columns if c in table.columns] + ["evaluated"]
-    table = table[keep]
-    first = keep[1]
+    columns = [c for c in columns if c in table.columns]
+    table = table[["System", *columns, "evaluated"]]
+    first = columns[0]
     table = table.sort_values(first, ascending=not higher_is_better(first), kind="stable").reset_index(drop=True)
     table.insert(0, "rank", np.arange(1, len(table) + 1))
-    return table
+    keys = letters(len(table))
+    table.insert(1, "#", keys)
+    systems = table["System"].astype(str).tolist()
+    for c in columns:
+        marks: list[list[int]] = [[] for _ in systems]
+        kind = item_kind(c)
+        if kind in study:  # a results folder or pack: per-item values (the authors' tables have none)
+            wide = _study_items(study[kind], kind, [c])
+            if c in wide.columns:
+                wide = wide.pivot_table(index=ITEM_KEYS[kind], columns="System", values=c, aggfunc="first")
+                for r in results_list:
+                    items = r.evaluation.per_answer if kind == "micro" else r.evaluation.per_question
+                    wide = wide.join(items.set_index(ITEM_KEYS[kind])[c].rename(r.name), how="inner")
+                X = wide.reindex(columns=systems).dropna().to_numpy()
+                P = pvalue_matrix(X, test, trials, seed)
+                marks = better_marks(table[c].to_numpy(dtype=np.float64), P, higher_is_better(c), max_p)
+        table[f"{c}_better_than"] = [",".join(keys[j] for j in m) for m in marks]
+    out = Comparison(table)
+    out.attrs.update(test=test, max_p=max_p, columns=columns, reference=ref.note)
+    return out
