@@ -310,3 +310,27 @@ def test_compare_marks_significance_as_placement_and_scipy(api_work):
     assert md.splitlines()[4].startswith("| a | Oracle | **") and "<sup>bcd</sup>" in md.splitlines()[4]
     tex = table.latex()
     assert "\\toprule" in tex and "$^{bcd}$" in tex and "\\hphantom{$^{acd}$}" in tex
+
+
+@pytest.mark.peer
+def test_to_ranx_gives_kgevals_values_in_ranx(api_work):
+    """TestCollection.to_ranx() and Result.to_ranx(): ranx.evaluate on them gives kgeval's per-question values
+    (a run without ties: ranx orders tied scores its own way)."""
+    ranx = pytest.importorskip("ranx")
+    workdir, _, kg = api_work
+    from helpers import random_scorer, write_run
+
+    from kgeval.data.questions import load_questions
+
+    qs = load_questions(workdir / f"resources/testsets/{SC}.questions.tsv", kg)
+    path = workdir.parent / "untied.run"
+    write_run(path, kg, qs, random_scorer(kg, seed=5, ties=False), depth=40)
+    sc = load_testset(SC, workdir=workdir, config="config/tiny.yaml")
+    res = evaluate(path, sc, measures=["RR", "nDCG@20", "P@10", "R@20"], name="Mine", bootstrap=20)
+    qrels, run = sc.to_ranx(), res.to_ranx()
+    assert run.name == "Mine" and len(run) == len(sc.questions) and len(qrels) == len(sc.questions)
+    # the evaluated run: at most 40 documents a question, none of the question's train ∪ valid answers
+    assert res.run.groupby("qid").size().max() <= 40 and len(res.run) < 40 * len(sc.questions)
+    theirs = ranx.evaluate(qrels, run, ["mrr", "ndcg@20", "precision@10", "recall@20"])
+    for ours, key in (("RR", "mrr"), ("nDCG@20", "ndcg@20"), ("P@10", "precision@10"), ("R@20", "recall@20")):
+        assert res.value(ours) == pytest.approx(theirs[key], abs=1e-12), ours

@@ -194,6 +194,12 @@ class TestCollection:
             out.setdefault(qid, {})[docno] = int(rel)
         return out
 
+    def to_ranx(self):
+        """The judgments as a ``ranx.Qrels`` (relevance 1 for answers, 0 for judged non-relevant entities)."""
+        from ranx import Qrels
+
+        return Qrels(self.qrels_dict(), name=self.name)
+
     def load_kg(self):
         """The dataset's :class:`~kgeval.data.kg.KnowledgeGraph` (entities, relations, splits)."""
         from .data.kg import KnowledgeGraph
@@ -380,6 +386,20 @@ class Result:
     run_depth: int
     run_complete: bool
     evaluation: Any = field(repr=False)
+    run: pd.DataFrame | None = field(default=None, repr=False)  # the run as evaluated: qid, docno, score
+
+    def to_ranx(self):
+        """The run as kgeval evaluated it, as a ``ranx.Run``: each question's top K after kgeval's filter (the
+        question's train ∪ valid answers removed), so that ``ranx.evaluate(testset.to_ranx(), result.to_ranx(),
+        ...)`` gives kgeval's per-question (macro) values on a run without tied scores."""
+        from ranx import Run
+
+        if self.run is None:
+            raise ValueError(f"{self.name}: this Result holds no run (made by evaluate() of an older kgeval)")
+        out: dict[str, dict[str, float]] = {}
+        for qid, group in self.run.groupby("qid", sort=False):
+            out[str(qid)] = dict(zip(group["docno"].astype(str), group["score"].astype(float)))
+        return Run(out, name=self.name)
 
     def value(self, measure: str, aggregation: str = "macro") -> float:
         """The aggregate value of ``measure`` (``"micro"`` or ``"macro"``; trec_eval measures are ``"macro"``)."""
@@ -453,6 +473,10 @@ def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = 
                            allow_missing=allow_missing)
         dump = load_dump(folder)
         ev = evaluate_dump(dump, qrels_at_depth(dump, tc.depth), kg.relation_category, trec_measures, families=True)
+        q, k = np.nonzero(dump.run_entity >= 0)
+        evaluated_run = pd.DataFrame({"qid": np.asarray(dump.questions.qid, dtype=object)[q],
+                                      "docno": np.asarray(kg.entities, dtype=object)[dump.run_entity[q, k]],
+                                      "score": dump.run_score[q, k].astype(np.float64)})
 
     table = summary_frame({name: ev.summary}, {"TestSet": tc.name})
     for metric, items in HEADLINE.items():
@@ -480,7 +504,8 @@ def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = 
         rows.append({"measure": m.name, "micro": float(micro), "macro": float(macro), "micro_column": m.micro,
                      "macro_column": m.macro if m.rr_cut is None else f"recip_rank (cut at {m.rr_cut})"})
     aggregate = pd.DataFrame(rows, columns=["measure", "micro", "macro", "micro_column", "macro_column"])
-    return Result(name, tc, aggregate, pq, pa, table, int(meta["run_depth"]), bool(meta["run_complete"]), ev)
+    return Result(name, tc, aggregate, pq, pa, table, int(meta["run_depth"]), bool(meta["run_complete"]), ev,
+                  evaluated_run)
 
 
 # ---- placement among the study's systems ---------------------------------------------------------------------
