@@ -87,3 +87,38 @@ def test_the_evaluator_needs_the_models_labels():
 
     with pytest.raises(KgevalError, match="triples_factory"):
         KgevalEvaluator()
+
+
+@pytest.mark.slow
+@pytest.mark.peer
+def test_on_the_real_fb_test_sets(tmp_path, monkeypatch):
+    """FB-Test-S and FB-Test-S-C from the mirror (FB-Test-O, 40,932 questions, only in the synthetic test for
+    time): the evaluator's values, Judged@10 and the unjudged share on S-C included, equal kgeval evaluate's."""
+    from conftest import MIRROR
+
+    if MIRROR is None:
+        pytest.skip("no data mirror (set KGEVAL_MIRROR)")
+    import kgeval.integrations.pykeen  # noqa: F401
+    from kgeval import api, home
+
+    monkeypatch.setattr(api, "_repo_root", lambda: None)
+    monkeypatch.setenv("KGEVAL_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    testsets = ["FB-Test-S", "FB-Test-S-C"]
+    kg = api.load_testset("FB-Test-S-C").load_kg()
+    train, valid, test = _factories(kg)
+    result = pipeline(training=train, validation=valid, testing=test, model="DistMult",
+                      model_kwargs={"embedding_dim": 8}, random_seed=0, device="cpu",
+                      training_kwargs={"num_epochs": 1, "batch_size": 16384, "use_tqdm": False},
+                      evaluator="kgeval", evaluator_kwargs={"triples_factory": train, "testsets": testsets},
+                      evaluation_kwargs={"use_tqdm": False})
+    got = result.metric_results.to_flat_dict()
+    result.save_to_directory(tmp_path / "distmult")
+    assert cli_main(["evaluate", "distmult", "--trust-pickle", "--dataset", "FB15k-237", "--testsets",
+                     ",".join(testsets), "--resources", str(home.data_home()), "--out", "eval", "--bootstrap",
+                     "20", "--results", "none", "--reference", str(tmp_path / "none")]) == 0
+    table = pd.read_csv(tmp_path / "eval" / "evaluation.csv").set_index("TestSet")
+    for t in testsets:
+        for column in ("micro_mrr", "macro_mrr", "micro_hits@10", "macro_hits@10", "ndcg_cut_20", "unjudged_10"):
+            assert got[f"{t}.{column}"] == pytest.approx(table.loc[t, column], rel=1e-9, abs=1e-9), (t, column)
+    assert got["FB-Test-S-C.judged_10"] == pytest.approx(1 - table.loc["FB-Test-S-C", "unjudged_10"], abs=1e-9)
