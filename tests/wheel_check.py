@@ -50,7 +50,7 @@ with gzip.open("runs/FB-Test-S-C.run.gz", "wt") as fh:
             fh.write(f"{qid} Q0 {kg.entities[e]} {rank} {counts[e]}.0 Popularity\n")
 
 readme = Path(sys.argv[1]).read_text()
-example = re.findall(r"^```python\n(.*?)^```", readme, re.S | re.M)[0]
+example = next(b for b in re.findall(r"^```python\n(.*?)^```", readme, re.S | re.M) if "place(result)" in b)
 ns = {}
 exec(compile(example, "README.md", "exec"), ns)
 result = ns["result"]
