@@ -75,7 +75,7 @@ snakemake --lint
 part "snakefmt --check"
 snakefmt --check .
 if [ -n "${KGEVAL_MIRROR:-}" ]; then
-  # about 70 s on a 2-core machine: its own part, not a pytest test (issue 44)
+  # 42-72 s on a 2-core machine: its own part, not a pytest test (issue 44)
   part "wheel: build, install in a fresh venv, README example and kgeval evaluate outside the checkout"
   python tests/wheel_check.py
 else

@@ -55,6 +55,12 @@ ns = {}
 exec(compile(example, "README.md", "exec"), ns)
 result = ns["result"]
 assert len(ns["sc"].questions) == 2883, len(ns["sc"].questions)
+# the integrations from the installed package: ir_datasets' collections, PyKEEN's evaluator name
+import ir_datasets
+assert sum(1 for _ in ir_datasets.load("kgeval/fb15k-237/test-s-c").qrels_iter()) == 27568
+import kgeval.integrations.pykeen
+from pykeen.evaluation import evaluator_resolver
+assert evaluator_resolver.lookup("kgeval") is kgeval.integrations.pykeen.KgevalEvaluator
 json.dump({"micro_mrr": result.value("MRR", "micro"), "macro_mrr": result.value("MRR", "macro"),
            "ndcg": result.value("nDCG@20", "macro"), "files": {k: str(v) for k, v in sc.files.items()}},
           open("api.json", "w"))
