@@ -26,12 +26,15 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from .errors import KgevalError
+
+if TYPE_CHECKING:
+    from .external.comparison import Comparison
 
 __all__ = ["TestCollection", "Result", "load_testset", "evaluate", "place", "compare", "resolve_measures",
            "DataUnavailableError"]
@@ -574,45 +577,6 @@ def place(result: Result | Sequence[Result], results: str | os.PathLike | None =
     return out
 
 
-class Comparison(pd.DataFrame):
-    """:func:`compare`'s table, a DataFrame with :meth:`markdown` and :meth:`latex` in ``ranx.compare``'s shape.
-
-    Columns: ``rank``, ``#`` (the row's letter), ``System``, each compared column, ``evaluated``, and for each
-    compared column ``<column>_better_than``: the letters of the rows this system is significantly better than.
-    ``attrs``: ``test``, ``max_p``, ``columns``, ``reference`` (the study compared with)."""
-
-    @property
-    def _constructor(self):
-        return Comparison
-
-    def _marks(self) -> dict[str, list[list[int]]]:
-        index = {k: r for r, k in enumerate(self["#"])}
-        return {c: [[index[k] for k in _split_letters(v)] for v in self[f"{c}_better_than"]]
-                for c in self.attrs["columns"]}
-
-    def _caption(self) -> str:
-        from .external.comparison import TESTS
-
-        return (f"Superscripts: the systems (by letter) a system is significantly better than, "
-                f"{TESTS[self.attrs['test']]}, p < {self.attrs['max_p']}; the best value of each column in bold.")
-
-    def markdown(self, digits: int = 4) -> str:
-        """The table as Markdown (``#``, ``Model``, one column per measure, significance as superscripts)."""
-        from .external.comparison import to_markdown
-
-        return to_markdown(self, self.attrs["columns"], self._marks(), digits, self._caption())
-
-    def latex(self, digits: int = 4) -> str:
-        """The table as LaTeX (booktabs), as ``ranx``'s ``Report.to_latex``."""
-        from .external.comparison import to_latex
-
-        return to_latex(self, self.attrs["columns"], self._marks(), digits, self._caption())
-
-
-def _split_letters(text: str) -> list[str]:
-    return text.split(",") if text else []
-
-
 def compare(result: Result | Sequence[Result], results: str | os.PathLike | None = None,
             measures: Sequence[str] = ("MRR", "Hits@10", "nDCG@20"), test: str = "student", max_p: float = 0.05,
             trials: int = 1000, seed: int = 0) -> Comparison:
@@ -630,10 +594,10 @@ def compare(result: Result | Sequence[Result], results: str | os.PathLike | None
         trials, seed: the Tukey HSD's permutations.
 
     Returns:
-        A :class:`Comparison`; ``.markdown()`` and ``.latex()`` give ranx's table. With the authors' released
+        A :class:`~kgeval.external.comparison.Comparison`; ``.markdown()`` and ``.latex()`` give ranx's table. With the authors' released
         tables (``authors:DIR``: no per-item values) no test is possible and no mark is set.
     """
-    from .external.comparison import TESTS, better_marks, letters, pvalue_matrix
+    from .external.comparison import TESTS, Comparison, better_marks, letters, pvalue_matrix
     from .external.placement import ITEM_KEYS, _study_items, item_kind, study_systems
     from .metrics.registry import higher_is_better
 

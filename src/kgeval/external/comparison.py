@@ -132,3 +132,36 @@ def _tex(text: str) -> str:
     for a, b in (("\\", "\\textbackslash{}"), ("_", "\\_"), ("&", "\\&"), ("%", "\\%"), ("#", "\\#")):
         text = text.replace(a, b)
     return text
+
+
+class Comparison(pd.DataFrame):
+    """:func:`kgeval.api.compare`'s table, a DataFrame with :meth:`markdown` and :meth:`latex` in ``ranx.compare``'s shape.
+
+    Columns: ``rank``, ``#`` (the row's letter), ``System``, each compared column, ``evaluated``, and for each
+    compared column ``<column>_better_than``: the letters of the rows this system is significantly better than.
+    ``attrs``: ``test``, ``max_p``, ``columns``, ``reference`` (the study compared with)."""
+
+    @property
+    def _constructor(self):
+        return Comparison
+
+    def _marks(self) -> dict[str, list[list[int]]]:
+        index = {k: r for r, k in enumerate(self["#"])}
+        return {c: [[index[k] for k in _split_letters(v)] for v in self[f"{c}_better_than"]]
+                for c in self.attrs["columns"]}
+
+    def _caption(self) -> str:
+        return (f"Superscripts: the systems (by letter) a system is significantly better than, "
+                f"{TESTS[self.attrs['test']]}, p < {self.attrs['max_p']}; the best value of each column in bold.")
+
+    def markdown(self, digits: int = 4) -> str:
+        """The table as Markdown (``#``, ``Model``, one column per measure, significance as superscripts)."""
+        return to_markdown(self, self.attrs["columns"], self._marks(), digits, self._caption())
+
+    def latex(self, digits: int = 4) -> str:
+        """The table as LaTeX (booktabs), as ``ranx``'s ``Report.to_latex``."""
+        return to_latex(self, self.attrs["columns"], self._marks(), digits, self._caption())
+
+
+def _split_letters(text: str) -> list[str]:
+    return text.split(",") if text else []
