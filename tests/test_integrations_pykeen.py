@@ -122,3 +122,17 @@ def test_on_the_real_fb_test_sets(tmp_path, monkeypatch):
         for column in ("micro_mrr", "macro_mrr", "micro_hits@10", "macro_hits@10", "ndcg_cut_20", "unjudged_10"):
             assert got[f"{t}.{column}"] == pytest.approx(table.loc[t, column], rel=1e-9, abs=1e-9), (t, column)
     assert got["FB-Test-S-C.judged_10"] == pytest.approx(1 - table.loc["FB-Test-S-C", "unjudged_10"], abs=1e-9)
+
+
+def test_kgevals_dataset_for_pykeen_has_kgevals_ids(workdir, synth_kg):
+    """The dataset class PyKEEN loads through the pykeen.datasets entry point: the splits with kgeval's ids."""
+    from kgeval.integrations.pykeen import KgevalFB15k237
+
+    class Synth(KgevalFB15k237):
+        testset = "Synth-Test-O"
+
+    ds = Synth(workdir=workdir, config="config/tiny.yaml")
+    assert ds.training.entity_to_id == {e: i for i, e in enumerate(synth_kg.entities)}
+    for split, factory in (("train", ds.training), ("valid", ds.validation), ("test", ds.testing)):
+        np.testing.assert_array_equal(np.unique(factory.mapped_triples.numpy(), axis=0),
+                                      np.unique(synth_kg.splits[split], axis=0))  # PyKEEN sorts them

@@ -58,9 +58,11 @@ assert len(ns["sc"].questions) == 2883, len(ns["sc"].questions)
 # the integrations from the installed package: ir_datasets' collections, PyKEEN's evaluator name
 import ir_datasets
 assert sum(1 for _ in ir_datasets.load("kgeval/fb15k-237/test-s-c").qrels_iter()) == 27568
-import kgeval.integrations.pykeen
+# PyKEEN finds the datasets through the entry point, and with them the evaluator (no kgeval import needed)
+from pykeen.datasets import dataset_resolver
 from pykeen.evaluation import evaluator_resolver
-assert evaluator_resolver.lookup("kgeval") is kgeval.integrations.pykeen.KgevalEvaluator
+assert dataset_resolver.lookup("kgevalfb15k237").__name__ == "KgevalFB15k237"
+assert evaluator_resolver.lookup("kgeval").__name__ == "KgevalEvaluator"
 json.dump({"micro_mrr": result.value("MRR", "micro"), "macro_mrr": result.value("MRR", "macro"),
            "ndcg": result.value("nDCG@20", "macro"), "files": {k: str(v) for k, v in sc.files.items()}},
           open("api.json", "w"))

@@ -15,7 +15,11 @@ ranks, and the same metric functions: every value equals ``kgeval evaluate`` on 
 ``.ndcg_cut_20``, ``.unjudged_10`` …), plus ``<test set>.judged_10`` (Judged@10 = 1 − unjudged@10) on a pooled
 test set.
 
-PyKEEN 1.11 has no entry-point group for evaluators (only for datasets), hence the registration on import.
+PyKEEN 1.11 has no entry-point group for evaluators (only for datasets), hence the registration on import. The
+datasets group does exist: kgeval declares :class:`KgevalFB15k237` and :class:`KgevalWN18RR` there
+(``pipeline(dataset="kgevalfb15k237")``), and PyKEEN imports this module to load them, which registers the evaluator
+as well: in an environment where kgeval is installed, ``evaluator="kgeval"`` resolves once ``pykeen.datasets`` is
+imported (as ``pykeen.pipeline`` does), with no import of kgeval.
 
 **Early stopping.** An early stopper calls the evaluator on the validation triples: that call is answered by
 PyKEEN's own :class:`~pykeen.evaluation.RankBasedEvaluator` on those triples (``hits_at_10``, ``mrr`` …), never by a
@@ -33,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from pykeen.datasets.base import EagerDataset
 from pykeen.evaluation import Evaluator, MetricResults, RankBasedEvaluator, evaluator_resolver
 
 from ..errors import KgevalError
@@ -206,6 +211,42 @@ class KgevalEvaluator(Evaluator[str]):
 
         results.__class__ = ValidationResults
         return results
+
+
+class _KgevalDataset:
+    """A kgeval dataset as a PyKEEN dataset (``pipeline(dataset="kgevalfb15k237")``): its train, valid and test
+    splits as kgeval builds them (``load_testset``), with kgeval's entity and relation order as ids, so PyKEEN's
+    ids equal kgeval's; the evaluator gets the labels from ``dataset.training``."""
+
+    testset = "FB-Test-O"
+
+    def __init__(self, create_inverse_triples: bool = False, workdir: str | os.PathLike = ".",
+                 config: str | os.PathLike | None = None, **kwargs):
+        from pykeen.triples import TriplesFactory
+
+        from ..api import load_testset
+
+        kg = load_testset(self.testset, workdir=workdir, config=config).load_kg()
+        ids = {"entity_to_id": {e: i for i, e in enumerate(kg.entities)},
+               "relation_to_id": {r: i for i, r in enumerate(kg.relations)}}
+        splits = {s: TriplesFactory.from_labeled_triples(np.array(kg.decode(kg.splits[s]), dtype=str),
+                                                         create_inverse_triples=create_inverse_triples, **ids)
+                  for s in ("train", "valid", "test")}
+        super().__init__(training=splits["train"], testing=splits["test"], validation=splits["valid"],
+                         metadata={"source": f"kgeval {kg.name}"}, **kwargs)
+
+
+class KgevalFB15k237(_KgevalDataset, EagerDataset):
+    """FB15k-237 as kgeval builds it (its test split is FB-Test-O). Entry point ``pykeen.datasets``:
+    ``kgevalfb15k237``."""
+
+    testset = "FB-Test-O"
+
+
+class KgevalWN18RR(_KgevalDataset, EagerDataset):
+    """WN18RR as kgeval builds it. Entry point ``pykeen.datasets``: ``kgevalwn18rr``."""
+
+    testset = "WN18RR"
 
 
 def register() -> None:
