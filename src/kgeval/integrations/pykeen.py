@@ -21,8 +21,9 @@ datasets group does exist: kgeval declares :class:`KgevalFB15k237` and :class:`K
 as well: in an environment where kgeval is installed, ``evaluator="kgeval"`` resolves once ``pykeen.datasets`` is
 imported (as ``pykeen.pipeline`` does), with no import of kgeval.
 
-**Early stopping.** An early stopper calls the evaluator on the validation triples: that call is answered by
-PyKEEN's own :class:`~pykeen.evaluation.RankBasedEvaluator` on those triples (``hits_at_10``, ``mrr`` …), never by a
+**Early stopping.** kgeval's test sets answer only a call on the dataset's test triples (the pipeline's final
+evaluation). Any other call, such as an early stopper's on the validation triples, is answered by PyKEEN's own
+:class:`~pykeen.evaluation.RankBasedEvaluator` on the triples given (``hits_at_10``, ``mrr`` …), never by a
 kgeval test set, and a stopper ``metric`` naming one (``FB-Test-S-C.macro_mrr``) is refused with the reason: the
 judgments of FB-Test-S-C (and the answers of every test set) are test labels, and selecting a model on them
 reports a test score tuned on the test set.
@@ -132,15 +133,14 @@ class KgevalEvaluator(Evaluator[str]):
                               f"{kg.relations[int(np.flatnonzero(rel < 0)[0])]!r}): trained on another graph?")
         return ent, rel
 
-    def _is_validation(self, kg, mapped_triples: torch.Tensor | None) -> bool:
-        """Whether PyKEEN asks for the validation triples (an early stopper), not a final evaluation."""
-        if mapped_triples is None or "valid" not in kg.splits:
-            return False
-        valid = kg.splits["valid"]
-        if len(mapped_triples) != len(valid):
-            return False
+    def _is_test_split(self, kg, mapped_triples: torch.Tensor | None) -> bool:
+        """Whether PyKEEN asks for the dataset's test triples (the final evaluation), which kgeval's test sets
+        evaluate; any other call (an early stopper's validation triples) is not answered with test labels."""
+        if mapped_triples is None:
+            return True
+        test = kg.splits["test"]
         ent, rel = self._maps(kg)
-        ours = np.stack([ent[valid[:, 0]], rel[valid[:, 1]], ent[valid[:, 2]]], 1)
+        ours = np.stack([ent[test[:, 0]], rel[test[:, 1]], ent[test[:, 2]]], 1)
         theirs = mapped_triples.detach().cpu().numpy().astype(np.int64)
         return bool(np.array_equal(np.unique(ours, axis=0), np.unique(theirs, axis=0)))
 
@@ -153,7 +153,7 @@ class KgevalEvaluator(Evaluator[str]):
         if len({c.dataset for c in collections}) > 1:
             raise KgevalError(f"test sets of one dataset at a time: {', '.join(self.testsets)}")
         kg = collections[0].load_kg()
-        if self._is_validation(kg, mapped_triples):
+        if not self._is_test_split(kg, mapped_triples):
             return self._validation(model, mapped_triples, batch_size, slice_size, device, use_tqdm, tqdm_kwargs,
                                     additional_filter_triples, **kwargs)
         return KgevalMetricResults(self.rank(model, collections, kg))
