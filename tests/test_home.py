@@ -91,3 +91,39 @@ def test_a_failed_build_names_the_mirror(tmp_path, monkeypatch):
     with pytest.raises(api.DataUnavailableError, match=r"could not build .* set KGEVAL_MIRROR"):
         api.load_testset("WN18RR")
     assert not (tmp_path / "cache/resources/datasets").exists()
+
+
+def test_kgeval_evaluate_without_a_checkout_builds_into_the_cache(workdir, tmp_path, monkeypatch, capsys):
+    """kgeval evaluate from an installed wheel in an empty folder: the data are built into KGEVAL_HOME by the
+    data stage's functions (no snakemake), nothing but --out is written in the folder, and the values equal the
+    same run evaluated in the workflow folder."""
+    from helpers import random_scorer, write_run
+
+    from kgeval.cli import main as cli_main
+    from kgeval.data.questions import load_questions
+
+    kg = KnowledgeGraph.load(workdir / "resources/datasets/Synth/kg.npz")
+    qs = load_questions(workdir / "resources/testsets/Synth-Test-O.questions.tsv", kg)
+    run = tmp_path / "Synth-Test-O.run"
+    write_run(run, kg, qs, random_scorer(kg, seed=5, ties=False), depth=20)
+    monkeypatch.setattr(api, "_repo_root", lambda: None)
+    monkeypatch.setattr(home, "checkout_root", lambda: None)
+    packaged = tmp_path / "site-packages" / "kgeval" / "_data"  # the wheel's copy (setup.py's PACKAGE_DATA)
+    for rel in ("config/config.yaml", "config/schema.yaml", "config/resources.tsv", "annotations/templates.tsv"):
+        (packaged / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / rel, packaged / rel)
+    monkeypatch.setattr(home, "PACKAGED", packaged)
+    monkeypatch.setenv("KGEVAL_HOME", str(tmp_path / "cache"))
+    user = tmp_path / "anywhere"
+    user.mkdir()
+    monkeypatch.chdir(user)
+    argv = ["evaluate", str(run), "--name", "Mine", "--dataset", "Synth", "--testsets", "Synth-Test-O", "--out",
+            "eval", "--config", str(ROOT / "config/tiny.yaml"), "--bootstrap", "20", "--results", "nowhere"]
+    assert cli_main(argv) == 0
+    assert (tmp_path / "cache/resources/testsets/Synth-Test-O.tsv").is_file()
+    assert sorted(p.name for p in user.iterdir()) == ["eval"]
+    got = pd.read_csv(user / "eval/evaluation.csv").iloc[0]
+    there = api.evaluate(run, api.load_testset("Synth-Test-O", workdir=workdir, config="config/tiny.yaml"),
+                         name="Mine", bootstrap=20)
+    assert got["micro_mrr"] == pytest.approx(there.table["micro_mrr"].iloc[0], abs=1e-10)
+    assert got["macro_mrr"] == pytest.approx(there.table["macro_mrr"].iloc[0], abs=1e-10)
