@@ -77,6 +77,15 @@ def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> str:
     return done.stdout + done.stderr
 
 
+def _has_build_tools() -> bool:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return int(version("setuptools").split(".")[0]) >= 68 and bool(version("wheel"))
+    except PackageNotFoundError:
+        return False
+
+
 def main() -> None:
     mirror = os.environ.get("KGEVAL_MIRROR")
     if not mirror:
@@ -92,8 +101,11 @@ def main() -> None:
             else:
                 shutil.copy2(ROOT / rel, src / rel)
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KGEVAL_HOME")}
-        run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", ".", "-w",
-             str(tmp / "dist")], src, env)
+        # offline with this environment's setuptools when it meets pyproject's build requirement, else pip's
+        # isolated build (which fetches setuptools)
+        offline = ["--no-build-isolation"] if _has_build_tools() else []
+        run([sys.executable, "-m", "pip", "wheel", "--no-deps", *offline, "-q", ".", "-w", str(tmp / "dist")], src,
+            env)
         wheel = next((tmp / "dist").glob("kgeval-*.whl"))
         venv = tmp / "venv"
         run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp, env)
