@@ -12,14 +12,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.peer,
               pytest.mark.skipif(MIRROR is None, reason="no data mirror (set KGEVAL_MIRROR)")]
 
 
-def test_the_integrations_page_runs_as_written(tmp_path, monkeypatch, capsys):
+def test_the_integrations_page_runs_as_written(as_installed, capsys):
     for tool in ("pykeen", "ir_datasets", "ranx"):
         pytest.importorskip(tool)
-    from kgeval import api
-
-    monkeypatch.setattr(api, "_repo_root", lambda: None)
-    monkeypatch.setenv("KGEVAL_HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
     text = (ROOT / "docs/guide/integrations.md").read_text()
     blocks = re.findall(r"^```python\n(.*?)^```", text, re.S | re.M)
     outputs = re.findall(r"^```text\n(.*?)^```", text, re.S | re.M)

@@ -25,19 +25,6 @@ def test_import_kgeval_registers_the_collections_lazily(order):
     assert out == [str(order == "ir_datasets first"), "True", "Dataset"]
 
 
-@pytest.fixture(scope="module")
-def outside(tmp_path_factory):
-    """An installed kgeval's view: no checkout (data into KGEVAL_HOME), an empty working folder."""
-    from kgeval import api
-
-    home = tmp_path_factory.mktemp("kgeval-home")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(api, "_repo_root", lambda: None)
-        mp.setenv("KGEVAL_HOME", str(home))
-        mp.chdir(tmp_path_factory.mktemp("anywhere"))
-        yield home
-
-
 def _popularity_run(sc, depth=100):
     """Every question the same list: entities by training frequency, ties broken by a distinct fraction (no tied
     scores: each tool orders ties its own way)."""
@@ -54,7 +41,7 @@ def _popularity_run(sc, depth=100):
 @needs_mirror
 @pytest.mark.peer
 @pytest.mark.slow
-def test_ir_datasets_ranx_and_ir_measures_give_kgevals_macro_values(outside):
+def test_ir_datasets_ranx_and_ir_measures_give_kgevals_macro_values(as_installed):
     ir_datasets = pytest.importorskip("ir_datasets")
     ir_measures = pytest.importorskip("ir_measures")
     ranx = pytest.importorskip("ranx")
@@ -98,7 +85,7 @@ def test_ir_datasets_ranx_and_ir_measures_give_kgevals_macro_values(outside):
 
 @needs_mirror
 @pytest.mark.slow
-def test_every_collection_name_loads(outside):
+def test_every_collection_name_loads(as_installed):
     ir_datasets = pytest.importorskip("ir_datasets")
     import kgeval  # noqa: F401
 

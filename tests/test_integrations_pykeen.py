@@ -91,9 +91,9 @@ def test_the_evaluator_needs_the_models_labels():
 
 @pytest.mark.slow
 @pytest.mark.peer
-def test_on_the_real_fb_test_sets(tmp_path, monkeypatch):
-    """FB-Test-S and FB-Test-S-C from the mirror (FB-Test-O, 40,932 questions, only in the synthetic test for
-    time): the evaluator's values, Judged@10 and the unjudged share on S-C included, equal kgeval evaluate's."""
+def test_on_the_real_fb_test_sets(as_installed):
+    """FB-Test-O, FB-Test-S and FB-Test-S-C from the mirror: the evaluator's values, Judged@10 and the unjudged
+    share on S-C included, equal kgeval evaluate's on the same model saved to a folder."""
     from conftest import MIRROR
 
     if MIRROR is None:
@@ -101,10 +101,7 @@ def test_on_the_real_fb_test_sets(tmp_path, monkeypatch):
     import kgeval.integrations.pykeen  # noqa: F401
     from kgeval import api, home
 
-    monkeypatch.setattr(api, "_repo_root", lambda: None)
-    monkeypatch.setenv("KGEVAL_HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(tmp_path)
-    testsets = ["FB-Test-S", "FB-Test-S-C"]
+    testsets = ["FB-Test-O", "FB-Test-S", "FB-Test-S-C"]
     kg = api.load_testset("FB-Test-S-C").load_kg()
     train, valid, test = _factories(kg)
     result = pipeline(training=train, validation=valid, testing=test, model="DistMult",
@@ -113,11 +110,11 @@ def test_on_the_real_fb_test_sets(tmp_path, monkeypatch):
                       evaluator="kgeval", evaluator_kwargs={"triples_factory": train, "testsets": testsets},
                       evaluation_kwargs={"use_tqdm": False})
     got = result.metric_results.to_flat_dict()
-    result.save_to_directory(tmp_path / "distmult")
+    result.save_to_directory(as_installed / "distmult")
     assert cli_main(["evaluate", "distmult", "--trust-pickle", "--dataset", "FB15k-237", "--testsets",
                      ",".join(testsets), "--resources", str(home.data_home()), "--out", "eval", "--bootstrap",
-                     "20", "--results", "none", "--reference", str(tmp_path / "none")]) == 0
-    table = pd.read_csv(tmp_path / "eval" / "evaluation.csv").set_index("TestSet")
+                     "20", "--results", "none", "--reference", str(as_installed / "none")]) == 0
+    table = pd.read_csv(as_installed / "eval" / "evaluation.csv").set_index("TestSet")
     for t in testsets:
         for column in ("micro_mrr", "macro_mrr", "micro_hits@10", "macro_hits@10", "ndcg_cut_20", "unjudged_10"):
             assert got[f"{t}.{column}"] == pytest.approx(table.loc[t, column], rel=1e-9, abs=1e-9), (t, column)
