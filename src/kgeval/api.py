@@ -218,7 +218,10 @@ def load_testset(name: str, depth: int | None = None, workdir: str | os.PathLike
     The data come from the workflow's data stage in ``workdir`` (``resources/``). When they are missing and
     ``build`` is true, only the files this test set needs are built, once, with ``snakemake --cores 1`` (the
     download uses ``KGEVAL_MIRROR`` when set); when that is impossible a :class:`DataUnavailableError` names the
-    command to run.
+    command to run. An installed kgeval used outside a checkout (no ``Snakefile``, no ``resources/`` in
+    ``workdir``) keeps the data in the user cache, ``$KGEVAL_HOME/resources`` (:mod:`kgeval.home`), built there by
+    the data stage's own functions (:mod:`kgeval.data.cache`), and reads the packaged default configuration when
+    ``workdir`` has no ``config/config.yaml``.
 
     Args:
         name: the test set's name in the configuration, optionally with a depth in parentheses.
