@@ -135,3 +135,24 @@ def pooled(synth_kg, synth_dir, tmp_path_factory):
         runs[name] = load_dump(root / f"S_{name}")
         sc_dumps[name] = load_dump(root / f"SC_{name}")
     return seed, sc, runs, sc_dumps
+
+
+@pytest.fixture(scope="session")
+def installed_home(tmp_path_factory) -> Path:
+    """One KGEVAL_HOME per test process for the tests that use kgeval as an installed wheel would (no checkout):
+    the real test sets are built into it from the mirror once, not once per test."""
+    return tmp_path_factory.mktemp("kgeval-home")
+
+
+@pytest.fixture
+def as_installed(installed_home, tmp_path, monkeypatch) -> Path:
+    """kgeval as installed from a wheel: no checkout to run the workflow in (data built into ``installed_home``
+    by kgeval.data.cache), the working folder an empty temporary one. Returns the working folder."""
+    from kgeval import api
+
+    monkeypatch.setattr(api, "_repo_root", lambda: None)
+    monkeypatch.setenv("KGEVAL_HOME", str(installed_home))
+    work = tmp_path / "anywhere"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return work

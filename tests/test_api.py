@@ -195,7 +195,8 @@ def test_place_equals_the_commands_placement(api_work, tmp_path):
     # compare: the study's rows of evaluation.csv and this system's, best first by micro MRR
     table = compare(res, measures=["MRR", "nDCG@20"])
     study = pd.read_csv(workdir / "results" / "metrics" / SC / "evaluation.csv")
-    assert list(table.columns) == ["rank", "System", "micro_mrr", "macro_mrr", "ndcg_cut_20", "evaluated"]
+    assert list(table.columns) == ["rank", "#", "System", "micro_mrr", "macro_mrr", "ndcg_cut_20", "evaluated",
+                                   "micro_mrr_better_than", "macro_mrr_better_than", "ndcg_cut_20_better_than"]
     expect = sorted([*zip(study["System"], study["micro_mrr"]), ("Mine", res.value("MRR", "micro"))],
                     key=lambda x: -x[1])
     assert list(table["System"]) == [s for s, _ in expect]
@@ -260,3 +261,78 @@ def test_place_falls_back_to_the_shipped_pack_and_says_so(api_work, tmp_path, mo
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileNotFoundError, match="No results folder .* and no shipped reference"):
         place(bare)
+
+
+def test_compare_marks_significance_as_placement_and_scipy(api_work):
+    """compare()'s marks (ranx.compare's superscripts): for the evaluated system, exactly placement's significant
+    and better opponents (paired t-test with Holm over its comparisons; Tukey HSD); for every system, scipy's
+    paired t-test with Holm's step-down applied by hand over that system's comparisons."""
+    from scipy import stats
+
+    from kgeval.external.placement import _study_items
+
+    workdir, _, _ = api_work
+    sc = load_testset(SC, workdir=workdir, config="config/tiny.yaml")
+    # a strong system (every answer first, then a fixed list): significantly better than the random study systems
+    rest = sc.questions[["qid"]].merge(pd.DataFrame({"docno": sorted(set(sc.qrels["docno"]))[:30]}), how="cross")
+    run = pd.concat([sc.answers.assign(score=100.0), rest.assign(score=1.0)]).drop_duplicates(["qid", "docno"])
+    res = evaluate(run, sc, name="Oracle", bootstrap=20)
+    cols = ["micro_mrr", "macro_mrr"]
+    placed = place(res, metrics=cols, trials=200)
+    for test, flag in (("student", "significant_t"), ("tukey", "significant_hsd")):
+        table = compare(res, measures=["MRR"], test=test, trials=200)
+        assert table.attrs["test"] == test and table["#"].tolist() == list("abcd")
+        letter = dict(zip(table["System"], table["#"]))
+        mine = table.set_index("System").loc["Oracle"]
+        for c in cols:
+            rows = placed[placed["Metric"] == c]
+            expect = sorted(letter[o] for o in rows.loc[rows[flag] & rows["better"], "Opponent"])
+            assert len(expect) == len(STUDY)  # not vacuous: better than all three
+            assert sorted(filter(None, mine[f"{c}_better_than"].split(","))) == expect
+    # every row's marks against scipy + Holm by hand (micro MRR: one item per answer)
+    table = compare(res, measures=["MRR"], test="student")
+    items = _study_items(workdir / "results/metrics" / SC / "per_answer.parquet", "micro", ["micro_mrr"])
+    wide = items.pivot_table(index=["qid", "entity"], columns="System", values="micro_mrr")
+    wide = wide.join(res.evaluation.per_answer.set_index(["qid", "entity"])["micro_mrr"].rename("Oracle"),
+                     how="inner")
+    systems = table["System"].tolist()
+    X = wide[systems].dropna().to_numpy()
+    for a, name in enumerate(systems):
+        others = [b for b in range(len(systems)) if b != a]
+        p = np.array([stats.ttest_rel(X[:, a], X[:, b]).pvalue for b in others])
+        order = np.argsort(p)
+        adj = np.minimum(np.maximum.accumulate((len(p) - np.arange(len(p))) * p[order]), 1)
+        holm = np.empty_like(p)
+        holm[order] = adj
+        means = X.mean(0)
+        expect = [table["#"][b] for b, q in zip(others, holm) if q < 0.05 and means[a] > means[b]]
+        assert table.loc[a, "micro_mrr_better_than"] == ",".join(expect), name
+    md = table.markdown()
+    assert md.splitlines()[2] == "| # | Model | Micro MRR | Macro MRR |"
+    assert md.splitlines()[4].startswith("| a | Oracle | **") and "<sup>bcd</sup>" in md.splitlines()[4]
+    tex = table.latex()
+    assert "\\toprule" in tex and "$^{bcd}$" in tex and "\\hphantom{$^{acd}$}" in tex
+
+
+@pytest.mark.peer
+def test_to_ranx_gives_kgevals_values_in_ranx(api_work):
+    """TestCollection.to_ranx() and Result.to_ranx(): ranx.evaluate on them gives kgeval's per-question values
+    (a run without ties: ranx orders tied scores its own way)."""
+    ranx = pytest.importorskip("ranx")
+    workdir, _, kg = api_work
+    from helpers import random_scorer, write_run
+
+    from kgeval.data.questions import load_questions
+
+    qs = load_questions(workdir / f"resources/testsets/{SC}.questions.tsv", kg)
+    path = workdir.parent / "untied.run"
+    write_run(path, kg, qs, random_scorer(kg, seed=5, ties=False), depth=40)
+    sc = load_testset(SC, workdir=workdir, config="config/tiny.yaml")
+    res = evaluate(path, sc, measures=["RR", "nDCG@20", "P@10", "R@20"], name="Mine", bootstrap=20)
+    qrels, run = sc.to_ranx(), res.to_ranx()
+    assert run.name == "Mine" and len(run) == len(sc.questions) and len(qrels) == len(sc.questions)
+    # the evaluated run: at most 40 documents a question, none of the question's train ∪ valid answers
+    assert res.run.groupby("qid").size().max() <= 40 and len(res.run) < 40 * len(sc.questions)
+    theirs = ranx.evaluate(qrels, run, ["mrr", "ndcg@20", "precision@10", "recall@20"])
+    for ours, key in (("RR", "mrr"), ("nDCG@20", "ndcg@20"), ("P@10", "precision@10"), ("R@20", "recall@20")):
+        assert res.value(ours) == pytest.approx(theirs[key], abs=1e-12), ours

@@ -16,7 +16,7 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
 # lowest first; a module may import from its own layer or a lower one
 LAYERS = [
     {"errors", "arguments", "io", "limits", "cells", "progress", "published", "workflow", "workflow_dag", "workflow_env",
-     "docs_figures"},
+     "docs_figures", "home"},
     {"data"},
     {"models"},
     {"scores"},
@@ -30,6 +30,7 @@ LAYERS = [
     {"tables"},
     {"external"},
     {"api"},  # the Python API (kgeval.api), which the command line may call
+    {"integrations"},  # PyKEEN, ir_datasets, ranx on top of the API
     {"cli"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

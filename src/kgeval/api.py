@@ -27,13 +27,16 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from .arguments import check_flag, check_name, check_path, check_strings, kind_of, short_repr
 from .errors import BadTypeError, BadValueError, InputError, KgevalError, MeasureError
+
+if TYPE_CHECKING:
+    from .external.comparison import Comparison
 
 __all__ = ["TestCollection", "Result", "load_testset", "evaluate", "place", "compare", "resolve_measures",
            "DataUnavailableError", "data_files", "build_data"]
@@ -52,27 +55,44 @@ class DataUnavailableError(KgevalError):
 
 # ---- locating the workflow and its data ------------------------------------------------------------------------
 def _repo_root() -> Path | None:
-    """The checkout this package was installed from (an editable install), when it holds the workflow."""
-    root = Path(__file__).resolve().parents[2]
-    return root if (root / "Snakefile").is_file() else None
+    """The checkout this package was installed from (an editable install), when it holds the workflow; None for
+    an installed wheel, which builds data without the workflow (:mod:`kgeval.data.cache`)."""
+    from .home import checkout_root
+
+    return checkout_root()
 
 
 def _config_path(workdir: Path, config: str | os.PathLike | None) -> Path:
+    from .home import default_file
+
     if config is not None:
         path = Path(config)
         return path if path.is_absolute() or path.is_file() else workdir / path
-    return workdir / "config" / "config.yaml"
+    own = workdir / "config" / "config.yaml"
+    return own if own.is_file() else default_file("config/config.yaml")  # the packaged default configuration
 
 
 def _load_config(workdir: Path, config: str | os.PathLike | None) -> tuple[dict[str, Any], Path]:
     from .config import load_config_file, validate_config
+    from .home import default_file, locate_defaults
 
     path = _config_path(workdir, config)
     schema = path.parent / "schema.yaml"
     if not schema.is_file():
         root = _repo_root()
-        schema = root / "config" / "schema.yaml" if root else schema
-    return validate_config(load_config_file(path), schema, models=False), path
+        schema = root / "config" / "schema.yaml" if root else default_file("config/schema.yaml")
+    cfg = locate_defaults(load_config_file(path))
+    return validate_config(cfg, schema, models=False), path
+
+
+def _data_root(workdir: Path) -> Path:
+    """Where a test set's data are: the workflow folder ``workdir`` inside a checkout or where its
+    ``resources/`` exists; for an installed wheel elsewhere, the user cache (:func:`kgeval.home.data_home`)."""
+    from .home import cache_home
+
+    if (workdir / "Snakefile").is_file() or (workdir / "resources").is_dir() or _repo_root() is not None:
+        return workdir
+    return cache_home()
 
 
 def data_files(workdir: str | os.PathLike, dataset: str, testset: str) -> dict[str, Path]:
@@ -86,14 +106,15 @@ def data_files(workdir: str | os.PathLike, dataset: str, testset: str) -> dict[s
 
 
 def build_data(workdir: Path, config_path: Path, targets: list[Path]) -> None:
-    """Build only ``targets`` with the workflow (``snakemake --cores 1``), once, into ``workdir``."""
+    """Build only ``targets`` with the workflow (``snakemake --cores 1``), once, into ``workdir``; without a
+    workflow (an installed wheel), with the data stage's functions (:mod:`kgeval.data.cache`)."""
     snakefile = workdir / "Snakefile"
     extra: list[str] = []
     if not snakefile.is_file():
         root = _repo_root()
         if root is None:
-            raise DataUnavailableError(f"{targets[0]} is missing and {workdir} holds no Snakefile: run the data "
-                                       "stage in the workflow folder (snakemake --cores 1 <file>)")
+            _build_without_workflow(workdir, config_path, targets)
+            return
         extra = ["--snakefile", str(root / "Snakefile"), "--directory", str(workdir)]
     rel = [str(t.relative_to(workdir)) if t.is_relative_to(workdir) else str(t) for t in targets]
     exe = shutil.which("snakemake") or str(Path(sys.executable).with_name("snakemake"))
@@ -164,6 +185,33 @@ def _check_results(result: Any, argument: str = "result") -> list[Result]:
     return list(items)
 
 
+def _build_without_workflow(workdir: Path, config_path: Path, targets: list[Path]) -> None:
+    """The targets (files of ``data_files``) built by the data stage's step functions into
+    ``workdir/resources``."""
+    from .data.cache import DataBuilder
+    from .home import default_file
+
+    cfg, _ = _load_config(workdir, config_path)
+    res = workdir / "resources"
+    builder = DataBuilder(cfg, default_file(cfg["manifest"]), res)
+    wanted = {t.resolve() for t in targets}
+    try:
+        for testset, spec in cfg["test_sets"].items():
+            files = data_files(workdir, spec["dataset"], testset)
+            if {files["tsv"].resolve(), files["questions"].resolve()} & wanted:
+                builder.build_testset(testset)
+        for dataset in cfg["datasets"]:
+            if data_files(workdir, dataset, "-")["kg"].resolve() in wanted:
+                builder.build_kg(dataset)
+    except (KgevalError, OSError) as exc:
+        raise DataUnavailableError(f"could not build the test set's data into {res}: {exc}; without network "
+                                   "access set KGEVAL_MIRROR to a data mirror folder (or `mirror:` in the "
+                                   "config)") from exc
+    missing = [t for t in targets if not t.is_file()]
+    if missing:
+        raise DataUnavailableError(f"{missing[0]}: not a file the data stage builds")
+
+
 # ---- test sets -----------------------------------------------------------------------------------------------
 @dataclass
 class TestCollection:
@@ -205,6 +253,12 @@ class TestCollection:
             out.setdefault(qid, {})[docno] = int(rel)
         return out
 
+    def to_ranx(self):
+        """The judgments as a ``ranx.Qrels`` (relevance 1 for answers, 0 for judged non-relevant entities)."""
+        from ranx import Qrels
+
+        return Qrels(self.qrels_dict(), name=self.name)
+
     def load_kg(self):
         """The dataset's :class:`~kgeval.data.kg.KnowledgeGraph` (entities, relations, splits)."""
         from .data.kg import KnowledgeGraph
@@ -220,7 +274,10 @@ def load_testset(name: str, depth: int | None = None, workdir: str | os.PathLike
     The data come from the workflow's data stage in ``workdir`` (``resources/``). When they are missing and
     ``build`` is true, only the files this test set needs are built, once, with ``snakemake --cores 1`` (the
     download uses ``KGEVAL_MIRROR`` when set); when that is impossible a :class:`DataUnavailableError` names the
-    command to run.
+    command to run. An installed kgeval used outside a checkout (no ``Snakefile``, no ``resources/`` in
+    ``workdir``) keeps the data in the user cache, ``$KGEVAL_HOME/resources`` (:mod:`kgeval.home`), built there by
+    the data stage's own functions (:mod:`kgeval.data.cache`), and reads the packaged default configuration when
+    ``workdir`` has no ``config/config.yaml``.
 
     Args:
         name: the test set's name in the configuration, optionally with a depth in parentheses.
@@ -268,13 +325,14 @@ def load_testset(name: str, depth: int | None = None, workdir: str | os.PathLike
         raise BadValueError("depth", f"{base} is not a pooled test set: a pooling depth applies only to "
                                      f"{', '.join(t for t, s in specs.items() if s['kind'] == 'pooled')}")
     dataset = specs[base]["dataset"]
-    files = data_files(workdir, dataset, base)
+    root = _data_root(workdir)
+    files = data_files(root, dataset, base)
     missing = [p for p in files.values() if not p.is_file()]
     if missing:
         if not build:
             raise DataUnavailableError(f"{missing[0]} is missing: run the data stage (snakemake --cores 1 "
                                        f"{' '.join(str(p) for p in missing)}) or call with build=True")
-        build_data(workdir, cfg_path, list(files.values()))
+        build_data(root, cfg_path, list(files.values()))
 
     kg = KnowledgeGraph.load(files["kg"])
     ts = TestSet.load(files["tsv"], kg, base)
@@ -397,6 +455,20 @@ class Result:
     run_depth: int
     run_complete: bool
     evaluation: Any = field(repr=False)
+    run: pd.DataFrame | None = field(default=None, repr=False)  # the run as evaluated: qid, docno, score
+
+    def to_ranx(self):
+        """The run as kgeval evaluated it, as a ``ranx.Run``: each question's top K after kgeval's filter (the
+        question's train ∪ valid answers removed), so that ``ranx.evaluate(testset.to_ranx(), result.to_ranx(),
+        ...)`` gives kgeval's per-question (macro) values on a run without tied scores."""
+        from ranx import Run
+
+        if self.run is None:
+            raise ValueError(f"{self.name}: this Result holds no run (made by evaluate() of an older kgeval)")
+        out: dict[str, dict[str, float]] = {}
+        for qid, group in self.run.groupby("qid", sort=False):
+            out[str(qid)] = dict(zip(group["docno"].astype(str), group["score"].astype(float)))
+        return Run(out, name=self.name)
 
     def value(self, measure: str, aggregation: str = "macro") -> float:
         """The aggregate value of ``measure`` (``"micro"`` or ``"macro"``; trec_eval measures are ``"macro"``)."""
@@ -487,6 +559,10 @@ def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = 
             raise _as_given(exc, path) from None
         dump = load_dump(folder)
         ev = evaluate_dump(dump, qrels_at_depth(dump, tc.depth), kg.relation_category, trec_measures, families=True)
+        q, k = np.nonzero(dump.run_entity >= 0)
+        evaluated_run = pd.DataFrame({"qid": np.asarray(dump.questions.qid, dtype=object)[q],
+                                      "docno": np.asarray(kg.entities, dtype=object)[dump.run_entity[q, k]],
+                                      "score": dump.run_score[q, k].astype(np.float64)})
 
     table = summary_frame({name: ev.summary}, {"TestSet": tc.name})
     for metric, items in HEADLINE.items():
@@ -516,7 +592,8 @@ def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = 
         rows.append({"measure": m.name, "micro": float(micro), "macro": float(macro), "micro_column": m.micro,
                      "macro_column": m.macro if m.cut is None else f"recip_rank (cut at {m.cut})"})
     aggregate = pd.DataFrame(rows, columns=["measure", "micro", "macro", "micro_column", "macro_column"])
-    return Result(name, tc, aggregate, pq, pa, table, int(meta["run_depth"]), bool(meta["run_complete"]), ev)
+    return Result(name, tc, aggregate, pq, pa, table, int(meta["run_depth"]), bool(meta["run_complete"]), ev,
+                  evaluated_run)
 
 
 # ---- placement among the study's systems ---------------------------------------------------------------------
@@ -596,26 +673,67 @@ def place(result: Result | Sequence[Result], results: str | os.PathLike | None =
 
 
 def compare(result: Result | Sequence[Result], results: str | os.PathLike | None = None,
-            measures: Sequence[str] = ("MRR", "Hits@10", "nDCG@20")) -> pd.DataFrame:
+            measures: Sequence[str] = ("MRR", "Hits@10", "nDCG@20"), test: str = "student", max_p: float = 0.05,
+            trials: int = 1000, seed: int = 0) -> Comparison:
     """A table of the study's systems and the evaluated ones on ``measures`` (registry columns, micro and macro
-    where both exist), best first by the first column, with ``evaluated`` marking your systems — ranx's
-    ``compare`` without the significance marks (:func:`place` gives those)."""
+    where both exist), best first by the first column, with ``evaluated`` marking your systems, and significance
+    marks as ``ranx.compare`` has them: for each value, the systems it is significantly better than.
+
+    Args:
+        result: one or more results of :func:`evaluate` on the same test set.
+        results: the study to compare with (as :func:`place`).
+        measures: measure names (:func:`resolve_measures`).
+        test: ``"student"``, the paired t-test with Holm's correction over each system's comparisons (the
+            ``t_p_holm`` of :func:`place`), or ``"tukey"``, the randomised Tukey HSD over all pairs (``hsd_p``).
+        max_p: significance level.
+        trials, seed: the Tukey HSD's permutations.
+
+    Returns:
+        A :class:`~kgeval.external.comparison.Comparison`; ``.markdown()`` and ``.latex()`` give ranx's table. With the authors' released
+        tables (``authors:DIR``: no per-item values) no test is possible and no mark is set.
+    """
+    from .external.comparison import TESTS, Comparison, better_marks, letters, pvalue_matrix
+    from .external.placement import ITEM_KEYS, _study_items, item_kind, study_systems
     from .metrics.registry import higher_is_better
 
     results_list = _check_results(result)
     check_path(results, "results", nullable=True)
     measures = check_strings(measures, "measures", "measure names")
+    if test not in TESTS:
+        raise BadValueError("test", f"unknown test {test!r}: {' or '.join(TESTS)}")
+    if len({r.testset.base for r in results_list}) > 1:
+        raise BadValueError("result", "compare takes results on one test set: "
+                                      + ", ".join(sorted({r.testset.base for r in results_list})))
     columns = _study_columns(measures)
-    study = [_study(r, results) for r in results_list]
-    from .external.placement import study_systems
+    ref = _reference(results_list[0], results)
+    study = ref.files[results_list[0].testset.base]
 
-    table = study_systems(study[0]).copy()
+    table = study_systems(study).copy()
     table["evaluated"] = False
     own = pd.concat([r.table.assign(evaluated=True) for r in results_list], ignore_index=True)
     table = pd.concat([table, own], ignore_index=True)
-    keep = ["System"] + [c for c in columns if c in table.columns] + ["evaluated"]
-    table = table[keep]
-    first = keep[1]
+    columns = [c for c in columns if c in table.columns]
+    table = table[["System", *columns, "evaluated"]]
+    first = columns[0]
     table = table.sort_values(first, ascending=not higher_is_better(first), kind="stable").reset_index(drop=True)
     table.insert(0, "rank", np.arange(1, len(table) + 1))
-    return table
+    keys = letters(len(table))
+    table.insert(1, "#", keys)
+    systems = table["System"].astype(str).tolist()
+    for c in columns:
+        marks: list[list[int]] = [[] for _ in systems]
+        kind = item_kind(c)
+        if kind in study:  # a results folder or pack: per-item values (the authors' tables have none)
+            wide = _study_items(study[kind], kind, [c])
+            if c in wide.columns:
+                wide = wide.pivot_table(index=ITEM_KEYS[kind], columns="System", values=c, aggfunc="first")
+                for r in results_list:
+                    items = r.evaluation.per_answer if kind == "micro" else r.evaluation.per_question
+                    wide = wide.join(items.set_index(ITEM_KEYS[kind])[c].rename(r.name), how="inner")
+                X = wide.reindex(columns=systems).dropna().to_numpy()
+                P = pvalue_matrix(X, test, trials, seed)
+                marks = better_marks(table[c].to_numpy(dtype=np.float64), P, higher_is_better(c), max_p)
+        table[f"{c}_better_than"] = [",".join(keys[j] for j in m) for m in marks]
+    out = Comparison(table)
+    out.attrs.update(test=test, max_p=max_p, columns=columns, reference=ref.note)
+    return out

@@ -72,8 +72,10 @@ def _evaluate(p: argparse.ArgumentParser):
         from ..errors import InputError
         from ..external.command import dataset_testsets, evaluate_into, placement_options, testset_files
         from ..external.systems import parse_system
+        from ..home import locate_defaults, packaged_defaults
 
-        config = validate_config(load_config_file(a.config), a.schema, models=False)
+        packaged_defaults(a)  # outside a checkout: the installed configuration, data in the user cache
+        config = validate_config(locate_defaults(load_config_file(a.config)), a.schema, models=False)
         names = dataset_testsets(config, a.dataset, a.testsets.split(",") if a.testsets else None, a.config)
         files = testset_files(a.resources, a.dataset, names)
         missing = files.missing()

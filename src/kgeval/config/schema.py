@@ -56,8 +56,11 @@ def schema_key(schema: str | Path, keys: tuple[str, ...]) -> dict[str, Any]:
 
 
 def own_schema_file() -> Path:
-    """config/schema.yaml of the source tree kgeval runs from: the schema this code was written against."""
-    return Path(__file__).resolve().parents[3] / "config" / "schema.yaml"
+    """The schema this code was written against: the wheel's copy, else the checkout's (:mod:`kgeval.home`)."""
+    from ..home import resource_root
+
+    root = resource_root()
+    return (root if root is not None else Path(".")) / "config" / "schema.yaml"
 
 
 def schema_file(folder: str | Path | None = None) -> Path:

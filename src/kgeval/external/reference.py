@@ -60,8 +60,10 @@ def shipped_folders(roots: list[Path] | None = None) -> list[Path]:
     """The shipped packs, in the order ``auto`` tries them: ``reference/default`` then ``reference/smoke``, in the
     working folder and in the checkout kgeval runs from."""
     if roots is None:
-        here = Path(__file__).resolve().parents[3]
-        roots = [Path("."), here] if (here / "pyproject.toml").is_file() else [Path(".")]
+        from ..home import resource_root
+
+        installed = resource_root()  # the wheel's copy of reference/, else the checkout's
+        roots = [Path("."), installed] if installed is not None else [Path(".")]
     seen, out = set(), []
     for root in roots:
         for name in SHIPPED:
