@@ -131,7 +131,7 @@ def test_kgeval_evaluate_without_a_checkout_builds_into_the_cache(workdir, tmp_p
 
 def test_the_builders_paths_are_the_rules(tmp_path):
     """DataBuilder writes where the data rules do: the graph and test-set files of api.data_files (checked against
-    data.smk by test_api), and the role files where common.smk's role_path puts them."""
+    data.smk by test_api), and the role files where common.smk's role_path puts them (paths.smk's templates)."""
     cfg = {"datasets": {"D": {"source": "manifest", "archive": "a.tar.gz", "files": {"names": "x/names.txt"}},
                         "S": {"source": "synth"}}, "test_sets": {}}
     b = DataBuilder(cfg, "manifest.tsv", tmp_path / "resources")
@@ -139,10 +139,10 @@ def test_the_builders_paths_are_the_rules(tmp_path):
     assert b.kg_path("D") == files["kg"]
     assert b.testset_paths("T")["tsv"] == files["tsv"]
     assert b.testset_paths("T")["questions"] == files["questions"]
-    rules = (ROOT / "workflow/rules/common.smk").read_text()
-    for spelled in ('f"resources/datasets/{dataset}/splits/{role}.txt"', "f\"resources/downloads/{spec['files'][role]}\"",
-                    'f"resources/synth/{dataset}/{ROLE_FILES[role]}"'):
-        assert spelled in rules, spelled  # common.smk's role_path, as the three lines below
+    paths = (ROOT / "workflow/rules/paths.smk").read_text()
+    for spelled in ('SPLIT = "resources/datasets/{dataset}/splits/{split}.txt"',
+                    'DOWNLOAD = "resources/downloads/{path}"', 'SYNTH_FILE = "resources/synth/{dataset}/{file}"'):
+        assert spelled in paths, spelled  # the templates of common.smk's role_path, as the three lines below
     assert b._role_path("D", "train") == tmp_path / "resources/datasets/D/splits/train.txt"
     assert b._role_path("D", "names") == tmp_path / "resources/downloads/x/names.txt"
     assert b._role_path("S", "names") == tmp_path / "resources/synth/S/mid2name.txt"

@@ -645,16 +645,17 @@ def place(result: Result | Sequence[Result], results: str | os.PathLike | None =
     """
     from .external import placement, reference
 
+    if metrics is not None:  # names first: a bad one is refused before any result or reference is looked at
+        metrics = check_strings(metrics, "metrics", "metric columns")
+    wanted = _study_columns(metrics) if metrics else None
     results_list = _check_results(result)
     check_path(results, "results", nullable=True)
-    if metrics is not None:
-        metrics = check_strings(metrics, "metrics", "metric columns")
     workdir = results_list[0].testset.workdir
     if trials is None:
         trials = results_list[0].testset.config.get("analysis", {}).get("tukey_trials")
     trials = _bound(("analysis", "tukey_trials"), workdir).check(trials, "trials")
     seed = _bound(("analysis", "seed"), workdir).check(seed, "seed")
-    wanted = _study_columns(metrics) if metrics else list(placement.HEADLINE)
+    wanted = wanted or list(placement.HEADLINE)
     frames, notes = [], []
     for r in results_list:
         ref = _reference(r, results)
@@ -696,15 +697,15 @@ def compare(result: Result | Sequence[Result], results: str | os.PathLike | None
     from .external.placement import ITEM_KEYS, _study_items, item_kind, study_systems
     from .metrics.registry import higher_is_better
 
+    measures = check_strings(measures, "measures", "measure names")
+    columns = _study_columns(measures)  # names first, as place does
     results_list = _check_results(result)
     check_path(results, "results", nullable=True)
-    measures = check_strings(measures, "measures", "measure names")
     if test not in TESTS:
         raise BadValueError("test", f"unknown test {test!r}: {' or '.join(TESTS)}")
     if len({r.testset.base for r in results_list}) > 1:
         raise BadValueError("result", "compare takes results on one test set: "
                                       + ", ".join(sorted({r.testset.base for r in results_list})))
-    columns = _study_columns(measures)
     ref = _reference(results_list[0], results)
     study = ref.files[results_list[0].testset.base]
 
