@@ -150,7 +150,7 @@ def as_installed(installed_home, tmp_path, monkeypatch) -> Path:
     by kgeval.data.cache), the working folder an empty temporary one. Returns the working folder."""
     from kgeval import api
 
-    monkeypatch.setattr(api, "_repo_root", lambda: None)
+    monkeypatch.setattr(api.data, "_repo_root", lambda: None)
     monkeypatch.setenv("KGEVAL_HOME", str(installed_home))
     work = tmp_path / "anywhere"
     work.mkdir()

@@ -61,7 +61,7 @@ def test_the_builder_makes_the_data_stages_files(workdir, tmp_path):
 def test_load_testset_without_a_workflow_builds_into_the_user_cache(workdir, tmp_path, monkeypatch):
     """An installed wheel (no checkout): load_testset in an empty folder builds only what the test set needs into
     KGEVAL_HOME, once, and reads the same judgments as in the workflow folder."""
-    monkeypatch.setattr(api, "_repo_root", lambda: None)
+    monkeypatch.setattr(api.data, "_repo_root", lambda: None)
     monkeypatch.setenv("KGEVAL_HOME", str(tmp_path / "cache"))
     user = tmp_path / "anywhere"
     user.mkdir()
@@ -78,7 +78,7 @@ def test_load_testset_without_a_workflow_builds_into_the_user_cache(workdir, tmp
 
 
 def test_a_failed_build_names_the_mirror(tmp_path, monkeypatch):
-    monkeypatch.setattr(api, "_repo_root", lambda: None)
+    monkeypatch.setattr(api.data, "_repo_root", lambda: None)
     monkeypatch.setenv("KGEVAL_HOME", str(tmp_path / "cache"))
     monkeypatch.setenv("KGEVAL_MIRROR", str(tmp_path / "no-mirror"))
     monkeypatch.chdir(tmp_path)
@@ -106,7 +106,7 @@ def test_kgeval_evaluate_without_a_checkout_builds_into_the_cache(workdir, tmp_p
     qs = load_questions(workdir / "resources/testsets/Synth-Test-O.questions.tsv", kg)
     run = tmp_path / "Synth-Test-O.run"
     write_run(run, kg, qs, random_scorer(kg, seed=5, ties=False), depth=20)
-    monkeypatch.setattr(api, "_repo_root", lambda: None)
+    monkeypatch.setattr(api.data, "_repo_root", lambda: None)
     monkeypatch.setattr(home, "checkout_root", lambda: None)
     packaged = tmp_path / "site-packages" / "kgeval" / "_data"  # the wheel's copy (setup.py's PACKAGE_DATA)
     for rel in ("config/config.yaml", "config/schema.yaml", "config/resources.tsv", "annotations/templates.tsv"):

@@ -206,7 +206,7 @@ def test_evaluate_builds_only_the_missing_data_once(workdir, tmp_path, monkeypat
             t.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(workdir / t.relative_to(wd), t)
 
-    monkeypatch.setattr(api, "build_data", fake_build)
+    monkeypatch.setattr(api.data, "build_data", fake_build)
     from helpers import random_scorer, write_run
     from test_evaluate_placement import synth_kg_of
 
@@ -227,7 +227,7 @@ def test_evaluate_builds_only_the_missing_data_once(workdir, tmp_path, monkeypat
         raise api.DataUnavailableError(f"could not build the test set's data (log: {wd}/logs/x.log); without "
                                        "network access set KGEVAL_MIRROR …")
 
-    monkeypatch.setattr(api, "build_data", no_mirror)
+    monkeypatch.setattr(api.data, "build_data", no_mirror)
     shutil.rmtree(w / "resources")
     assert cli_main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -132,7 +132,8 @@ def argv_command() -> str:
 def prepare_data(a: argparse.Namespace, missing: list[Path], command_line: str) -> None:
     """Build the missing data files of ``kgeval evaluate`` (only those) with the workflow, as
     :func:`kgeval.api.load_testset` does; one error line naming the command and KGEVAL_MIRROR when that fails."""
-    from ..api import DataUnavailableError, build_data
+    from ..api import DataUnavailableError
+    from ..api import data as api_data
     from ..errors import InputError
 
     res = Path(a.resources)
@@ -145,7 +146,7 @@ def prepare_data(a: argparse.Namespace, missing: list[Path], command_line: str) 
     print(f"kgeval: building the missing data ({len(missing)} file(s): {', '.join(str(m) for m in missing)}) with "
           f"the workflow in {workdir}; log: {workdir / 'logs' / 'kgeval-api-build.log'}", file=sys.stderr)
     try:
-        build_data(workdir, Path(a.config).resolve(), [m.resolve() for m in missing])
+        api_data.build_data(workdir, Path(a.config).resolve(), [m.resolve() for m in missing])
     except DataUnavailableError as exc:
         text = str(exc).split("; without network")[0]
         raise InputError(missing[0], None, f"missing and {text}; {hint}") from None

@@ -1,0 +1,121 @@
+"""Where a test set's data are and how they are built: the workflow folder's ``resources/`` (built by Snakemake),
+or, for an installed wheel, the user cache (built by the data stage's functions, :mod:`kgeval.data.cache`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import KgevalError
+
+
+class DataUnavailableError(KgevalError):
+    """The data a test set needs is missing and the workflow could not build it (no network, no mirror)."""
+
+
+def _repo_root() -> Path | None:
+    """The checkout this package was installed from (an editable install), when it holds the workflow; None for
+    an installed wheel, which builds data without the workflow (:mod:`kgeval.data.cache`)."""
+    from ..home import checkout_root
+
+    return checkout_root()
+
+
+def _config_path(workdir: Path, config: str | os.PathLike | None) -> Path:
+    from ..home import default_file
+
+    if config is not None:
+        path = Path(config)
+        return path if path.is_absolute() or path.is_file() else workdir / path
+    own = workdir / "config" / "config.yaml"
+    return own if own.is_file() else default_file("config/config.yaml")  # the packaged default configuration
+
+
+def _load_config(workdir: Path, config: str | os.PathLike | None) -> tuple[dict[str, Any], Path]:
+    from ..config import load_config_file, validate_config
+    from ..home import default_file, locate_defaults
+
+    path = _config_path(workdir, config)
+    schema = path.parent / "schema.yaml"
+    if not schema.is_file():
+        root = _repo_root()
+        schema = root / "config" / "schema.yaml" if root else default_file("config/schema.yaml")
+    cfg = locate_defaults(load_config_file(path))
+    return validate_config(cfg, schema, models=False), path
+
+
+def _data_root(workdir: Path) -> Path:
+    """Where a test set's data are: the workflow folder ``workdir`` inside a checkout or where its
+    ``resources/`` exists; for an installed wheel elsewhere, the user cache (:func:`kgeval.home.data_home`)."""
+    from ..home import cache_home
+
+    if (workdir / "Snakefile").is_file() or (workdir / "resources").is_dir() or _repo_root() is not None:
+        return workdir
+    return cache_home()
+
+
+def data_files(workdir: str | os.PathLike, dataset: str, testset: str) -> dict[str, Path]:
+    """The data stage's files of one test set, as the rules declare them (``prepare_kg``: ``kg``;
+    ``build_testset``: ``tsv``, ``questions``; ``workflow/rules/data.smk``), from the same function
+    ``kgeval evaluate`` uses; ``tests/test_api.py`` checks them against the rules."""
+    from ..external.command import testset_files
+
+    files = testset_files(Path(workdir) / "resources", dataset, [testset])
+    return {"kg": files.kg, **{k: Path(v) for k, v in files.testsets[testset].items()}}
+
+
+def build_data(workdir: Path, config_path: Path, targets: list[Path]) -> None:
+    """Build only ``targets`` with the workflow (``snakemake --cores 1``), once, into ``workdir``; without a
+    workflow (an installed wheel), with the data stage's functions (:mod:`kgeval.data.cache`)."""
+    snakefile = workdir / "Snakefile"
+    extra: list[str] = []
+    if not snakefile.is_file():
+        root = _repo_root()
+        if root is None:
+            _build_without_workflow(workdir, config_path, targets)
+            return
+        extra = ["--snakefile", str(root / "Snakefile"), "--directory", str(workdir)]
+    rel = [str(t.relative_to(workdir)) if t.is_relative_to(workdir) else str(t) for t in targets]
+    exe = shutil.which("snakemake") or str(Path(sys.executable).with_name("snakemake"))
+    cmd = [exe, "--cores", "1", "--configfile", str(config_path), "--replace-workflow-config", *extra, "--", *rel]
+    shown = f"cd {workdir} && snakemake --cores 1 --configfile {config_path} --replace-workflow-config {' '.join(rel)}"
+    log = workdir / "logs" / "kgeval-api-build.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w", encoding="utf-8") as fh:
+        done = subprocess.run(cmd, cwd=workdir, stdout=fh, stderr=subprocess.STDOUT, check=False)
+    if done.returncode != 0 or not all(t.is_file() for t in targets):
+        raise DataUnavailableError(
+            f"could not build the test set's data (log: {log}); without network access set KGEVAL_MIRROR to a "
+            f"data mirror folder (or `mirror:` in the config) and run: {shown}")
+
+
+def _build_without_workflow(workdir: Path, config_path: Path, targets: list[Path]) -> None:
+    """The targets (files of ``data_files``) built by the data stage's step functions into
+    ``workdir/resources``."""
+    from ..data.cache import DataBuilder
+    from ..home import default_file
+
+    cfg, _ = _load_config(workdir, config_path)
+    res = workdir / "resources"
+    builder = DataBuilder(cfg, default_file(cfg["manifest"]), res)
+    wanted = {t.resolve() for t in targets}
+    try:
+        for testset, spec in cfg["test_sets"].items():
+            files = data_files(workdir, spec["dataset"], testset)
+            if {files["tsv"].resolve(), files["questions"].resolve()} & wanted:
+                builder.build_testset(testset)
+        for dataset in cfg["datasets"]:
+            if data_files(workdir, dataset, "-")["kg"].resolve() in wanted:
+                builder.build_kg(dataset)
+    except (KgevalError, OSError) as exc:
+        raise DataUnavailableError(f"could not build the test set's data into {res}: {exc}; without network "
+                                   "access set KGEVAL_MIRROR to a data mirror folder (or `mirror:` in the "
+                                   "config)") from exc
+    missing = [t for t in targets if not t.is_file()]
+    if missing:
+        raise DataUnavailableError(f"{missing[0]}: not a file the data stage builds")
+
