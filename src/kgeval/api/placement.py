@@ -124,7 +124,8 @@ def compare(result: Result | Sequence[Result], results: str | os.PathLike | None
         test: ``"student"``, the paired t-test with Holm's correction over each system's comparisons (the
             ``t_p_holm`` of :func:`place`), or ``"tukey"``, the randomised Tukey HSD over all pairs (``hsd_p``).
         max_p: significance level.
-        trials, seed: the Tukey HSD's permutations.
+        trials: the Tukey HSD's permutations.
+        seed: the seed of the Tukey HSD's permutations.
 
     Returns:
         A :class:`~kgeval.external.comparison.Comparison`; ``.markdown()`` and ``.latex()`` give ranx's table. With the authors' released
