@@ -92,6 +92,17 @@ mkdir -p logs
 timeout 2400 snakemake --profile profiles/workstation --cores 2 "${TINY[@]}" >logs/tiny-run.log 2>&1 ||
   { tail -n 60 logs/tiny-run.log; exit 1; }
 grep -E '[0-9]+ of [0-9]+ steps' logs/tiny-run.log | tail -n 1
+# the sampling stage's reduced simulation on the tiny pooled set: over the pairs, the 95 % intervals cover within
+# 0.90-0.99 at every budget >= 200 (its few repetitions leave a wider margin than the smoke run's 0.92-0.98)
+python - <<'PY'
+import pandas as pd
+
+sim = pd.read_csv("results/sampling/Synth-Test-S-C/sampling_simulation.csv")
+overall = sim[(sim["A"] == "all") & (sim["budget"] >= 200)]
+lo, hi = overall["coverage"].min(), overall["coverage"].max()
+assert len(overall) and overall["coverage"].between(0.90, 0.99).all(), f"tiny sampling coverage {lo:.3f}-{hi:.3f}"
+print(f"tiny sampling simulation: coverage {lo:.3f}-{hi:.3f} at budgets >= 200 over {len(overall)} rows")
+PY
 part "tiny report"
 snakemake "${TINY[@]}" --report report-tiny.zip --quiet rules
 test -s report-tiny.zip
