@@ -120,35 +120,48 @@ def test_bad_plans_and_labels_are_one_line_errors(tmp_path):
         plan_labels(plan, path, rows[:1], "labels.txt")
 
 
-@pytest.mark.parametrize("metric", ["P", "RR"])
-def test_plan_judged_by_an_oracle_round_trip(pooled, synth_kg, tmp_path, metric):
-    """The plan's sheet judged by an oracle and estimated from the files: the same Δ̂ as the estimator on the
-    plan's items, and bad files refused in one line."""
+def judged_plan(folder, kg, testset, metric="P"):
+    """A plan on three random scorers' top 5 of ``testset`` and its sheet judged by a seeded oracle, as files
+    under ``folder``: kg.npz, scores/<system>, plan/ (sidecar and pairs), plan.tsv, labels.txt."""
+    from pathlib import Path
+
     from helpers import random_scorer, run_engine
 
-    from kgeval.sampling.steps import estimate_step, plan_step
-    from kgeval.sampling.universe import from_dumps
+    from kgeval.sampling.steps import plan_step
     from kgeval.scores.dumps import save_ranking
 
-    _, sc, _, _ = pooled
-    kg_path = tmp_path / "kg.npz"
-    synth_kg.save(kg_path)
+    folder = Path(folder)
+    kg.save(folder / "kg.npz")
     dumps = {}
     for i, name in enumerate(["A", "B", "C"]):
-        dumps[name] = str(tmp_path / f"SC_{name}")
-        save_ranking(run_engine(synth_kg, sc, random_scorer(synth_kg, seed=10 + i), k=10), dumps[name], {})
-    out = {f: str(tmp_path / f) for f in ("plan.tsv", "plan.csv", "budgets.csv", "labels.txt", "est.csv",
-                                          "audit.csv")}
-    templates = str(__import__("pathlib").Path(__file__).parents[1] / "annotations/templates.tsv")
-    plan_step(dumps, str(kg_path), templates, out["plan.tsv"], out["plan.csv"], out["budgets.csv"], k=5,
+        dumps[name] = str(folder / "scores" / name)
+        save_ranking(run_engine(kg, testset, random_scorer(kg, seed=10 + i), k=10), dumps[name], {})
+    (folder / "plan").mkdir()
+    out = {f: str(folder / f) for f in ("kg.npz", "plan.tsv", "labels.txt", "est.csv", "audit.csv")}
+    out["plan.csv"], out["budgets.csv"] = (str(folder / "plan" / f) for f in ("sampling_plan.csv",
+                                                                             "sampling_budgets.csv"))
+    templates = str(Path(__file__).parents[1] / "annotations/templates.tsv")
+    plan_step(dumps, out["kg.npz"], templates, out["plan.tsv"], out["plan.csv"], out["budgets.csv"], k=5,
               metric=metric, budget=40, mc_draws=16, seed=4, max_depth=30)
     side = pd.read_csv(out["plan.csv"])
-    assert 10 < len(side) and side["asks"].isin(["head", "tail"]).all()
     triples = side.drop_duplicates("item")[["head_id", "relation", "tail_id"]]
     oracle = np.random.default_rng(5).random(len(triples)) < 0.3
     with open(out["labels.txt"], "w") as fh:
         for (h, r, t), y in zip(triples.itertuples(index=False), oracle):
             fh.write(f"{h}\t{r}\t{t}\t{'YN'[not y]}\n")
+    return dumps, out, side, triples, oracle
+
+
+@pytest.mark.parametrize("metric", ["P", "RR"])
+def test_plan_judged_by_an_oracle_round_trip(pooled, synth_kg, tmp_path, capsys, metric):
+    """The plan's sheet judged by an oracle and estimated from the files: the same Δ̂ as the estimator on the
+    plan's items, and bad files refused in one line."""
+    from kgeval.sampling.steps import estimate_step
+    from kgeval.sampling.universe import from_dumps
+
+    dumps, out, side, triples, oracle = judged_plan(tmp_path, synth_kg, pooled[1], metric)
+    kg_path = out["kg.npz"]
+    assert 10 < len(side) and side["asks"].isin(["head", "tail"]).all()
     est = estimate_step(dumps, str(kg_path), out["plan.csv"], out["budgets.csv"], out["labels.txt"], out["est.csv"],
                         out["audit.csv"], k=5, max_depth=30)
     u = from_dumps(dumps, synth_kg, 5, 30)
@@ -174,8 +187,23 @@ def test_plan_judged_by_an_oracle_round_trip(pooled, synth_kg, tmp_path, metric)
     assert list(saved.columns[:4]) == ["Metric", "A", "B", "delta"] and len(saved) == 3
     audit = pd.read_csv(out["audit.csv"])
     assert audit["n"].iloc[0] == len(side) and audit["relevant"].iloc[0] == xs.sum()
+    from kgeval.cli import main
+
+    argv = ["sample-estimate", "--plan", str(tmp_path / "plan"), "--labels", out["labels.txt"], "--scores",
+            str(tmp_path / "scores"), "--kg", str(kg_path), "--k", "5", "--max-depth", "30", "--out",
+            str(tmp_path / "cli")]
+    assert main(argv) == 0
+    assert (tmp_path / "cli/estimates.csv").read_bytes() == open(out["est.csv"], "rb").read()
+    assert (tmp_path / "cli/prior_audit.csv").read_bytes() == open(out["audit.csv"], "rb").read()
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == 4 and printed[-1].endswith(f"{int(est['decided'].sum())} of 3 pairs decided")
     with open(out["labels.txt"], "a") as fh:
         fh.write(f"{synth_kg.entities[0]}\t{synth_kg.relations[0]}\t{synth_kg.entities[0]}\tY\n")
     with pytest.raises(InputError, match=rf"labels.txt:{len(triples) + 1}: triple .* is not an item of the plan"):
         estimate_step(dumps, str(kg_path), out["plan.csv"], out["budgets.csv"], out["labels.txt"], out["est.csv"],
                       out["audit.csv"], k=5, max_depth=30)
+    before = (tmp_path / "cli/estimates.csv").read_bytes()
+    assert main(argv) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "labels.txt" in err[0] and "is not an item of the plan" in err[0]
+    assert (tmp_path / "cli/estimates.csv").read_bytes() == before  # nothing replaced
