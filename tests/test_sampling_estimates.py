@@ -197,6 +197,12 @@ def test_plan_judged_by_an_oracle_round_trip(pooled, synth_kg, tmp_path, capsys,
     assert (tmp_path / "cli/prior_audit.csv").read_bytes() == open(out["audit.csv"], "rb").read()
     printed = capsys.readouterr().out.splitlines()
     assert len(printed) == 4 and printed[-1].endswith(f"{int(est['decided'].sum())} of 3 pairs decided")
+    other = side.copy()
+    other.loc[2, "p"] = min(1.0, other.loc[2, "p"] + 0.1)  # a plan made with another prior
+    other.to_csv(tmp_path / "other.csv", index=False)
+    with pytest.raises(InputError, match=r"other.csv:4: p .* differs from the prior refitted on the same inputs"):
+        estimate_step(dumps, str(kg_path), str(tmp_path / "other.csv"), out["budgets.csv"], out["labels.txt"],
+                      out["est.csv"], out["audit.csv"], k=5, max_depth=30)
     with open(out["labels.txt"], "a") as fh:
         fh.write(f"{synth_kg.entities[0]}\t{synth_kg.relations[0]}\t{synth_kg.entities[0]}\tY\n")
     with pytest.raises(InputError, match=rf"labels.txt:{len(triples) + 1}: triple .* is not an item of the plan"):
