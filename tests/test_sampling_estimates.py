@@ -116,6 +116,8 @@ def test_bad_plans_and_labels_are_one_line_errors(tmp_path):
     np.testing.assert_array_equal(plan_labels(plan, path, rows, "labels.txt"), [1, 0, 0])
     with pytest.raises(InputError, match=r"labels.txt:3: triple h9 r t9 is not an item of the plan"):
         plan_labels(plan, path, rows + [(("h9", "r", "t9"), "Y", 3)], "labels.txt")
+    with pytest.raises(InputError, match=r"labels.txt:3: triple h1 r t1 is labelled N here but Y on line 1"):
+        plan_labels(plan, path, rows + [(("h1", "r", "t1"), "N", 3)], "labels.txt")
     with pytest.raises(InputError, match=r"sampling_plan.csv:3: item h2 r t2 has no judgment in labels.txt"):
         plan_labels(plan, path, rows[:1], "labels.txt")
 
@@ -200,6 +202,10 @@ def test_plan_judged_by_an_oracle_round_trip(pooled, synth_kg, tmp_path, capsys,
     other = side.copy()
     other.loc[2, "p"] = min(1.0, other.loc[2, "p"] + 0.1)  # a plan made with another prior
     other.to_csv(tmp_path / "other.csv", index=False)
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(InputError, match=r"empty.csv: cannot read the plan's pairs"):
+        estimate_step(dumps, str(kg_path), out["plan.csv"], str(tmp_path / "empty.csv"), out["labels.txt"],
+                      out["est.csv"], out["audit.csv"], k=5, max_depth=30)
     with pytest.raises(InputError, match=r"other.csv:4: p .* differs from the prior refitted on the same inputs"):
         estimate_step(dumps, str(kg_path), str(tmp_path / "other.csv"), out["budgets.csv"], out["labels.txt"],
                       out["est.csv"], out["audit.csv"], k=5, max_depth=30)

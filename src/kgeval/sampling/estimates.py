@@ -64,10 +64,15 @@ def plan_labels(plan: pd.DataFrame, plan_path: str, rows: list[tuple[tuple[str, 
     triples = list(zip(plan["head_id"], plan["relation"], plan["tail_id"]))
     drawn = set(triples)
     label: dict[tuple[str, str, str], int] = {}
+    first: dict[tuple[str, str, str], int] = {}
     for triple, lab, line in rows:
         if triple not in drawn:
             raise InputError(labels_path, line, f"triple {' '.join(triple)} is not an item of the plan {plan_path}")
+        if triple in label and label[triple] != int(lab == "Y"):
+            raise InputError(labels_path, line, f"triple {' '.join(triple)} is labelled {lab} here but "
+                                                f"{'NY'[label[triple]]} on line {first[triple]}")
         label[triple] = int(lab == "Y")
+        first.setdefault(triple, line)
     for triple, line in zip(triples, plan["line"]):
         if triple not in label:
             raise InputError(plan_path, int(line), f"item {' '.join(triple)} has no judgment in {labels_path} (every "

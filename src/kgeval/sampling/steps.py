@@ -84,7 +84,10 @@ def estimate_step(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pai
 
     plan = read_plan_items(plan_items)
     x = plan_labels(plan, plan_items, _read_qrels_rows(labels), labels)
-    table = pd.read_csv(plan_pairs, dtype={"Metric": str, "A": str, "B": str})
+    try:
+        table = pd.read_csv(plan_pairs, dtype={"Metric": str, "A": str, "B": str})
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(plan_pairs, None, f"cannot read the plan's pairs: {exc}") from None
     if not {"Metric", "A", "B"} <= set(table.columns) or table.empty or table["Metric"].nunique() != 1:
         raise InputError(plan_pairs, None, "expected the plan's sampling_budgets.csv: one metric, its pairs A, B")
     short = table["Metric"].iloc[0]
