@@ -39,8 +39,9 @@ def _fill(sheet: Path, out: Path, labels: dict[str, str]) -> None:
 
 
 @pytest.fixture(scope="module")
-def env(workdir, synth_dir, synth_kg, tmp_path_factory):
+def env(workdir, synth_dir, synth_kg, pooled, tmp_path_factory):
     from helpers import random_scorer, write_run
+    from test_sampling_estimates import judged_plan
 
     from kgeval.docs_figures import DOCS_FIGURES
 
@@ -84,6 +85,8 @@ def env(workdir, synth_dir, synth_kg, tmp_path_factory):
         shutil.copy(workdir / "config" / f, d / f)
     qs = load_questions(workdir / "resources/testsets/Synth-Test-S.questions.tsv", kg)
     write_run(d / "Synth-Test-S.run", kg, qs, random_scorer(kg, seed=3), depth=30)
+    (d / "sp").mkdir()
+    judged_plan(d / "sp", kg, pooled[1])
     return {"dir": d, "work": workdir}
 
 
@@ -107,6 +110,9 @@ def argv(cmd: str, env: dict, out: Path | None) -> list[str]:
         "reanalyze": ["reanalyze", str(d / "release"), "--out", out],
         "model-table": ["model-table", str(d / "model_quality.csv")],
         "docs-figures": ["docs-figures", "--results", str(d / "results"), "--out", out],
+        "sample-estimate": ["sample-estimate", "--plan", str(d / "sp/plan"), "--labels", str(d / "sp/labels.txt"),
+                            "--scores", str(d / "sp/scores"), "--kg", str(d / "sp/kg.npz"), "--k", "5",
+                            "--max-depth", "30", "--out", out],
         "evaluate": ["evaluate", f"Synth-Test-S={d / 'Synth-Test-S.run'}", "--dataset", "Synth", "--out", out,
                      "--config", str(w / "config/tiny.yaml"), "--schema", str(w / "config/schema.yaml"),
                      "--resources", str(w / "resources"), "--results", str(d / "no-results"), "--bootstrap", "20",
@@ -117,12 +123,13 @@ def argv(cmd: str, env: dict, out: Path | None) -> list[str]:
 #: an input of each command that its output may be pointed at (None: the command writes nothing)
 SAME = {"build-kg": "splits/train.txt", "synth": "triples.tsv", "fetch": "resources.tsv", "validate-config": None,
         "annotate-export": "triples.tsv", "annotate-disagreements": "b.A.tsv", "annotate-merge": "b.A.tsv",
-        "reanalyze": "release", "model-table": None, "docs-figures": "results", "evaluate": "Synth-Test-S.run"}
+        "reanalyze": "release", "model-table": None, "docs-figures": "results", "evaluate": "Synth-Test-S.run",
+        "sample-estimate": "sp/scores"}
 #: an input of each command to take away (None: the command reads none)
 MISSING = {"build-kg": "splits/valid.txt", "synth": None, "fetch": "resources.tsv", "validate-config": "tiny.yaml",
            "annotate-export": "triples.tsv", "annotate-disagreements": "b.B.tsv", "annotate-merge": "b.tsv",
            "reanalyze": "release", "model-table": "model_quality.csv", "docs-figures": "results",
-           "evaluate": "Synth-Test-S.run"}
+           "evaluate": "Synth-Test-S.run", "sample-estimate": "sp/labels.txt"}
 
 
 def fingerprint(folder: Path) -> dict[str, str]:

@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
-from kgeval.bounds.selection import Candidates
+from kgeval.bounds.candidates import Candidates
 
 from kgeval.sampling import design as dz
 from kgeval.sampling import estimate as est

@@ -96,6 +96,34 @@ rule sampling_simulation:
         "../scripts/sampling_simulation.py"
 
 
+rule sampling_estimates:
+    input:
+        unpack(get_testset_dumps),
+        kg=get_testset_kg,
+        sidecar="results/sampling/{testset}/sampling_plan.csv",
+        pairs="results/sampling/{testset}/sampling_budgets.csv",
+        labels="annotations/sampling/{testset}.labels.txt",
+    output:
+        estimates="results/sampling/{testset}/estimates.csv",
+        audit="results/sampling/{testset}/prior_audit.csv",
+    log:
+        "logs/sampling_estimates/{testset}.log",
+    benchmark:
+        "logs/benchmarks/sampling_estimates/{testset}.tsv"
+    wildcard_constraints:
+        testset=alternatives(POOLED_SETS),
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        k=config["bounds"]["k"],
+        rbp_p=config["bounds"]["rbp_p"],
+        level=config["sampling"]["level"],
+        prior=config["bounds"]["prior"],
+        max_depth=config["pooling"]["depth"],
+    script:
+        "../scripts/sampling_estimates.py"
+
+
 add_final_outputs(
     expand(SAMPLING_PLAN, testset=POOLED_SETS)
     + (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bounds.selection import Candidates
+from ..bounds.candidates import Candidates
 from . import design as dz
 from . import weights as wt
 from .estimate import Estimate, difference, question_difference

@@ -10,12 +10,13 @@ import pandas as pd
 
 from ..bounds.decide import METRIC_NAMES, item_triples
 from ..bounds.prior import TRANSFER_CAVEAT
-from ..data.kg import KnowledgeGraph
+from ..data.kg import HEAD, KnowledgeGraph
 from ..errors import InputError
 from ..io import write_csv
 from ..pools.annotation import load_templates
 from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
 from ..pools.annotation.templates import question
+from .estimates import judged_estimates, plan_labels, prior_audit, read_plan_items
 from .figure import coverage_figure, pair_budgets
 from .plan import make_plan
 from .problem import Problem
@@ -65,11 +66,74 @@ def plan_step(dumps: dict[str, str], kg_path: str, templates: str, out_sheet: st
     write_csv(pd.DataFrame({"item": sheet_item, "order": np.arange(1, plan.items.size + 1),
                             "head_id": [kg.entities[h] for h in triples[:, 0]],
                             "relation": [kg.relations[r] for r in triples[:, 1]],
-                            "tail_id": [kg.entities[t] for t in triples[:, 2]], "pi": plan.pi, "p": plan.p,
-                            "audit": plan.audit}), out_items)
+                            "tail_id": [kg.entities[t] for t in triples[:, 2]],
+                            "asks": np.where(u.questions.side[u.items.q[plan.items]] == HEAD, "head", "tail"),
+                            "pi": plan.pi, "p": plan.p, "audit": plan.audit}), out_items)
     write_csv(plan.pairs.assign(testset=testset, caveat=TRANSFER_CAVEAT), out_pairs)
     log.info("%s: %d items to judge (budget %.0f, %s design, %d pairs, %s)", out_sheet, plan.items.size,
              plan.budget, design, cols.size, metric)
+
+
+def estimate_step(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pairs: str, labels: str,
+                  out_estimates: str, out_audit: str, k: int = 10, rbp_p: float = 0.8, prior: str = "logistic",
+                  level: float = 0.95, max_depth: int = 10, testset: str = "") -> pd.DataFrame:
+    """``estimates.csv`` (per pair of the plan: Δ̂, its variance and interval, decided, judgments used) and
+    ``prior_audit.csv`` from a plan (its sidecar and per-pair table) whose sheet went through
+    ``annotate-merge`` (``labels``), on the lists and prior the plan was made from."""
+    from ..pools.annotation.qrels import _read_qrels_rows
+
+    plan = read_plan_items(plan_items)
+    x = plan_labels(plan, plan_items, _read_qrels_rows(labels), labels)
+    try:
+        table = pd.read_csv(plan_pairs, dtype={"Metric": str, "A": str, "B": str})
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(plan_pairs, None, f"cannot read the plan's pairs: {exc}") from None
+    if not {"Metric", "A", "B"} <= set(table.columns) or table.empty or table["Metric"].nunique() != 1:
+        raise InputError(plan_pairs, None, "expected the plan's sampling_budgets.csv: one metric, its pairs A, B")
+    short = table["Metric"].iloc[0]
+    if short not in METRIC_NAMES:
+        raise InputError(plan_pairs, 2, f"metric {short!r}: expected one of {', '.join(METRIC_NAMES)}")
+    kg = KnowledgeGraph.load(kg_path)
+    u = from_dumps(dumps, kg, k, max_depth)
+    a, b = pairs(len(u.systems))
+    index = {(u.systems[i], u.systems[j]): c for c, (i, j) in enumerate(zip(a, b))}
+    cols = []
+    for line, pair in enumerate(zip(table["A"], table["B"]), start=2):
+        if pair not in index:
+            raise InputError(plan_pairs, line, f"pair {pair[0]} – {pair[1]} is not a pair of the study's systems "
+                                               f"({', '.join(u.systems)})")
+        cols.append(index[pair])
+    unknown = np.flatnonzero(u.cand.state == -1)
+    trip = item_triples(u.items, u.questions, unknown)
+    asks = np.where(u.questions.side[u.items.q[unknown]] == HEAD, "head", "tail")
+    where = {(kg.entities[h], kg.relations[r], kg.entities[t], s): e
+             for (h, r, t), s, e in zip(trip.tolist(), asks, unknown)}
+    items = np.empty(len(plan), np.int64)
+    for i, key in enumerate(zip(plan["head_id"], plan["relation"], plan["tail_id"], plan["asks"])):
+        if key not in where:
+            raise InputError(plan_items, int(plan["line"].iloc[i]), f"item {' '.join(key[:3])} ({key[3]} "
+                             "question) is not an unknown of the study's top-k lists: the plan was made from "
+                             "other runs")
+        items[i] = where[key]
+    p = u.pooled_prior(prior)
+    off = np.abs(p[items] - plan["p"].to_numpy()) > 1e-6 * np.maximum(1, p[items])
+    if off.any():
+        i = int(np.argmax(off))
+        raise InputError(plan_items, int(plan["line"].iloc[i]), f"p {plan['p'].iloc[i]:.6g} differs from the prior "
+                         f"refitted on the same inputs ({p[items[i]]:.6g}): the plan was made with another prior "
+                         "or other runs")
+    try:
+        est = judged_estimates(u.cand, p, METRIC_NAMES[short], np.array(cols), u.systems, items,
+                               plan["pi"].to_numpy(), x, plan["item"].to_numpy(int), rbp_p, level)
+    except ValueError as exc:
+        raise InputError(plan_items, None, str(exc)) from None
+    est.insert(0, "Metric", short)
+    audit = prior_audit(plan, x)
+    write_csv(est.assign(testset=testset), out_estimates)
+    write_csv(audit.assign(testset=testset, caveat=TRANSFER_CAVEAT), out_audit)
+    log.info("%s: %d of %d pairs decided from %d judgments (%s)", out_estimates, int(est["decided"].sum()),
+             len(est), int(plan["item"].nunique()), short)
+    return est
 
 
 def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_sequence: str, out_figure: str,

@@ -1,5 +1,5 @@
 """The sampling stage's inputs: the study systems' top-k lists on a pooled test set with its published
-judgments, as candidates (:class:`kgeval.bounds.selection.Candidates`) in two states.
+judgments, as candidates (:class:`kgeval.bounds.candidates.Candidates`) in two states.
 
 * ``published``: what a campaign starts from. Every judged (question, entity) keeps its label, the unjudged ones
   in any system's top k are unknown: the plan's universe.

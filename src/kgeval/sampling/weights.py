@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bounds.metrics import MAX
-from ..bounds.metrics import metric as bounded_metric
-from ..bounds.selection import Candidates, item_weights, system_pairs
+from ..bounds.candidates import Candidates, item_weights, system_pairs
+from ..bounds.metrics import MAX, bounded_metric
 
 LINEAR_NAMES = ("P@k", "DCG@k", "RBP")
 MAX_NAMES = ("RR@k", "Success@k")

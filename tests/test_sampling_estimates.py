@@ -1,0 +1,221 @@
+"""Sampling stage (issue 42): estimates from a judged plan, against the estimator written out by hand, the
+effect of one label, the audit of the prior, and bad plans and labels as one-line errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import t as student
+from test_sampling import instance
+
+from kgeval.bounds.decide import item_triples
+from kgeval.errors import InputError
+from kgeval.sampling import weights as wt
+from kgeval.sampling.estimates import judged_estimates, plan_labels, prior_audit, read_plan_items
+from kgeval.sampling.plan import make_plan
+from kgeval.sampling.problem import Problem
+
+SYSTEMS = ["a", "b", "c", "d"]
+
+
+def _judged(metric, budget=25, seed=3):
+    cand, *_ = instance(seed=7, S=4, Q=30, k=3, n_ent=8)
+    rng = np.random.default_rng(2)
+    p = rng.uniform(0.1, 0.9, cand.n_items)
+    oracle = (rng.random(cand.n_items) < 0.4).astype(np.int8)
+    cols = np.arange(6)
+    plan = make_plan(Problem(cand, np.zeros(cand.n_items), metric, mc_draws=16), p, SYSTEMS, cols, budget,
+                     seed=seed, metric=metric)
+    return cand, p, oracle, cols, plan
+
+
+def test_linear_estimate_is_the_difference_estimator_by_hand():
+    cand, p, oracle, cols, plan = _judged("P@k")
+    x = oracle[plan.items]
+    est = judged_estimates(cand, p, "P@k", cols, SYSTEMS, plan.items, plan.pi, x)
+    d = wt.pair_weights(cand, "P@k")  # every item unknown: no known part
+    ds = d[plan.items]
+    delta = p @ d + ((x - plan.p) / plan.pi) @ ds
+    var = ((1 - plan.pi) * (x - plan.p) ** 2 / plan.pi ** 2) @ (ds * ds)
+    units = ((x != plan.p)[:, None] & (ds != 0)).sum(0)
+    np.testing.assert_allclose(est["delta"], delta, atol=1e-12)
+    np.testing.assert_allclose(est["var"], var, atol=1e-15)
+    np.testing.assert_array_equal(est["units"], units)
+    half = student.ppf(0.975, units - 1) * np.sqrt(var)
+    np.testing.assert_allclose(est["hi"] - est["lo"], 2 * half, atol=1e-12)
+    assert list(est["decided"]) == list((delta - half > 0) | (delta + half < 0))
+    np.testing.assert_array_equal(est["judgments_used"], (ds != 0).sum(0))  # one sheet item per drawn item here
+    assert list(est["A"]) == ["a", "a", "a", "b", "b", "c"] and list(est["B"]) == ["b", "c", "d", "c", "d", "d"]
+
+
+def test_one_label_moves_the_estimate_by_d_over_pi():
+    cand, p, oracle, cols, plan = _judged("P@k")
+    x = oracle[plan.items].copy()
+    d = wt.pair_weights(cand, "P@k")
+    j = int(np.flatnonzero((d[plan.items] != 0).any(1))[0])
+    x[j] = 0
+    no = judged_estimates(cand, p, "P@k", cols, SYSTEMS, plan.items, plan.pi, x)
+    x[j] = 1
+    yes = judged_estimates(cand, p, "P@k", cols, SYSTEMS, plan.items, plan.pi, x)
+    np.testing.assert_allclose(yes["delta"] - no["delta"], d[plan.items[j]] / plan.pi[j], atol=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["RR@k", "Success@k"])
+def test_question_estimate_by_hand(metric):
+    cand, p, oracle, cols, plan = _judged(metric, budget=30)
+    x = oracle[plan.items]
+    est = judged_estimates(cand, p, metric, cols, SYSTEMS, plan.items, plan.pi, x)
+    pos, g = wt.position_items(cand), wt.rank_gains(metric, cand.k)
+    a, b = wt.pairs(4)
+    truth = np.zeros(cand.n_items)
+    truth[plan.items] = x
+    m, e = wt.max_metric(pos, g, truth), wt.expected_max_metric(pos, g, p)
+    D, mu = (m[a] - m[b]).T, (e[a] - e[b]).T
+    q, first = np.unique(cand.item_q[plan.items], return_index=True)
+    pq = plan.pi[first]
+    delta = (mu.sum(0) + ((D[q] - mu[q]) / pq[:, None]).sum(0)) / cand.n_questions
+    var = (((1 - pq) / pq ** 2)[:, None] * (D[q] - mu[q]) ** 2).sum(0) / cand.n_questions ** 2
+    np.testing.assert_allclose(est["delta"], delta, atol=1e-12)
+    np.testing.assert_allclose(est["var"], var, atol=1e-15)
+    with pytest.raises(ValueError, match="not in the plan"):  # a drawn question with one unknown left out
+        judged_estimates(cand, p, metric, cols, SYSTEMS, plan.items[1:], plan.pi[1:], x[1:])
+
+
+def test_prior_audit_counts_and_rates():
+    plan = pd.DataFrame({"p": [0.2, 0.4, 0.6, 0.8], "audit": [True, False, True, False]})
+    tab = prior_audit(plan, np.array([1, 0, 0, 1]))
+    assert list(tab["items"]) == ["judged", "audit", "optimal"]
+    assert list(tab["n"]) == [4, 2, 2] and list(tab["relevant"]) == [2, 1, 1]
+    np.testing.assert_allclose(tab["predicted_rate"], [0.5, 0.4, 0.6])
+    np.testing.assert_allclose(tab["observed_rate"], [0.5, 0.5, 0.5])
+    np.testing.assert_allclose(tab["observed_se"], [0.25, np.sqrt(0.125), np.sqrt(0.125)])
+
+
+def _sidecar(tmp_path, drop=None):
+    df = pd.DataFrame({"item": [1, 2, 2], "order": [1, 2, 3], "head_id": ["h1", "h2", "h2"],
+                       "relation": ["r", "r", "r"], "tail_id": ["t1", "t2", "t2"], "asks": ["tail", "head", "tail"],
+                       "pi": [0.5, 0.25, 1.0], "p": [0.1, 0.2, 0.3], "audit": [True, False, False]})
+    path = tmp_path / "sampling_plan.csv"
+    df.drop(columns=drop or []).to_csv(path, index=False)
+    return str(path)
+
+
+def test_bad_plans_and_labels_are_one_line_errors(tmp_path):
+    with pytest.raises(InputError, match=r"sampling_plan.csv:1: no column pi"):
+        read_plan_items(_sidecar(tmp_path, drop=["pi"]))
+    path = _sidecar(tmp_path)
+    plan = read_plan_items(path)
+    assert list(plan["line"]) == [2, 3, 4] and plan["audit"].tolist() == [True, False, False]
+    text = open(path).read().replace("0.25", "0", 1)
+    bad = tmp_path / "bad.csv"
+    bad.write_text(text)
+    with pytest.raises(InputError, match=r"bad.csv:3: pi '0' is not a number in \(0, 1\]"):
+        read_plan_items(str(bad))
+    rows = [(("h1", "r", "t1"), "Y", 1), (("h2", "r", "t2"), "N", 2)]
+    np.testing.assert_array_equal(plan_labels(plan, path, rows, "labels.txt"), [1, 0, 0])
+    with pytest.raises(InputError, match=r"labels.txt:3: triple h9 r t9 is not an item of the plan"):
+        plan_labels(plan, path, rows + [(("h9", "r", "t9"), "Y", 3)], "labels.txt")
+    with pytest.raises(InputError, match=r"labels.txt:3: triple h1 r t1 is labelled N here but Y on line 1"):
+        plan_labels(plan, path, rows + [(("h1", "r", "t1"), "N", 3)], "labels.txt")
+    with pytest.raises(InputError, match=r"sampling_plan.csv:3: item h2 r t2 has no judgment in labels.txt"):
+        plan_labels(plan, path, rows[:1], "labels.txt")
+
+
+def judged_plan(folder, kg, testset, metric="P"):
+    """A plan on three random scorers' top 5 of ``testset`` and its sheet judged by a seeded oracle, as files
+    under ``folder``: kg.npz, scores/<system>, plan/ (sidecar and pairs), plan.tsv, labels.txt."""
+    from pathlib import Path
+
+    from helpers import random_scorer, run_engine
+
+    from kgeval.sampling.steps import plan_step
+    from kgeval.scores.dumps import save_ranking
+
+    folder = Path(folder)
+    kg.save(folder / "kg.npz")
+    dumps = {}
+    for i, name in enumerate(["A", "B", "C"]):
+        dumps[name] = str(folder / "scores" / name)
+        save_ranking(run_engine(kg, testset, random_scorer(kg, seed=10 + i), k=10), dumps[name], {})
+    (folder / "plan").mkdir()
+    out = {f: str(folder / f) for f in ("kg.npz", "plan.tsv", "labels.txt", "est.csv", "audit.csv")}
+    out["plan.csv"], out["budgets.csv"] = (str(folder / "plan" / f) for f in ("sampling_plan.csv",
+                                                                             "sampling_budgets.csv"))
+    templates = str(Path(__file__).parents[1] / "annotations/templates.tsv")
+    plan_step(dumps, out["kg.npz"], templates, out["plan.tsv"], out["plan.csv"], out["budgets.csv"], k=5,
+              metric=metric, budget=40, mc_draws=16, seed=4, max_depth=30)
+    side = pd.read_csv(out["plan.csv"])
+    triples = side.drop_duplicates("item")[["head_id", "relation", "tail_id"]]
+    oracle = np.random.default_rng(5).random(len(triples)) < 0.3
+    with open(out["labels.txt"], "w") as fh:
+        for (h, r, t), y in zip(triples.itertuples(index=False), oracle):
+            fh.write(f"{h}\t{r}\t{t}\t{'YN'[not y]}\n")
+    return dumps, out, side, triples, oracle
+
+
+@pytest.mark.parametrize("metric", ["P", "RR"])
+def test_plan_judged_by_an_oracle_round_trip(pooled, synth_kg, tmp_path, capsys, metric):
+    """The plan's sheet judged by an oracle and estimated from the files: the same Δ̂ as the estimator on the
+    plan's items, and bad files refused in one line."""
+    from kgeval.sampling.steps import estimate_step
+    from kgeval.sampling.universe import from_dumps
+
+    dumps, out, side, triples, oracle = judged_plan(tmp_path, synth_kg, pooled[1], metric)
+    kg_path = out["kg.npz"]
+    assert 10 < len(side) and side["asks"].isin(["head", "tail"]).all()
+    est = estimate_step(dumps, str(kg_path), out["plan.csv"], out["budgets.csv"], out["labels.txt"], out["est.csv"],
+                        out["audit.csv"], k=5, max_depth=30)
+    u = from_dumps(dumps, synth_kg, 5, 30)
+    unknown = np.flatnonzero(u.cand.state == -1)
+    key = {(synth_kg.entities[h], synth_kg.relations[r], synth_kg.entities[t], int(s)): e for (h, r, t), s, e in
+           zip(item_triples(u.items, u.questions, unknown).tolist(), u.questions.side[u.items.q[unknown]], unknown)}
+    items = np.array([key[(h, r, t, int(a == "tail"))] for h, r, t, a in
+                      zip(side["head_id"], side["relation"], side["tail_id"], side["asks"])])
+    x = dict(zip(triples.itertuples(index=False, name=None), oracle.astype(int)))
+    xs = np.array([x[t] for t in zip(side["head_id"], side["relation"], side["tail_id"])])
+    p = u.pooled_prior()
+    np.testing.assert_allclose(p[items], side["p"], rtol=1e-8)
+    direct = judged_estimates(u.cand, p, {"P": "P@k", "RR": "RR@k"}[metric], np.arange(3), u.systems, items,
+                              side["pi"].to_numpy(), xs)
+    np.testing.assert_allclose(est["delta"], direct["delta"], rtol=1e-6, atol=1e-12)
+    if metric == "P":
+        d = wt.pair_weights(u.cand, "P@k")
+        known = np.maximum(u.cand.state, 0) @ d
+        unk = u.cand.state == -1
+        hand = known + p[unk] @ d[unk] + ((xs - p[items]) / side["pi"].to_numpy()) @ d[items]
+        np.testing.assert_allclose(est["delta"], hand, atol=1e-9)
+    saved = pd.read_csv(out["est.csv"])
+    assert list(saved.columns[:4]) == ["Metric", "A", "B", "delta"] and len(saved) == 3
+    audit = pd.read_csv(out["audit.csv"])
+    assert audit["n"].iloc[0] == len(side) and audit["relevant"].iloc[0] == xs.sum()
+    from kgeval.cli import main
+
+    argv = ["sample-estimate", "--plan", str(tmp_path / "plan"), "--labels", out["labels.txt"], "--scores",
+            str(tmp_path / "scores"), "--kg", str(kg_path), "--k", "5", "--max-depth", "30", "--out",
+            str(tmp_path / "cli")]
+    assert main(argv) == 0
+    assert (tmp_path / "cli/estimates.csv").read_bytes() == open(out["est.csv"], "rb").read()
+    assert (tmp_path / "cli/prior_audit.csv").read_bytes() == open(out["audit.csv"], "rb").read()
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == 4 and printed[-1].endswith(f"{int(est['decided'].sum())} of 3 pairs decided")
+    other = side.copy()
+    other.loc[2, "p"] = min(1.0, other.loc[2, "p"] + 0.1)  # a plan made with another prior
+    other.to_csv(tmp_path / "other.csv", index=False)
+    (tmp_path / "empty.csv").write_text("")
+    with pytest.raises(InputError, match=r"empty.csv: cannot read the plan's pairs"):
+        estimate_step(dumps, str(kg_path), out["plan.csv"], str(tmp_path / "empty.csv"), out["labels.txt"],
+                      out["est.csv"], out["audit.csv"], k=5, max_depth=30)
+    with pytest.raises(InputError, match=r"other.csv:4: p .* differs from the prior refitted on the same inputs"):
+        estimate_step(dumps, str(kg_path), str(tmp_path / "other.csv"), out["budgets.csv"], out["labels.txt"],
+                      out["est.csv"], out["audit.csv"], k=5, max_depth=30)
+    with open(out["labels.txt"], "a") as fh:
+        fh.write(f"{synth_kg.entities[0]}\t{synth_kg.relations[0]}\t{synth_kg.entities[0]}\tY\n")
+    with pytest.raises(InputError, match=rf"labels.txt:{len(triples) + 1}: triple .* is not an item of the plan"):
+        estimate_step(dumps, str(kg_path), out["plan.csv"], out["budgets.csv"], out["labels.txt"], out["est.csv"],
+                      out["audit.csv"], k=5, max_depth=30)
+    before = (tmp_path / "cli/estimates.csv").read_bytes()
+    assert main(argv) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "labels.txt" in err[0] and "is not an item of the plan" in err[0]
+    assert (tmp_path / "cli/estimates.csv").read_bytes() == before  # nothing replaced
