@@ -114,9 +114,13 @@ def main() -> int:
     # pairs, the rest the normal approximation's), and the plan is a sheet annotate-merge reads
     sm = root / "results/sampling/FB-Test-S-C"
     sim = pd.read_csv(sm / "sampling_simulation.csv")
-    overall = sim[(sim["A"] == "all") & (sim["budget"] >= 200)]
+    # a budget at least the number of hidden labels judges them all (a census): its interval is Δ itself
+    labels = sim["mean_judgments"].max()
+    overall = sim[(sim["A"] == "all") & (sim["budget"] >= 200) & (sim["budget"] < labels)]
+    census = sim[(sim["A"] == "all") & (sim["budget"] >= labels)]
     check(len(overall) > 0 and bool(overall["coverage"].between(0.92, 0.98).all()),
           f"sampling: coverage {overall['coverage'].min():.3f}-{overall['coverage'].max():.3f} at budgets >= 200")
+    check(bool((census["coverage"] == 1.0).all()), f"sampling: a census ({len(census)} rows) covers every pair")
     check(len(read_export(sm / "sampling_plan.tsv")) > 0, "sampling: sampling_plan.tsv reads as an exported sheet")
     f5 = pd.read_csv(root / "results/analysis/figure5.csv")
     band, prior = f5[f5["Kind"] == "every labelling"], f5[f5["Kind"] == "expected under prior"]

@@ -154,3 +154,20 @@ def test_interval_uses_student_t_on_the_sampled_units():
     assert np.isinf(e.half_width[0]) and not e.decided[0]  # one unit: no interval
     assert e.half_width[1] == pytest.approx(12.706205 * 0.5, rel=1e-6)  # t(0.975, 1)
     assert e.half_width[2] == pytest.approx(1.962339 * 0.5, rel=1e-5)  # t(0.975, 999), nearly normal
+
+
+def test_a_census_covers_and_decides_only_a_real_difference():
+    """A budget that reaches every unit (π = 1) is a census: Δ̂ is Δ up to rounding and the interval has zero width;
+    it covers Δ, and a Δ that is 0 but for rounding is not decided (the smoke run's budget 5,000 over 2,520 labels)."""
+    from kgeval.sampling.estimate import Estimate
+
+    true = np.array([0.1 + 0.2, 0.0])
+    est = Estimate(delta=np.array([[0.3, 1e-17]]), var=np.zeros((1, 2)), units=np.array([[40, 40]]))
+    assert est.half_width.tolist() == [[0.0, 0.0]]
+    assert est.decided.tolist() == [[True, False]]
+    assert not ((est.lo <= true) & (true <= est.hi)).all()  # without a tolerance rounding breaks the census
+    from kgeval.sampling.simulation import _rows
+
+    rows = _rows("P@k", "fitted", "optimal", 5000, est, true, np.array([40.0]), [0, 0], [1, 2], ["A", "B", "C"], 1)
+    assert [r[7] for r in rows] == [1.0, 1.0, 1.0]  # coverage of both pairs and of their mean
+    assert [r[9] for r in rows] == [1.0, 0.0, 0.5]  # decided

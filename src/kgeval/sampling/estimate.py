@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import t as student
 
+ROUNDING = 1e-12  # below this a difference of metric means is rounding, not a difference
+
 
 @dataclass
 class Estimate:
@@ -48,7 +50,8 @@ class Estimate:
 
     @property
     def decided(self) -> np.ndarray:
-        return (self.lo > 0) | (self.hi < 0)
+        # a census (every unit judged) has a zero-width interval: a Δ̂ that is 0 but for rounding decides nothing
+        return (self.lo > ROUNDING) | (self.hi < -ROUNDING)
 
 
 def _scaled(incl: np.ndarray, resid: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
