@@ -131,8 +131,9 @@ def compare(result: Result | Sequence[Result], results: str | os.PathLike | None
         A :class:`~kgeval.external.comparison.Comparison`; ``.markdown()`` and ``.latex()`` give ranx's table. With the authors' released
         tables (``authors:DIR``: no per-item values) no test is possible and no mark is set.
     """
-    from ..external.comparison import TESTS, Comparison, better_marks, letters, pvalue_matrix
+    from ..external.comparison import TESTS, Comparison, better_marks, pvalue_matrix
     from ..external.placement import ITEM_KEYS, _study_items, item_kind, study_systems
+    from ..external.report import letters
     from ..metrics.registry import higher_is_better
 
     measures = check_strings(measures, "measures", "measure names")

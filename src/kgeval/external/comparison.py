@@ -18,24 +18,11 @@ import pandas as pd
 from ..analysis.significance import holm, paired_t_pvalues, tukey_hsd_pvalues
 from ..metrics.registry import higher_is_better, label
 from .placement import _CELLS_PER_CHUNK, ALPHA
+from .report import letters
 
 TESTS = {"student": "paired Student's t-test with Holm's correction over each system's comparisons",
          "tukey": "randomised Tukey HSD test"}
 _SUPER = dict(zip(string.ascii_lowercase, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ۹ʳˢᵗᵘᵛʷˣʸᶻ"))
-
-
-def letters(n: int) -> list[str]:
-    """a, b, …, z, aa, ab, … (ranx stops at z)."""
-    out = []
-    for i in range(n):
-        s, k = "", i
-        while True:
-            s = string.ascii_lowercase[k % 26] + s
-            k = k // 26 - 1
-            if k < 0:
-                break
-        out.append(s)
-    return out
 
 
 def pvalue_matrix(items: np.ndarray, test: str, trials: int = 1000, seed: int = 0) -> np.ndarray:
