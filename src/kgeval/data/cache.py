@@ -44,6 +44,18 @@ def _publish(staged: dict[Path, Path]) -> None:
         os.replace(src, dst)
 
 
+def kg_file(resources: str | Path, dataset: str) -> Path:
+    """Where the data stage writes a dataset's knowledge graph under ``resources`` (rule ``prepare_kg``)."""
+    return Path(resources) / "datasets" / dataset / "kg.npz"
+
+
+def testset_file_paths(resources: str | Path, testset: str) -> dict[str, Path]:
+    """Where the data stage writes a test set under ``resources`` (rule ``build_testset``)."""
+    folder = Path(resources) / "testsets"
+    return {"tsv": folder / f"{testset}.tsv", "questions": folder / f"{testset}.questions.tsv",
+            "summary": folder / f"{testset}.json"}
+
+
 class DataBuilder:
     """Builds the data stage's files of test sets into ``root`` (a ``resources/`` folder).
 
@@ -81,12 +93,10 @@ class DataBuilder:
         return self.root / "downloads" / spec["files"][role]
 
     def kg_path(self, dataset: str) -> Path:
-        return self.root / "datasets" / dataset / "kg.npz"
+        return kg_file(self.root, dataset)
 
     def testset_paths(self, testset: str) -> dict[str, Path]:
-        folder = self.root / "testsets"
-        return {"tsv": folder / f"{testset}.tsv", "questions": folder / f"{testset}.questions.tsv",
-                "summary": folder / f"{testset}.json"}
+        return testset_file_paths(self.root, testset)
 
     # ---- steps -----------------------------------------------------------------------------------------------
     def download(self, mirror_path: str) -> Path:

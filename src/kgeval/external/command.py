@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from ..config import run_depth
+from ..data.cache import kg_file, testset_file_paths
 from ..data.kg import KnowledgeGraph
 from ..errors import InputError
 from .evaluate import evaluate_systems
@@ -54,10 +55,9 @@ class TestsetFiles:
 
 def testset_files(resources: str | Path, dataset: str, testsets: Sequence[str]) -> TestsetFiles:
     """Where the data stage writes a dataset's graph and its test sets (``workflow/rules/data.smk``)."""
-    res = Path(resources)
-    return TestsetFiles(res / "datasets" / dataset / "kg.npz",
-                        {t: {"tsv": str(res / "testsets" / f"{t}.tsv"),
-                             "questions": str(res / "testsets" / f"{t}.questions.tsv")} for t in testsets})
+    paths = {t: testset_file_paths(resources, t) for t in testsets}
+    return TestsetFiles(kg_file(resources, dataset),
+                        {t: {"tsv": str(p["tsv"]), "questions": str(p["questions"])} for t, p in paths.items()})
 
 
 def placement_options(config: dict[str, Any], testsets: Sequence[str], results: str | Path, unjudged_k: int,
