@@ -4,6 +4,7 @@ escaping, the store's guarantees and the live page's numbers."""
 from __future__ import annotations
 
 import csv
+import json
 import sqlite3
 import stat
 import threading
@@ -236,7 +237,7 @@ def test_live_numbers(tmp_path):
     the interval is the confidence sequence's."""
     from kgeval.sampling.sequence import eb_sequence
 
-    camp = Campaign(tmp_path, n=3)
+    write_sheet(tmp_path / "sheet.tsv", 3)
     comp = tmp_path / "comparisons.csv"
     comp.write_text("a,b,metric,base,lo,hi,item,c1,c0\n"
                     "S1,S2,P@10,0.1,-1,1,1,0.3,-0.2\nS1,S2,P@10,0.1,-1,1,3,0.5,0\n"
@@ -264,3 +265,131 @@ def test_live_numbers(tmp_path):
     assert (c["S1", "S2"]["low"], c["S1", "S2"]["high"]) == pytest.approx((lo[-1], hi[-1]))
     assert c["S1", "S2"]["judgments"] == 2 and c["S1", "S2"]["expected"] == 0
     assert c["S1", "S3"]["delta"] == pytest.approx((0 + 0 + 0) / 3 + (-1) / 3)
+
+
+# ---- export, import, Label Studio ----------------------------------------------------------------------------
+def judge_all(camp, answers):
+    """answers: item -> (ana's, bo's[, adjudicator's]) labels."""
+    for item, labs in sorted(answers.items()):
+        assert camp.next("ana")["item"] == item and camp.next("bo")["item"] == item
+        assert camp.judge("ana", item, labs[0]).status_code == 200
+        assert camp.judge("bo", item, labs[1], note="=HYPERLINK(\"http://evil\")").status_code == 200
+        if len(labs) == 3:
+            assert camp.next("adj")["item"] == item
+            assert camp.judge("adj", item, labs[2]).status_code == 200
+
+
+def test_export_reads_as_judgments_and_a_report(camp, tmp_path, capsys):
+    from kgeval.cli import main
+    from kgeval.pools.annotation.agreement import cohen_kappa
+    from kgeval.pools.annotation.qrels import _read_qrels_rows
+
+    judge_all(camp, {1: "yy", 2: "nn", 3: "yn" + "y", 4: "nu" + "n", 5: "nn"})
+    out = tmp_path / "out"
+    assert main(["campaign", "export", str(camp.db), str(out)]) == 0
+    rows = _read_qrels_rows(out / "judgments.txt")
+    assert [(t[0], lab) for t, lab, _ in rows] == [("/m/0h1", "Y"), ("/m/0h2", "N"), ("/m/0h3", "Y"),
+                                                   ("/m/0h4", "N"), ("/m/0h5", "N")]
+    rep = json.loads((out / "report.json").read_text())
+    # kappa over the items both annotators answered Y or N: 1, 2, 3, 5
+    assert rep["kappa"] == pytest.approx(cohen_kappa("YNYN", "YNNN"))
+    assert rep["disagreements"] == 2 and rep["agreements"] == 3 and rep["unfinished"] == 1
+    assert [r["item"] for r in rep["resolutions"]] == ["3", "4"]
+    assert "kappa" in (out / "report.md").read_text()
+    detail = (out / "judgments_detail.tsv").read_text()
+    assert "'=HYPERLINK" in detail and "\t=HYPERLINK" not in detail  # a formula cell is neutralised
+    assert "5 judgments (2 Y)" in capsys.readouterr().out
+
+
+def test_import_merged_labels(camp, tmp_path):
+    from kgeval.campaign.export import import_labels
+
+    judge_all(camp, {1: "yy"})
+    labels = tmp_path / "labels.txt"
+    labels.write_text("/m/0h1\t/film/film/genre\t/m/0t1\tY\n/m/0h2\t/film/film/genre\t/m/0t2\tN\n")
+    conn = connect(camp.db)
+    assert import_labels(conn, labels) == (1, 1)
+    assert camp.state(2) == ("final", 0, "import")
+    labels.write_text("/m/0h1\t/film/film/genre\t/m/0t1\tN\n")
+    with pytest.raises(InputError, match="final label is Y"):
+        import_labels(conn, labels)
+    labels.write_text("/m/0h1\t/film/film/genre\t/m/0tX\tN\n")
+    with pytest.raises(InputError, match=r"labels.txt:1: .*not an item"):
+        import_labels(conn, labels)
+
+
+def ls_annotation(who, choice, source="", note=""):
+    res = [{"from_name": "label", "to_name": "question_text", "type": "choices", "value": {"choices": [choice]}}]
+    if source:
+        res.append({"from_name": "source", "type": "textarea", "value": {"text": [source]}})
+    if note:
+        res.append({"from_name": "note", "type": "textarea", "value": {"text": [note]}})
+    return {"completed_by": who, "result": res, "lead_time": 4.5, "was_cancelled": False}
+
+
+def test_label_studio_round_trip(camp, tmp_path):
+    from kgeval.cli import main
+
+    out = tmp_path / "ls"
+    assert main(["campaign", "export", str(camp.db), str(out), "--format", "label-studio"]) == 0
+    tasks = json.loads((out / "tasks.json").read_text())
+    assert [t["data"]["item"] for t in tasks] == ["1", "2", "3", "4", "5", "6"]
+    config = (out / "labeling_config.xml").read_text()
+    import xml.etree.ElementTree as ET
+
+    names = {el.get("name") for el in ET.fromstring(config).iter() if el.get("name")}
+    assert {"label", "source", "note", "question_text"} <= names
+    # Label Studio's export: its tasks with annotations
+    tasks[0]["annotations"] = [ls_annotation(7, "Y", SRC), ls_annotation(8, "Y", SRC)]
+    tasks[1]["annotations"] = [ls_annotation(7, "Y", SRC), ls_annotation(8, "N"), ls_annotation(9, "N", note="n")]
+    tasks[2]["annotations"] = [ls_annotation(7, "can't tell"), ls_annotation(8, "N")]
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(tasks))
+    assert main(["campaign", "import", str(camp.db), str(export)]) == 0
+    assert camp.state(1) == ("final", 1, "agreement") and camp.state(2) == ("final", 0, "adjudication")
+    assert camp.state(3)[0] == "conflict" and camp.state(4)[0] == "open"
+    bad = tmp_path / "bad.json"
+    tasks[3]["annotations"] = [ls_annotation(7, "Y", "javascript:alert(1)")]
+    bad.write_text(json.dumps(tasks[3:4]))
+    conn = connect(camp.db)
+    from kgeval.campaign.labelstudio import import_export
+
+    with pytest.raises(InputError, match="task 1, annotation 1: source: only http"):
+        import_export(conn, bad)
+
+
+# ---- simulate == offline ---------------------------------------------------------------------------------------
+def test_simulate_over_http_equals_offline(tmp_path):
+    from kgeval.campaign.simulate import disagreements, offline, over_http, truth_of
+
+    n = 40
+    write_sheet(tmp_path / "sheet.tsv", n)
+    rng = np.random.default_rng(5)
+    truth = rng.random(n) < 0.5
+    # comparison 1: A gains when an item is Y (decides "A better" as Y labels accumulate); 2: no signal
+    rows = ["a,b,metric,base,lo,hi,item,c1,c0"]
+    rows += [f"S1,S2,P@10,0.05,-0.01,0.26,{i},0.2,-0.05" for i in range(1, n + 1)]
+    rows += [f"S1,S3,P@10,0,-1,1,{i},0.01,-0.01" for i in range(1, n + 1, 2)]
+    (tmp_path / "comp.csv").write_text("\n".join(rows) + "\n")
+    db = tmp_path / "c.db"
+    create_campaign(db, tmp_path / "sheet.tsv", comparisons=tmp_path / "comp.csv")
+    labels = {(f"/m/0h{i}", "/film/film/genre", f"/m/0t{i}"): int(truth[i - 1]) for i in range(1, n + 1)}
+    conn = connect(db)
+    x = truth_of(conn, labels)
+    assert (x == truth).all()
+    off = offline(conn, x, 0.25, seed=3)
+    conn.close()
+    before = db.read_bytes()
+    http = over_http(db, x, 0.25, seed=3)
+    assert db.read_bytes() == before  # the campaign file is not touched
+    assert http == off
+    flips = int(disagreements(n, 0.25, 3).sum())
+    assert off["judgments"] == 2 * n + flips and 0 < flips < n
+    at = [c["decided_at"] for c in off["comparisons"]]
+    assert at[1] is None
+    # by hand: S1–S2's draws are 0.25 (Y) or 0 (N); its sequence first excludes 0 at the t-th final label
+    from kgeval.sampling.sequence import eb_sequence
+
+    low, _ = eb_sequence(np.where(truth, 0.25, 0.0), -0.01, 0.26)
+    t = int(np.argmax(low > 0))
+    assert low[t] > 0 and at[0] == 2 * (t + 1) + int(disagreements(n, 0.25, 3)[: t + 1].sum())

@@ -100,12 +100,118 @@ def _status(p):
     return run
 
 
+def _export(p):
+    p.add_argument("db", help="the campaign file")
+    p.add_argument("out", help="output folder")
+    p.add_argument("--format", choices=("kgeval", "label-studio"), default="kgeval",
+                   help="kgeval: judgments.txt (head relation tail Y|N, for kgeval evaluate --judgments), "
+                        "report.md/.json with kappa, judgments_detail.tsv; label-studio: tasks.json and "
+                        "labeling_config.xml")
+
+    def run(a):
+        import json
+        from pathlib import Path
+
+        from ..campaign.export import export_kgeval
+        from ..campaign.labelstudio import CONFIG, tasks
+        from ..campaign.store import connect
+        from ..io import OutputStage
+
+        conn = connect(a.db)
+        out = Path(a.out)
+        with OutputStage("campaign export", inputs=[a.db], folder=out) as stage:
+            if a.format == "kgeval":
+                rep = export_kgeval(conn, a.db, out, stage)
+                kappa = "undefined" if rep["kappa"] is None else f"{rep['kappa']:.4f}"
+                line = (f"{out / 'judgments.txt'}\t{rep['items']} judgments ({rep['labels']['final']['Y']} Y)\t"
+                        f"{rep['disagreements']} adjudicated\tkappa {kappa}\t{rep['unfinished']} unfinished")
+            else:
+                t = tasks(conn)
+                stage.path(out / "tasks.json").write_text(json.dumps(t, indent=1, ensure_ascii=False) + "\n",
+                                                          encoding="utf-8")
+                stage.path(out / "labeling_config.xml").write_text(CONFIG, encoding="utf-8")
+                line = f"{out / 'tasks.json'}\t{len(t)} tasks\t{out / 'labeling_config.xml'}"
+        conn.close()
+        print(line)
+        return 0
+
+    return run
+
+
+def _import(p):
+    p.add_argument("db", help="the campaign file")
+    p.add_argument("file", help="a Label Studio JSON export, or merged labels (head relation tail Y|N) as "
+                                "annotate-merge writes them")
+
+    def run(a):
+        from ..campaign.export import import_labels
+        from ..campaign.labelstudio import import_export
+        from ..campaign.store import connect
+        from ..io import require_inputs
+
+        require_inputs([a.file])
+        conn = connect(a.db)
+        with open(a.file, "rb") as fh:
+            head = fh.read(4096).lstrip()
+        if head[:1] in (b"[", b"{"):
+            n = import_export(conn, a.file)
+            print(f"{a.db}\t{n['judgments']} judgments from Label Studio\t{n['skipped']} tasks without "
+                  f"annotation\t{n['extra']} extra annotations left out")
+        else:
+            added, same = import_labels(conn, a.file)
+            print(f"{a.db}\t{added} final labels imported\t{same} already final with the same label")
+        conn.close()
+        return 0
+
+    return run
+
+
+def _simulate(p):
+    p.add_argument("db", help="the campaign file (a copy is judged; the file is left as it is)")
+    p.add_argument("--labels", required=True, help="the oracle's labels: head relation tail Y|N (the published "
+                                                   "judgments); an item they do not label is N")
+    p.add_argument("--disagreement", type=float, default=0.1,
+                   help="the share of items the second annotator answers wrongly (then adjudicated)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the disagreements")
+
+    def run(a):
+        _need_server_packages()
+        from ..campaign.simulate import offline, over_http, truth_of
+        from ..campaign.store import connect
+        from ..io import require_inputs
+        from ..pools.annotation.qrels import _read_qrels_rows
+
+        if not 0 <= a.disagreement <= 1:
+            p.error(f"--disagreement {a.disagreement}: expected a share in [0, 1]")
+        require_inputs([a.labels])
+        labels = {t: int(lab == "Y") for t, lab, _ in _read_qrels_rows(a.labels)}
+        conn = connect(a.db)
+        truth = truth_of(conn, labels)
+        off = offline(conn, truth, a.disagreement, a.seed)
+        conn.close()
+        http = over_http(a.db, truth, a.disagreement, a.seed)
+        same = off == http
+        for o, h in zip(off["comparisons"], http["comparisons"]):
+            print(f"{o['metric']}\t{o['a']} − {o['b']}\tdecided at judgment {h['decided_at'] or 'never'} (HTTP), "
+                  f"{o['decided_at'] or 'never'} (offline)")
+        print(f"{a.db}\t{http['judgments']} judgments over HTTP, {off['judgments']} offline\t"
+              f"{int(truth.sum())} of {truth.size} items Y\t{'equal' if same else 'DIFFERENT'}")
+        return 0 if same else 1
+
+    return run
+
+
 SUBCOMMANDS = {
     "create": (_create, "create a campaign file from a sheet", "kgeval campaign create c.db --sheet "
                "sampling_plan.tsv --plan-items sampling_plan.csv"),
     "add-person": (_add_person, "add an annotator, adjudicator or curator; prints their personal link",
                    "kgeval campaign add-person c.db ana --role annotator"),
     "serve": (_serve, "serve the judging and live pages", "kgeval campaign serve c.db --port 8765"),
+    "export": (_export, "export the final labels (kgeval's judgments and report, or Label Studio tasks)",
+               "kgeval campaign export c.db out/"),
+    "import": (_import, "import a Label Studio export or merged labels", "kgeval campaign import c.db ls.json"),
+    "simulate": (_simulate, "judge a copy through the HTTP API with an oracle and compare with the offline "
+                            "simulation", "kgeval campaign simulate c.db --labels published.txt --disagreement 0.1"),
     "status": (_status, "print the campaign's progress, agreement and decisions", "kgeval campaign status c.db"),
 }
 
