@@ -393,3 +393,31 @@ def test_simulate_over_http_equals_offline(tmp_path):
     low, _ = eb_sequence(np.where(truth, 0.25, 0.0), -0.01, 0.26)
     t = int(np.argmax(low > 0))
     assert low[t] > 0 and at[0] == 2 * (t + 1) + int(disagreements(n, 0.25, 3)[: t + 1].sum())
+
+
+# ---- a real sampling plan: the live estimate is sample-estimate's --------------------------------------------
+def test_plan_campaign_estimate_equals_sample_estimate(pooled, synth_kg, tmp_path):
+    from test_sampling_estimates import judged_plan
+
+    from kgeval.campaign.export import import_labels
+    from kgeval.campaign.live import Live
+    from kgeval.sampling.steps import estimate_step
+
+    dumps, out, side, triples, oracle = judged_plan(tmp_path, synth_kg, pooled[1], "P")
+    est = estimate_step(dumps, out["kg.npz"], out["plan.csv"], out["budgets.csv"], out["labels.txt"], out["est.csv"],
+                        out["audit.csv"], k=5, max_depth=30)
+    db = tmp_path / "c.db"
+    study = {"dumps": dumps, "kg_path": out["kg.npz"], "plan_pairs": out["budgets.csv"], "k": 5, "max_depth": 30}
+    assert create_campaign(db, out["plan.tsv"], out["plan.csv"], study=study) == (len(triples), 3)
+    conn = connect(db)
+    audit = [r[0] for r in conn.execute("SELECT audit FROM items ORDER BY pos")]
+    assert sum(audit) == side.drop_duplicates("item").pipe(lambda s: s.groupby("item")["audit"].any()).sum() > 0
+    live = Live(conn)
+    before = live.snapshot(conn)["comparisons"]
+    assert all(c["delta"] is None and c["judgments"] == 0 for c in before)
+    assert import_labels(conn, out["labels.txt"]) == (len(triples), 0)
+    after = {(c["a"], c["b"]): c for c in live.snapshot(conn)["comparisons"]}
+    for row in est.itertuples(index=False):
+        assert after[row.A, row.B]["delta"] == pytest.approx(row.delta, abs=1e-12)
+        assert after[row.A, row.B]["judgments"] == row.judgments_used
+        assert after[row.A, row.B]["low"] <= row.delta <= after[row.A, row.B]["high"]

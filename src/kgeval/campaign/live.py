@@ -110,9 +110,11 @@ class Live:
         """What ``GET /api/{token}/live`` returns."""
         conn.execute("BEGIN")  # one consistent read of a database others write to
         try:
-            key = conn.execute("SELECT COUNT(*), COALESCE(MAX(id), 0), COALESCE(SUM(seconds), 0) FROM "
-                               "judgments").fetchone()
-            key = tuple(key)
+            # anything a judgment, an undo or an import changes: then the estimates are recomputed
+            key = tuple(conn.execute("SELECT COUNT(*), COALESCE(MAX(id), 0), COALESCE(SUM(seconds), 0) FROM "
+                                     "judgments").fetchone()) + tuple(conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(final_seq * (final_label + 1)), 0) FROM items WHERE state = "
+                "'final'").fetchone())
             if key == self._key:
                 return self._last
             order, labels, counts = finals(conn)

@@ -7,7 +7,8 @@ import ipaddress
 import sys
 
 from ..errors import KgevalError
-from .options import Formatter, Parser, command
+from ..io import require_inputs
+from .options import Formatter, Parser, SchemaNumber, command
 
 INSTALL = "the campaign server needs starlette, jinja2 and uvicorn: pip install 'kgeval[campaign]'"
 
@@ -37,11 +38,35 @@ def _create(p):
     p.add_argument("--comparisons", default=None,
                    help="the comparisons the items decide, as `kgeval campaign comparisons` writes them (CSV)")
     p.add_argument("--title", default=None, help="the campaign's name on its pages (default: the sheet's batch)")
+    p.add_argument("--scores", default=None, help="with --plan-items: the folder of the study's score dumps (one "
+                                                  "subfolder per system) the plan was made from, for the live "
+                                                  "estimates of its pairs")
+    p.add_argument("--kg", default=None, help="with --scores: the dataset's kg.npz")
+    p.add_argument("--plan-pairs", default=None,
+                   help="with --scores: the plan's sampling_budgets.csv (default: beside --plan-items)")
+    p.add_argument("--k", type=SchemaNumber("bounds", "k"), default=10, help="cut-off k of the plan")
+    p.add_argument("--max-depth", type=SchemaNumber("pooling", "depth"), default=10, help="deepest pool depth")
+    p.add_argument("--prior", choices=("logistic", "binned", "uniform"), default="logistic",
+                   help="the plan's relevance prior")
 
     def run(a):
+        from pathlib import Path
+
         from ..campaign.build import create_campaign
 
-        n, m = create_campaign(a.db, a.sheet, a.plan_items, a.comparisons, a.title)
+        study = None
+        if a.scores is not None:
+            if a.plan_items is None or a.kg is None:
+                p.error("--scores needs --plan-items and --kg")
+            scores = Path(a.scores)
+            dumps = {d.name: str(d) for d in sorted(scores.iterdir()) if d.is_dir()} if scores.is_dir() else {}
+            if not dumps:
+                p.error(f"--scores {a.scores}: not a folder of score dumps (one subfolder per system)")
+            pairs = a.plan_pairs or str(Path(a.plan_items).with_name("sampling_budgets.csv"))
+            require_inputs([a.kg, pairs])
+            study = {"dumps": dumps, "kg_path": a.kg, "plan_pairs": pairs, "k": a.k, "prior": a.prior,
+                     "max_depth": a.max_depth}
+        n, m = create_campaign(a.db, a.sheet, a.plan_items, a.comparisons, a.title, study)
         print(f"{a.db}\t{n} items\t{m} comparisons")
         return 0
 
