@@ -421,3 +421,44 @@ def test_plan_campaign_estimate_equals_sample_estimate(pooled, synth_kg, tmp_pat
         assert after[row.A, row.B]["delta"] == pytest.approx(row.delta, abs=1e-12)
         assert after[row.A, row.B]["judgments"] == row.judgments_used
         assert after[row.A, row.B]["low"] <= row.delta <= after[row.A, row.B]["high"]
+
+
+# ---- the command line ------------------------------------------------------------------------------------------
+def test_command_line(tmp_path, capsys, monkeypatch):
+    from kgeval.campaign import server
+    from kgeval.cli import main
+
+    write_sheet(tmp_path / "sheet.tsv", 3)
+    db = tmp_path / "c.db"
+    assert main(["campaign", "create", str(db), "--sheet", str(tmp_path / "sheet.tsv")]) == 0
+    assert capsys.readouterr().out == f"{db}\t3 items\t0 comparisons\n"
+    assert main(["campaign", "add-person", str(db), "ana", "--role", "annotator", "--base-url",
+                 "https://judge.example.org/"]) == 0
+    link = capsys.readouterr().out.strip()
+    assert link.startswith("https://judge.example.org/j/") and len(link.rsplit("/", 1)[1]) == 32
+    assert main(["campaign", "add-person", str(db), "cur", "--role", "curator"]) == 0
+    assert capsys.readouterr().out.startswith("http://127.0.0.1:8765/live/")
+    assert main(["campaign", "add-person", str(db), "ana", "--role", "annotator"]) == 2
+    assert capsys.readouterr().err == "kgeval: error: <input>: name 'ana': already a person of this campaign\n"
+    assert main(["campaign", "status", str(db)]) == 0
+    assert "3 items: 0 final, 0 waiting for adjudication, 3 open; 0 judgments" in capsys.readouterr().out
+    served = []
+    monkeypatch.setattr(server, "serve", lambda *a: served.append(a))
+    assert main(["campaign", "serve", str(db), "--host", "0.0.0.0", "--port", "9000"]) == 0
+    assert served == [(str(db), "0.0.0.0", 9000)] and "warning" in capsys.readouterr().err
+    assert main(["campaign", "serve", str(db)]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert main(["campaign", "status", str(tmp_path / "none.db")]) == 2
+    assert "none.db: no such campaign database" in capsys.readouterr().err
+
+
+def test_an_abandoned_reservation_returns_to_the_queue(camp, monkeypatch):
+    from kgeval.campaign import protocol
+
+    assert camp.next("ana")["item"] == 1 and camp.next("bo")["item"] == 1
+    assert camp.next("cy")["item"] == 2
+    monkeypatch.setattr(protocol, "LEASE_S", -1.0)  # every unjudged reservation is stale
+    assert camp.next("cy")["item"] == 2  # one's own unfinished item first
+    assert camp.judge("cy", 2, "n").status_code == 200
+    assert camp.next("cy")["item"] == 1  # ana's and bo's places were freed
+    assert camp.judge("ana", 1, "n").status_code == 409  # ana's reservation is gone
