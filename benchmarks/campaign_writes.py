@@ -45,7 +45,7 @@ def main() -> None:
         rng = np.random.default_rng(0)
         t_next, t_judge = [], []
         start = time.perf_counter()
-        for j in range(a.judgments):
+        for _ in range(a.judgments):
             person = people[int(rng.integers(len(people)))]
             t = time.perf_counter()
             item = next_item(conn, person)

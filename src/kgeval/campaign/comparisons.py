@@ -64,20 +64,26 @@ def plan_comparisons(dumps: dict[str, str], kg_path: str, plan_items: str, plan_
         units[i] = where[key]
     p = u.pooled_prior(prior)
     pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[short], rbp_p, 0)
-    cols = np.array(cols)
-    pu = p[pb.U]
-    base = pb.known[cols] + pu @ pb.d[:, cols]
-    d = pb.d[np.searchsorted(pb.U, units)][:, cols]  # (units × comparisons)
     pos = {it["sheet_item"]: i for i, it in enumerate(items)}
     col = np.array([pos.get(str(int(i)), -1) for i in plan["item"]])
     if (col < 0).any():
         raise InputError(plan_items, int(plan["line"].iloc[int(np.argmax(col < 0))]), "item is not an item of the "
                                                                                        "sheet")
-    T, pi, pe = len(items), plan["pi"].to_numpy(), p[units]
-    c1, c0 = np.zeros((cols.size, T)), np.zeros((cols.size, T))
-    np.add.at(c1.T, col, T * d * ((1 - pe) / pi)[:, None])
-    np.add.at(c0.T, col, T * d * (-pe / pi)[:, None])
-    comps = [{"a": u.systems[a[c]], "b": u.systems[b[c]], "metric": METRIC_NAMES[short], "base": float(base[j]),
+    return terms(pb, p, np.array(cols), units, plan["pi"].to_numpy(), col, len(items), u.systems,
+                 METRIC_NAMES[short])
+
+
+def terms(pb: Problem, p: np.ndarray, cols: np.ndarray, units: np.ndarray, pi: np.ndarray, item_of: np.ndarray,
+          n_items: int, systems: list[str], metric: str) -> tuple[list[dict], np.ndarray, np.ndarray]:
+    """The live terms of the pairs ``cols`` (see the module docstring) from the plan's drawn ``units``
+    (candidate items) with their π and the sheet item (0-based, serving order) each belongs to."""
+    base = pb.known[cols] + p[pb.U] @ pb.d[:, cols]
+    d = pb.d[np.searchsorted(pb.U, units)][:, cols]  # (units × comparisons)
+    pe = p[units]
+    c1, c0 = np.zeros((cols.size, n_items)), np.zeros((cols.size, n_items))
+    np.add.at(c1.T, item_of, n_items * d * ((1 - pe) / pi)[:, None])
+    np.add.at(c0.T, item_of, n_items * d * (-pe / pi)[:, None])
+    comps = [{"a": systems[pb.a[c]], "b": systems[pb.b[c]], "metric": metric, "base": float(base[j]),
               "lo": float(base[j] + min(0.0, c0[j].min(), c1[j].min())),
               "hi": float(base[j] + max(0.0, c0[j].max(), c1[j].max()))} for j, c in enumerate(cols)]
     return comps, c1, c0
