@@ -462,3 +462,51 @@ def test_an_abandoned_reservation_returns_to_the_queue(camp, monkeypatch):
     assert camp.judge("cy", 2, "n").status_code == 200
     assert camp.next("cy")["item"] == 1  # ana's and bo's places were freed
     assert camp.judge("ana", 1, "n").status_code == 409  # ana's reservation is gone
+
+
+def test_acknowledged_judgments_survive_kill_9(tmp_path):
+    """A server killed with SIGKILL mid-campaign: every judgment it acknowledged is in the file, once."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    write_sheet(tmp_path / "sheet.tsv", 40)
+    db = tmp_path / "c.db"
+    create_campaign(db, tmp_path / "sheet.tsv")
+    conn = connect(db)
+    tok = {n: add_person(conn, n, "annotator") for n in ("ana", "bo")}
+    conn.close()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "kgeval.cli", "campaign", "serve", str(db), "--port", str(port)],
+                            stderr=subprocess.PIPE, env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)})
+    acked = []
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
+            for _ in range(200):
+                try:
+                    csrf = {n: http.get(f"/api/{t}/session").json()["csrf"] for n, t in tok.items()}
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.05)
+            for i in range(60):
+                who = "ana" if i % 2 == 0 else "bo"
+                item = http.get(f"/api/{tok[who]}/next").json()["item"]
+                r = http.post(f"/api/{tok[who]}/judge", json={"item": item, "label": "n"},
+                              headers={"X-CSRF-Token": csrf[who]})
+                assert r.status_code == 200
+                acked.append(r.json()["judgment"])
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        err = proc.communicate()[1].decode()
+    assert not any(t in err for t in tok.values())
+    conn = connect(db)
+    stored = [r[0] for r in conn.execute("SELECT id FROM judgments ORDER BY id")]
+    assert stored == sorted(acked) and len(set(stored)) == 60
+    assert conn.execute("SELECT COUNT(*) FROM items WHERE state = 'final'").fetchone()[0] == 30
