@@ -84,7 +84,8 @@ def create_app(db: str | Path):
                 try:
                     body = None
                     if write:
-                        if int(request.headers.get("content-length") or 0) > 20_000:
+                        length = request.headers.get("content-length") or "0"
+                        if not length.isdigit() or int(length) > 20_000:
                             raise ProtocolError(400, "request body over 20 kB")
                         raw = await request.body()
                         if len(raw) > 20_000:
