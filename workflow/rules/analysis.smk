@@ -236,7 +236,11 @@ rule reanalyze_release:
     input:
         get_release_tables,
     output:
-        notes=REANALYSIS_RELEASE,
+        notes=report(
+            REANALYSIS_RELEASE,
+            caption="../report/reanalysis_release.rst",
+            category="4. Label sparsity",
+        ),
     log:
         "logs/reanalyze_release.log",
     benchmark:
@@ -244,13 +248,13 @@ rule reanalyze_release:
     conda:
         "../../envs/analysis.yaml"
     params:
-        folder=config["analysis"]["reanalyze"],
+        folder=release_folder(),
         names={},
     script:
         "../scripts/reanalyze.py"
 
 
-# the release's re-analysis only where the config names a release folder
+# the release's re-analysis only where the config names the pinned release or a folder
 add_final_outputs(
     [FIGURE3, FIGURE7, FIGURE8, UMF_GRID, REANALYSIS_OWN]
     + ([REANALYSIS_RELEASE] if config["analysis"]["reanalyze"] else [])

@@ -3,6 +3,11 @@
 
 from pathlib import Path
 
+from kgeval.analysis.reanalyze import RELEASE
+
+# analysis/reanalyze: the value naming the authors' result release pinned in the manifest
+PINNED_RELEASE = "release"
+
 
 def analysis_files(role):
     """The files the analyses read for the test set playing ``role`` (original, sample, complete, second)."""
@@ -83,7 +88,21 @@ def get_reanalysis_inputs(wildcards):
     return files
 
 
+def release_folder():
+    """The folder the release's re-analysis reads (config key analysis/reanalyze): ``release`` is the authors'
+    result tables pinned in the manifest, fetched by the download rule; anything else a folder of tables.
+    """
+    value = config["analysis"]["reanalyze"]
+    if value == PINNED_RELEASE:
+        return DOWNLOAD.format(path=RELEASE.rstrip("/"))
+    return value
+
+
 def get_release_tables(wildcards):
     """The CSV tables of the release folder to re-analyse (config key analysis/reanalyze)."""
-    folder = config["analysis"]["reanalyze"]
-    return sorted(str(p) for p in Path(folder).glob("*/*.csv")) if folder else []
+    value = config["analysis"]["reanalyze"]
+    if value == PINNED_RELEASE:
+        return sorted(
+            DOWNLOAD.format(path=p) for p in MANIFEST if p.startswith(RELEASE)
+        )
+    return sorted(str(p) for p in Path(value).glob("*/*.csv")) if value else []
