@@ -7,6 +7,8 @@ to within the rounding of the two printed percentages."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -179,3 +181,27 @@ def test_release_shares_match_the_printed_ones():
     assert gap["L"] <= 0.001 and gap["D"] <= 0.001, gap
     assert 0.001 < gap["A"] < 0.0013, gap
     assert shares.loc["A", "release_P10_sample"] == pytest.approx(0.06177, abs=1e-5)
+
+
+@needs_mirror
+def test_original_share_is_p10_on_the_sample(fb_kg, fb_sets, fb_files):
+    """The default run's top-10 lists (reference pack) judged by FB-Test-S-C: the share of original positives is
+    the P@10 that the metric stage's trec measures gave the same systems on FB-Test-S, question for question."""
+    from kgeval.data.questions import Questions, adopt_published_queries
+
+    root = Path(__file__).resolve().parents[1] / "reference/default"
+    complete = fb_sets[1]
+    qs = adopt_published_queries(Questions.from_triples(complete.positives, fb_kg.num_entities,
+                                                        fb_kg.num_relations), fb_files["queries_SC"], fb_kg)
+    top = pd.read_parquet(root / "runs/FB-Test-S-C/top10.parquet")
+    p10 = pd.read_csv(root / "metrics/FB-Test-S/evaluation.csv").set_index("System")["P_10"]
+    order = pd.Series(range(len(qs)), index=qs.qid)
+    for system in ("RotatE", "HittER", "RESCAL", "TransE"):
+        g = top[top["System"] == system]
+        wide = np.zeros((len(qs), 10), np.int64)
+        wide[order[g["qid"].astype(str)].to_numpy(), g["rank"].to_numpy() - 1] = g["entity"].to_numpy()
+        got = top10_shares(wide, qs.side, qs.entity, qs.relation, complete, fb_kg.num_entities,
+                           fb_kg.num_relations)
+        assert got["Questions"] == 1745
+        assert got["original_top10"] == pytest.approx(p10[system], abs=1e-9), system
+        assert got["positives_top10"] == pytest.approx(got["original_top10"] + got["added_top10"])
