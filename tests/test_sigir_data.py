@@ -27,7 +27,7 @@ from kgeval.analysis.printed import ABSENT, AUTOMATIC, PAPER, printed_answers, t
 from kgeval.analysis.reanalyze import RELEASE, read_table
 from kgeval.data.kg import HEAD, TAIL, KnowledgeGraph
 from kgeval.data.testsets import TestSet, pooled_test, sample_test
-from kgeval.errors import InputError
+from kgeval.errors import ConfigError, InputError
 from kgeval.published import PAPER_POOL, PAPER_TABLE2, PAPER_TOP10_SHARES
 
 
@@ -205,3 +205,20 @@ def test_original_share_is_p10_on_the_sample(fb_kg, fb_sets, fb_files):
         assert got["Questions"] == 1745
         assert got["original_top10"] == pytest.approx(p10[system], abs=1e-9), system
         assert got["positives_top10"] == pytest.approx(got["original_top10"] + got["added_top10"])
+
+
+def test_reanalyze_release_needs_the_release_in_the_manifest(tmp_path):
+    """``analysis.reanalyze: release`` with a manifest that pins no release table is one line naming the key."""
+    from kgeval.config import load_config_file, validate_config
+
+    root = Path(__file__).resolve().parents[1]
+    manifest = tmp_path / "resources.tsv"
+    lines = (root / "config/resources.tsv").read_text().splitlines(keepends=True)
+    manifest.write_text("".join(line for line in lines if RELEASE not in line))
+    config = load_config_file(root / "config/config.yaml")
+    config["manifest"] = str(manifest)
+    with pytest.raises(ConfigError, match=r"^config key analysis/reanalyze: 'zhouying20/kgc-sparsity/result/' is "
+                                          r"not in the manifest"):
+        validate_config(config, root / "config/schema.yaml", models=False)
+    config["manifest"] = str(root / "config/resources.tsv")
+    assert validate_config(config, root / "config/schema.yaml", models=False)["analysis"]["reanalyze"] == "release"

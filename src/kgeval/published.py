@@ -95,3 +95,8 @@ PAPER_POOL = {"entities": 7087, "relations": 151, "triples": 21469, "after_filte
 # Section 5: the share of the top-10 predictions of models L, A and D that are positives, and of those newly
 # labelled by the pooling, as printed (percent); the letters code the 13 systems by FB-Test-O micro MRR.
 PAPER_TOP10_SHARES = {"L": ("12.5", "6.7"), "A": ("11.8", "5.5"), "D": ("11.5", "5.6")}
+
+# The authors' result release: its tables' manifest paths begin with RELEASE (config/resources.tsv pins them), and
+# the value of config key analysis/reanalyze that names them.
+RELEASE = "zhouying20/kgc-sparsity/result/"
+PINNED_RELEASE = "release"

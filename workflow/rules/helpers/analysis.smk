@@ -3,10 +3,8 @@
 
 from pathlib import Path
 
-from kgeval.analysis.reanalyze import PUBLISHED_NAMES, RELEASE
-
-# analysis/reanalyze: the value naming the authors' result release pinned in the manifest
-PINNED_RELEASE = "release"
+from kgeval.analysis.reanalyze import PUBLISHED_NAMES
+from kgeval.published import PINNED_RELEASE, RELEASE
 
 
 def analysis_files(role):
