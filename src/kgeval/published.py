@@ -77,3 +77,26 @@ def printed_tolerance(printed: str) -> float:
     """One unit of the last printed decimal place of ``printed`` ("0.2308" -> 1e-4, "0.41" -> 0.01)."""
     _, _, decimals = printed.partition(".")
     return 10.0 ** -len(decimals)
+
+
+# ---- SIGIR 2022, the data section ------------------------------------------------------------------------------
+# Table 2 as printed: (subject name, relation, side asked, original answers, annotations). Every question is a
+# tail question; the names are those of the release's mid2name.txt.
+PAPER_TABLE2: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("Shia LaBeouf", "/people/person/profession", "tail", ("Actor",),
+     ("Voice Actor", "Comedian", "Model", "Television Director")),
+    ("European American", "/people/ethnicity/languages_spoken", "tail", ("American English",),
+     ("Spanish Language", "Danish Language", "Mandarin Chinese")),
+    ("United States of America", "/location/location/contains", "tail", ("Valdosta", "Concord"),
+     ("Manhattan", "Boston", "Chicago", "Chelsea", "Marrakesh")),
+)
+# Section 3.1: the pool before and after the trivial-triple filter, as printed.
+PAPER_POOL = {"entities": 7087, "relations": 151, "triples": 21469, "after_filter": 12599}
+# Section 5: the share of the top-10 predictions of models L, A and D that are positives, and of those newly
+# labelled by the pooling, as printed (percent); the letters code the 13 systems by FB-Test-O micro MRR.
+PAPER_TOP10_SHARES = {"L": ("12.5", "6.7"), "A": ("11.8", "5.5"), "D": ("11.5", "5.6")}
+
+# The authors' result release: its tables' manifest paths begin with RELEASE (config/resources.tsv pins them), and
+# the value of config key analysis/reanalyze that names them.
+RELEASE = "zhouying20/kgc-sparsity/result/"
+PINNED_RELEASE = "release"

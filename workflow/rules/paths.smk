@@ -63,6 +63,9 @@ FIGURE8_SUMMARY = "results/analysis/figure8_summary.csv"
 UMF_GRID = "results/analysis/umf_grid.csv"
 REANALYSIS_OWN = "results/reanalysis/own/notes.txt"
 REANALYSIS_RELEASE = "results/reanalysis/release/notes.txt"
+TABLE2_PRINTED = "results/tables/table2_printed.csv"
+POOL_STATISTICS = "results/tables/pool_statistics.csv"
+TOP10_SHARES = "results/tables/top10_shares.csv"
 
 # Knowledge Persistence stage
 KP_RECORD = "results/kp/{dataset}/{model}.json"

@@ -45,6 +45,7 @@ from ..errors import InputError
 from ..io import atomic_open, write_csv, write_table
 from ..limits import read_csv as bounded_read_csv
 from ..metrics.registry import REGISTRY
+from ..published import RELEASE  # the release's tables in the manifest, pinned to the authors' commit
 from . import families, figures, study
 from .selections import FIG3, FIG4, FIG5, FIG6, MACRO_STUDY, MICRO_STUDY, TABLE3, TABLE4
 
@@ -52,8 +53,6 @@ log = logging.getLogger(__name__)
 
 PUBLISHED_NAMES = {"original": "FB-Test-O", "sample": "FB-Test-S", "complete": "FB-Test-S-C", "second": "WN18RR"}
 ROLES = ("original", "sample", "complete", "second")
-# the release's tables in the resource manifest (config/resources.tsv), pinned to the authors' commit
-RELEASE = "zhouying20/kgc-sparsity/result/"
 LABEL_COLUMNS = ("System", "SystemA", "SystemB", "QuestionType", "RelationType", "Relation", "TestSet", "Metric",
                  "Test")
 FIG8_METRICS = MICRO_STUDY + MACRO_STUDY

@@ -263,3 +263,64 @@ def reanalyze_tables(folder: str | Path, out: str | Path, names: dict[str, str] 
     from .reanalyze import reanalyze
 
     return reanalyze(folder, out, names, figure6_system=figure6_system, shown_as=shown_as)
+
+
+# ---- the SIGIR study's data section: Table 2 as printed, the pool's statistics, top-10 shares ---------------
+def table2_printed_step(kg: str, sample: str, complete: str, out_csv: str, out_md: str, out_tex: str,
+                        answers_csv: str, sample_name: str, complete_name: str) -> None:
+    """Table 2 as the paper prints it, each answer looked up in the data, beside today's automatic choice."""
+    from .printed import table2_printed
+
+    graph = KnowledgeGraph.load(kg)
+    table, answers = table2_printed(TestSet.load(sample, graph, sample_name),
+                                    TestSet.load(complete, graph, complete_name), graph)
+    write_csv(answers, answers_csv)
+    write_table(table, out_csv, out_md, out_tex, caption=f"Table 2 as printed (each answer with its "
+                f"{complete_name} label) and the automatic choice from {sample_name}.", label="tab:examples-printed")
+    log.info("table 2 as printed: %d of %d printed answers found in the data", int((answers["Label"] != "not in "
+             "the data").sum()), len(answers))
+
+
+def _release_table(path: str) -> pd.DataFrame:
+    from .reanalyze import read_table
+
+    return read_table(Path(path))
+
+
+def pool_statistics_step(kg: str, complete: str, complete_name: str, human_labeled: str, filtered: str,
+                         release: dict[str, str], out: dict[str, str]) -> None:
+    """The pool's counts as the paper gives them, from the published files, and the release's top-10 shares
+    (``release``: evaluation.csv of original, sample, complete; ``out``: the files stats, stats_md, stats_tex,
+    shares, shares_md, shares_tex)."""
+    from .pool_statistics import pool_statistics, release_shares
+
+    graph = KnowledgeGraph.load(kg)
+    stats = pool_statistics(TestSet.load(complete, graph, complete_name), human_labeled, filtered)
+    write_table(stats, out["stats"], out["stats_md"], out["stats_tex"], caption="The pool's statistics as the "
+                "paper gives them (Section 3.1) and as the published files count them.", label="tab:pool")
+    shares = release_shares(*(_release_table(release[r]) for r in ("original", "sample", "complete")))
+    write_table(shares, out["shares"], out["shares_md"], out["shares_tex"], caption="Share of positives in the "
+                "top 10 from the authors' release (P@10) beside the paper's printed shares for its models L, A "
+                "and D.", label="tab:release-top10")
+    log.info("pool statistics: %s", stats[["Statistic", "Paper", "Data"]].to_dict("records"))
+
+
+def top10_shares_step(kg: str, complete: str, complete_name: str, dumps: dict[str, str], release_original: str,
+                      out_csv: str, out_md: str, out_tex: str) -> None:
+    """Share of positives (original and added) in every system's top 10 on the sampled questions, from the
+    score dumps on the completed test set, beside the paper's shares for its models L, A and D."""
+    from ..scores.dumps import load_dump
+    from .pool_statistics import paper_codes, shares_beside_paper, top10_shares
+
+    graph = KnowledgeGraph.load(kg)
+    ts = TestSet.load(complete, graph, complete_name)
+    rows = []
+    for system, folder in dumps.items():
+        d = load_dump(folder)
+        q = d.questions
+        rows.append({"System": system, **top10_shares(d.run_entity[:, :10], q.side, q.entity, q.relation, ts,
+                                                      graph.num_entities, graph.num_relations)})
+    table = shares_beside_paper(pd.DataFrame(rows), paper_codes(_release_table(release_original)))
+    write_table(table, out_csv, out_md, out_tex, caption=f"Share of positives in each system's top 10 on the "
+                f"sampled questions, judged by {complete_name} (original and added by the pooling), beside the "
+                "paper's models L, A and D.", label="tab:top10-shares")

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..data.manifest import read_manifest
 from ..errors import ConfigError
+from ..published import PINNED_RELEASE, RELEASE
 
 
 def check_external_files(config: dict[str, Any], built: tuple[str, ...] = ()) -> None:
@@ -90,6 +91,8 @@ def check_references(config: dict[str, Any], models: bool = True) -> None:
             if lacking:
                 raise ConfigError(f"{key}/runs: no run for test set(s) {lacking} of dataset {ext['dataset']} "
                                   "(the study compares every system on every test set)")
+    if config.get("analysis", {}).get("reanalyze") == PINNED_RELEASE:
+        need_manifest("analysis/reanalyze", RELEASE, folder=True)
     for name in config.get("evaluation", {}).get("trec_export", {}).get("test_sets", []):
         if name not in tests:
             raise ConfigError(f"config key evaluation/trec_export/test_sets: unknown test set {name!r}")

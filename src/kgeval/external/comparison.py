@@ -22,7 +22,12 @@ from .report import letters
 
 TESTS = {"student": "paired Student's t-test with Holm's correction over each system's comparisons",
          "tukey": "randomised Tukey HSD test"}
-_SUPER = dict(zip(string.ascii_lowercase, "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ۹ʳˢᵗᵘᵛʷˣʸᶻ"))
+
+
+def _joiner(n: int) -> str:
+    """How a cell's letters are joined: as ranx does (``ab``) while every letter is one character; with commas
+    once the table has more than 26 systems (``aa,b``), where ``aab`` could be a, a, b or aa, b."""
+    return "," if n > len(string.ascii_lowercase) else ""
 
 
 def pvalue_matrix(items: np.ndarray, test: str, trials: int = 1000, seed: int = 0) -> np.ndarray:
@@ -76,7 +81,7 @@ def to_markdown(table: pd.DataFrame, columns: list[str], marks: dict[str, list[l
         for c in columns:
             value = _fmt(float(table[c].iloc[r]), digits)
             value = f"**{value}**" if r in best[c] else value
-            sup = "".join(keys[j] for j in marks.get(c, [[]] * len(table))[r])
+            sup = _joiner(len(table)).join(keys[j] for j in marks.get(c, [[]] * len(table))[r])
             cells.append(value + (f"<sup>{sup}</sup>" if sup else ""))
         lines.append("| " + " | ".join(cells) + " |")
     text = "\n".join(lines) + "\n"
@@ -100,8 +105,8 @@ def to_latex(table: pd.DataFrame, columns: list[str], marks: dict[str, list[list
             value = _fmt(float(table[c].iloc[r]), digits)
             value = f"\\textbf{{{value}}}" if r in best[c] else value
             on = marks.get(c, [[]] * n)[r]
-            sup = "".join(keys[j] for j in on)
-            off = "".join(keys[j] for j in range(n) if j != r and j not in on)
+            sup = _joiner(n).join(keys[j] for j in on)
+            off = _joiner(n).join(keys[j] for j in range(n) if j != r and j not in on)
             cells.append(value + (f"$^{{{sup}}}$" if sup else "") + (f"\\hphantom{{$^{{{off}}}$}}" if off else ""))
         lines.append(" & ".join(cells) + " \\\\")
     lines += ["\\bottomrule", "\\end{tabular}", f"\\label{{{label_}}}", "\\end{table*}"]

@@ -101,7 +101,7 @@ def _handlers(source: _Source) -> list:
     class Queries(BaseQueries):
         def queries_iter(self) -> Iterator[KgevalQuery]:
             from ..home import default_file
-            from ..pools.annotation.templates import derive_template, load_templates
+            from ..pools.annotation.templates import load_templates, relation_question
 
             path = default_file("annotations/templates.tsv")
             templates = load_templates(path) if path.is_file() else {}
@@ -109,10 +109,8 @@ def _handlers(source: _Source) -> list:
             names = {eid: kg.display_name(e) for e, eid in enumerate(kg.entities)}
             rows = source.testset.questions[["qid", "side", "entity", "relation"]].itertuples(index=False)
             for qid, side, entity, relation in rows:
-                template = templates.get(relation) or derive_template(relation)
-                known, asked = ("{tail}", "{head}") if side == "head" else ("{head}", "{tail}")
-                yield KgevalQuery(qid, template.replace(known, names[entity]).replace(asked, "?"), relation,
-                                  entity, side)
+                head, tail = ("?", names[entity]) if side == "head" else (names[entity], "?")
+                yield KgevalQuery(qid, relation_question(relation, head, tail, templates), relation, entity, side)
 
         def queries_cls(self):
             return KgevalQuery

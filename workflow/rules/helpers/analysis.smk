@@ -3,6 +3,9 @@
 
 from pathlib import Path
 
+from kgeval.analysis.reanalyze import PUBLISHED_NAMES
+from kgeval.published import PINNED_RELEASE, RELEASE
+
 
 def analysis_files(role):
     """The files the analyses read for the test set playing ``role`` (original, sample, complete, second)."""
@@ -83,7 +86,74 @@ def get_reanalysis_inputs(wildcards):
     return files
 
 
+def release_folder():
+    """The folder the release's re-analysis reads (config key analysis/reanalyze): ``release`` is the authors'
+    result tables pinned in the manifest, fetched by the download rule; anything else a folder of tables.
+    """
+    value = config["analysis"]["reanalyze"]
+    if value == PINNED_RELEASE:
+        return DOWNLOAD.format(path=RELEASE.rstrip("/"))
+    return value
+
+
 def get_release_tables(wildcards):
     """The CSV tables of the release folder to re-analyse (config key analysis/reanalyze)."""
-    folder = config["analysis"]["reanalyze"]
-    return sorted(str(p) for p in Path(folder).glob("*/*.csv")) if folder else []
+    value = config["analysis"]["reanalyze"]
+    if value == PINNED_RELEASE:
+        return sorted(
+            DOWNLOAD.format(path=p) for p in MANIFEST if p.startswith(RELEASE)
+        )
+    return sorted(str(p) for p in Path(value).glob("*/*.csv")) if value else []
+
+
+def sigir_dataset():
+    """The dataset of the completed test set where its config names the published pool files (file roles
+    human_labeled and filtered) and the manifest pins the authors' release: the outputs of the paper's data
+    section (Table 2 as printed, the pool's statistics, the top-10 shares) need both; None elsewhere."""
+    complete = STUDY.get("complete")
+    if not complete:
+        return None
+    dataset = testset_dataset(complete)
+    files = dataset_spec(dataset).get("files", {})
+    pinned = any(p.startswith(RELEASE) for p in MANIFEST)
+    return dataset if pinned and "human_labeled" in files and "filtered" in files else None
+
+
+def release_evaluation(role):
+    """The release's evaluation.csv of one study role, as the download rule fetches it."""
+    return DOWNLOAD.format(path=f"{RELEASE}{PUBLISHED_NAMES[role]}/evaluation.csv")
+
+
+def get_printed_inputs(wildcards):
+    return {
+        "kg": KG.format(dataset=testset_dataset(STUDY["complete"])),
+        "sample": TESTSET.format(testset=STUDY["sample"]),
+        "complete": TESTSET.format(testset=STUDY["complete"]),
+    }
+
+
+def get_pool_statistics_inputs(wildcards):
+    dataset = testset_dataset(STUDY["complete"])
+    return {
+        "kg": KG.format(dataset=dataset),
+        "complete": TESTSET.format(testset=STUDY["complete"]),
+        "human_labeled": role_path(dataset, "human_labeled"),
+        "filtered": role_path(dataset, "filtered"),
+        **{
+            f"release_{role}": release_evaluation(role)
+            for role in ("original", "sample", "complete")
+        },
+    }
+
+
+def get_top10_inputs(wildcards):
+    complete = STUDY["complete"]
+    return {
+        "kg": KG.format(dataset=testset_dataset(complete)),
+        "complete": TESTSET.format(testset=complete),
+        "release_original": release_evaluation("original"),
+        **{
+            f"dump_{system}": SCORES.format(testset=complete, model=system)
+            for system in testset_systems(complete)
+        },
+    }

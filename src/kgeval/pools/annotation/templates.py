@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,12 +123,21 @@ def refresh_templates(path: str | Path, relations: Iterable[str] = ()) -> None:
     write_templates(path, hand, [r.relation for r in rows] + list(relations))
 
 
+_PLACEHOLDER_RE = re.compile(r"\{head\}|\{tail\}")
+
+
+def relation_question(relation: str, head: str, tail: str, templates: Mapping[str, str]) -> str:
+    """The relation's question (its template, or a derived one) with ``head`` and ``tail`` in, in one pass: a
+    name that itself contains ``{tail}`` or ``{head}`` stays as written. The one filling of a template, for the
+    annotation sheets (both names) and the ir_datasets queries ("?" on the asked side)."""
+    template = templates.get(relation) or derive_template(relation)
+    return _PLACEHOLDER_RE.sub(lambda m: head if m.group(0) == "{head}" else tail, template)
+
+
 def question(kg: KnowledgeGraph, triple_ids: Sequence[int], templates: Mapping[str, str]) -> str:
     """The yes/no question of a triple (ids), with the entities' display names; a relation without a template
     gets a derived one."""
     h, r, t = (int(x) for x in triple_ids)
-    rel = kg.relations[r]
-    template = templates.get(rel) or derive_template(rel)
-    return template.replace("{head}", kg.display_name(h)).replace("{tail}", kg.display_name(t))
+    return relation_question(kg.relations[r], kg.display_name(h), kg.display_name(t), templates)
 
 
