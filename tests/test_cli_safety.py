@@ -117,6 +117,7 @@ def argv(cmd: str, env: dict, out: Path | None) -> list[str]:
                      "--config", str(w / "config/tiny.yaml"), "--schema", str(w / "config/schema.yaml"),
                      "--resources", str(w / "resources"), "--results", str(d / "no-results"), "--bootstrap", "20",
                      "--templates", str(d / "templates.tsv")],
+        "campaign": ["campaign", "create", out, "--sheet", str(d / "b.tsv")],
     }[cmd]
 
 
@@ -124,12 +125,12 @@ def argv(cmd: str, env: dict, out: Path | None) -> list[str]:
 SAME = {"build-kg": "splits/train.txt", "synth": "triples.tsv", "fetch": "resources.tsv", "validate-config": None,
         "annotate-export": "triples.tsv", "annotate-disagreements": "b.A.tsv", "annotate-merge": "b.A.tsv",
         "reanalyze": "release", "model-table": None, "docs-figures": "results", "evaluate": "Synth-Test-S.run",
-        "sample-estimate": "sp/scores"}
+        "sample-estimate": "sp/scores", "campaign": "b.tsv"}
 #: an input of each command to take away (None: the command reads none)
 MISSING = {"build-kg": "splits/valid.txt", "synth": None, "fetch": "resources.tsv", "validate-config": "tiny.yaml",
            "annotate-export": "triples.tsv", "annotate-disagreements": "b.B.tsv", "annotate-merge": "b.tsv",
            "reanalyze": "release", "model-table": "model_quality.csv", "docs-figures": "results",
-           "evaluate": "Synth-Test-S.run", "sample-estimate": "sp/labels.txt"}
+           "evaluate": "Synth-Test-S.run", "sample-estimate": "sp/labels.txt", "campaign": "b.tsv"}
 
 
 def fingerprint(folder: Path) -> dict[str, str]:

@@ -31,6 +31,7 @@ LAYERS = [
     {"external"},
     {"api"},  # the Python API (kgeval.api), which the command line may call
     {"integrations"},  # PyKEEN, ir_datasets, ranx on top of the API
+    {"campaign"},  # the judging campaign's server on top of sampling and the annotation formats
     {"cli"},
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}

@@ -1,0 +1,82 @@
+"""``kgeval campaign create``: the campaign file from a sheet and, optionally, the comparisons it decides.
+
+The comparisons file (CSV) has one row per comparison and item bearing on it: ``a, b, metric, base, lo, hi,
+item, c1, c0`` (``item`` the sheet's item; ``base``, ``lo``, ``hi`` repeated on each row of a comparison), the
+terms of :mod:`kgeval.campaign.live`; :func:`kgeval.campaign.comparisons.comparison_table` writes it from a
+sampling plan.
+"""
+
+from __future__ import annotations
+
+import errno
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import InputError
+from .live import add_comparisons
+from .sheet import read_items
+from .store import connect, create
+
+COMPARISON_COLUMNS = ("a", "b", "metric", "base", "lo", "hi", "item", "c1", "c0")
+
+
+def read_comparisons(path: str | Path, items: list[dict]) -> tuple[list[dict], np.ndarray, np.ndarray]:
+    """The comparisons and their (comparisons × items in serving order) coefficients."""
+    try:
+        df = pd.read_csv(path, dtype={"a": str, "b": str, "metric": str, "item": str}, keep_default_na=False)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(path, None, f"cannot read the comparisons: {exc}") from None
+    missing = [c for c in COMPARISON_COLUMNS if c not in df.columns]
+    if missing:
+        raise InputError(path, 1, f"no column {', '.join(missing)} (expected {', '.join(COMPARISON_COLUMNS)})")
+    for col in ("base", "lo", "hi", "c1", "c0"):
+        val = pd.to_numeric(df[col], errors="coerce")
+        if (~np.isfinite(val)).any():
+            raise InputError(path, int(np.flatnonzero(~np.isfinite(val))[0]) + 2, f"{col}: not a finite number")
+        df[col] = val
+    pos = {it["sheet_item"]: i for i, it in enumerate(items)}
+    where = df["item"].map(pos)
+    if where.isna().any():
+        line = int(np.flatnonzero(where.isna())[0])
+        raise InputError(path, line + 2, f"item {df['item'].iloc[line]!r} is not an item of the sheet")
+    keys = list(dict.fromkeys(zip(df["a"], df["b"], df["metric"])))
+    row = {k: j for j, k in enumerate(keys)}
+    r = np.array([row[k] for k in zip(df["a"], df["b"], df["metric"])])
+    first = df.groupby(["a", "b", "metric"], sort=False)[["base", "lo", "hi"]].agg(["min", "max"])
+    if ((first.xs("min", axis=1, level=1) != first.xs("max", axis=1, level=1)).any(axis=None)):
+        raise InputError(path, None, "base, lo and hi must be the same on every row of a comparison")
+    c1, c0 = np.zeros((len(keys), len(items))), np.zeros((len(keys), len(items)))
+    c1[r, where.to_numpy(int)], c0[r, where.to_numpy(int)] = df["c1"], df["c0"]
+    comps = []
+    for (a, b, metric), (base, lo, hi) in zip(keys, first.xs("min", axis=1, level=1).loc[keys].to_numpy()):
+        comps.append({"a": a, "b": b, "metric": metric, "base": float(base), "lo": float(lo), "hi": float(hi)})
+    return comps, c1, c0
+
+
+def create_campaign(db: str | Path, sheet: str | Path, plan_items: str | Path | None = None,
+                    comparisons: str | Path | None = None, title: str | None = None) -> tuple[int, int]:
+    """Create the campaign file; returns the numbers of items and comparisons."""
+    db = Path(db)
+    for name in (sheet, plan_items, comparisons):
+        if name is not None and not Path(name).is_file():
+            raise InputError(name, None, "no such file")
+        if name is not None and db.resolve() == Path(name).resolve():
+            raise InputError(db, None, "the campaign file must not overwrite an input")
+    items = read_items(sheet, plan_items)
+    comps, c1, c0 = read_comparisons(comparisons, items) if comparisons is not None else ([], None, None)
+    if not db.parent.is_dir():
+        raise InputError(db, None, f"the folder {db.parent} does not exist or is not a folder")
+    try:
+        create(db, items, {"title": title or items[0]["batch"] or Path(sheet).stem, "sheet": str(sheet)})
+        if comps:
+            conn = connect(db)
+            add_comparisons(conn, comps, c1, c0)
+            conn.close()
+    except sqlite3.Error as exc:
+        if "full" in str(exc):
+            raise OSError(errno.ENOSPC, "No space left on device", str(db)) from None
+        raise InputError(db, None, f"cannot write the campaign file: {exc}") from None
+    return len(items), len(comps)

@@ -1,0 +1,148 @@
+"""Live estimates of a campaign: per comparison Δ̂ and its anytime-valid interval from the final labels so far,
+Cohen's κ between the annotators, judgments per hour per person.
+
+Each comparison is stored as ``base``, the range ``[lo, hi]`` and per item the two values its final label can
+give, ``c1`` (Y) and ``c0`` (N): the t-th final label gives the draw Y_t = base + c_x of
+:mod:`kgeval.sampling.sequence` (an item drawn with probability q ∝ π, Y_t unbiased for Δ), and the
+empirical-Bernstein confidence sequence on Y_1..Y_t is valid at every look, so the live page may declare a
+comparison decided the moment its interval leaves 0, however often it is looked at. The same rule
+(:func:`decided_at`) gives the offline simulation's answer, so that a campaign run through the server and its
+simulation decide at the same judgment.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+
+from ..pools.annotation.agreement import cohen_kappa
+from ..sampling.sequence import eb_sequence
+
+ALPHA = 0.05
+
+
+def paths(base: np.ndarray, lo: np.ndarray, hi: np.ndarray, c1: np.ndarray, c0: np.ndarray, order: np.ndarray,
+          labels: np.ndarray, alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per comparison (rows) and final label (columns, in the order they became final): the running estimate
+    and the confidence sequence's limits. ``c1``/``c0`` are (comparisons × items), ``order`` item columns."""
+    n = order.size
+    if n == 0:
+        empty = np.zeros((base.size, 0))
+        return empty, empty, empty
+    y = base[:, None] + np.where(labels.astype(bool)[None, :], c1[:, order], c0[:, order])
+    est = np.cumsum(y, 1) / np.arange(1, n + 1)
+    low, high = np.empty_like(y), np.empty_like(y)
+    for j in range(base.size):  # one sequence per comparison: its own range
+        low[j], high[j] = eb_sequence(y[j], float(lo[j]), float(hi[j]), alpha)
+    return est, low, high
+
+
+def decided_at(low: np.ndarray, high: np.ndarray, counts: np.ndarray) -> list[int | None]:
+    """Per comparison the judgment count (``counts``: judgments made when each label became final) at which
+    the interval first excluded 0, or None."""
+    dec = (low > 0) | (high < 0)
+    first = dec.argmax(1)
+    return [int(counts[f]) if dec[j, f] else None for j, f in enumerate(first)]
+
+
+def load_comparisons(conn: sqlite3.Connection) -> tuple[list[sqlite3.Row], np.ndarray, np.ndarray, np.ndarray]:
+    """The comparisons and their (comparisons × item ids + 1) coefficient matrices; ``bears``: c1 ≠ c0."""
+    comps = conn.execute("SELECT id, a, b, metric, base, lo, hi FROM comparisons ORDER BY id").fetchall()
+    n_items = conn.execute("SELECT COALESCE(MAX(id), 0) FROM items").fetchone()[0]
+    c1 = np.zeros((len(comps), n_items + 1))
+    c0 = np.zeros_like(c1)
+    row = {c["id"]: j for j, c in enumerate(comps)}
+    if comps:
+        coef = np.array(conn.execute("SELECT comparison, item, c1, c0 FROM coefficients").fetchall(), float)
+        if coef.size:
+            r, i = np.vectorize(row.get)(coef[:, 0].astype(int)), coef[:, 1].astype(int)
+            c1[r, i], c0[r, i] = coef[:, 2], coef[:, 3]
+    return comps, c1, c0, c1 != c0
+
+
+def finals(conn: sqlite3.Connection) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Final items in the order they became final, their labels and the judgment count at that moment."""
+    rows = np.array(conn.execute(
+        "SELECT i.id, i.final_label, (SELECT MAX(j.id) FROM judgments j WHERE j.item = i.id) FROM items i "
+        "WHERE i.state = 'final' ORDER BY i.final_seq").fetchall(), np.int64).reshape(-1, 3)
+    ids = np.array([r[0] for r in conn.execute("SELECT id FROM judgments ORDER BY id")], np.int64)
+    return rows[:, 0], rows[:, 1], np.searchsorted(ids, rows[:, 2], side="right")
+
+
+def kappa(conn: sqlite3.Connection) -> float | None:
+    """Cohen's κ over the items both annotators answered Y or N (the first and the second answer)."""
+    rows = conn.execute("SELECT item, label FROM judgments WHERE kind = 'annotation' AND item IN (SELECT item FROM "
+                        "judgments WHERE kind = 'annotation' GROUP BY item HAVING COUNT(*) = 2 AND "
+                        "SUM(label = 'u') = 0) ORDER BY item, id").fetchall()
+    if not rows:
+        return None
+    first = [r["label"].upper() for r in rows[0::2]]
+    second = [r["label"].upper() for r in rows[1::2]]
+    k = cohen_kappa(first, second)
+    return None if np.isnan(k) else k
+
+
+def rates(conn: sqlite3.Connection) -> dict[str, float | None]:
+    """Judgments per hour of judging per person (the time each judgment took, as the page recorded it)."""
+    out = {}
+    for r in conn.execute("SELECT p.name, COUNT(j.id) AS n, SUM(j.seconds) AS s FROM people p JOIN judgments j ON "
+                          "j.person = p.id GROUP BY p.id ORDER BY p.name"):
+        out[r["name"]] = round(3600.0 * r["n"] / r["s"], 1) if r["s"] else None
+    return out
+
+
+class Live:
+    """The comparisons (fixed when the campaign is created: read once) and the snapshot of the labels so far,
+    recomputed only when a judgment changed something."""
+
+    def __init__(self, conn: sqlite3.Connection, alpha: float = ALPHA):
+        self.comps, self.c1, self.c0, self.bears = load_comparisons(conn)
+        self.base = np.array([c["base"] for c in self.comps], float)
+        self.lo = np.array([c["lo"] for c in self.comps], float)
+        self.hi = np.array([c["hi"] for c in self.comps], float)
+        self.alpha, self._key, self._last = alpha, None, None
+
+    def snapshot(self, conn: sqlite3.Connection) -> dict:
+        """What ``GET /api/{token}/live`` returns."""
+        conn.execute("BEGIN")  # one consistent read of a database others write to
+        try:
+            key = conn.execute("SELECT COUNT(*), COALESCE(MAX(id), 0), COALESCE(SUM(seconds), 0) FROM "
+                               "judgments").fetchone()
+            key = tuple(key)
+            if key == self._key:
+                return self._last
+            order, labels, counts = finals(conn)
+            total = conn.execute("SELECT COUNT(*) FROM items").fetchone()[0]
+            out = {"kappa": kappa(conn), "rates": rates(conn), "final": int(order.size), "total": int(total),
+                   "judgments": int(key[0])}
+        finally:
+            conn.execute("COMMIT")
+        est, low, high = paths(self.base, self.lo, self.hi, self.c1, self.c0, order, labels, self.alpha)
+        done = self.bears[:, order].sum(1)
+        rows = []
+        for j, c in enumerate(self.comps):
+            seen = order.size > 0
+            lo_j, hi_j = (float(low[j, -1]), float(high[j, -1])) if seen else (float(c["lo"]), float(c["hi"]))
+            rows.append({"a": c["a"], "b": c["b"], "metric": c["metric"],
+                         "delta": float(est[j, -1]) if seen else None, "low": lo_j, "high": hi_j,
+                         "decided": bool(lo_j > 0 or hi_j < 0), "judgments": int(done[j]),
+                         "expected": int(self.bears[j].sum() - done[j])})
+        out["comparisons"] = rows
+        self._key, self._last = key, out
+        return out
+
+
+def add_comparisons(conn: sqlite3.Connection, comps: list[dict], c1: np.ndarray, c0: np.ndarray) -> None:
+    """Store comparisons (dicts a, b, metric, base, lo, hi) with their (comparisons × items in serving order)
+    coefficients; items whose two values are equal do not bear on the comparison and are not stored."""
+    from .store import write
+
+    ids = np.array([r[0] for r in conn.execute("SELECT id FROM items ORDER BY pos")], np.int64)
+    with write(conn):
+        for j, c in enumerate(comps):
+            cid = conn.execute("INSERT INTO comparisons (a, b, metric, base, lo, hi) VALUES (?, ?, ?, ?, ?, ?)",
+                               (c["a"], c["b"], c["metric"], c["base"], c["lo"], c["hi"])).lastrowid
+            keep = np.flatnonzero(c1[j] != c0[j])
+            conn.executemany("INSERT INTO coefficients VALUES (?, ?, ?, ?)",
+                             zip([cid] * keep.size, ids[keep].tolist(), c1[j, keep].tolist(), c0[j, keep].tolist()))

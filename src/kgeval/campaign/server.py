@@ -1,0 +1,209 @@
+"""The campaign's web server (Starlette, served by uvicorn): the judging page, the curator's live page and their
+JSON API. Everything is addressed by a person's token; a request that changes state also needs the CSRF token
+of the page (``X-CSRF-Token``), derived from the person's token with the campaign's secret. Pages are rendered
+by Jinja2 with autoescaping and send a Content-Security-Policy that allows only the server's own scripts, and no
+referrer, so that a token in the address never reaches Wikidata or a search engine. No request log carries a
+token: uvicorn's access log is off and :class:`RedactedLog` writes the path with the token cut.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import re
+import threading
+import time
+from pathlib import Path
+
+from .live import Live
+from .protocol import ProtocolError, item_view, judge, next_item, undo, verified
+from .store import connect, meta, person_by_token
+
+log = logging.getLogger("kgeval.campaign")
+HERE = Path(__file__).resolve().parent
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+                               "img-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
+    "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+_TOKEN_IN_PATH = re.compile(r"^/(j|live|api)/[^/]+")
+
+
+def redact(path: str) -> str:
+    return _TOKEN_IN_PATH.sub(lambda m: f"/{m.group(1)}/…", path)
+
+
+def csrf_token(secret: str, token: str) -> str:
+    return hmac.new(secret.encode(), token.encode(), hashlib.sha256).hexdigest()
+
+
+def create_app(db: str | Path):
+    """The ASGI application of the campaign file ``db``."""
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+    from starlette.routing import Route
+
+    first = connect(db)
+    secret = meta(first)["secret"]
+    live = Live(first)
+    lock = threading.Lock()  # the live snapshot's cache is shared by the server's threads
+    local = threading.local()
+    env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
+
+    def conn():
+        if getattr(local, "conn", None) is None:
+            local.conn = connect(db)
+        return local.conn
+
+    def error(status: int, message: str) -> JSONResponse:
+        return JSONResponse({"error": message}, status, headers=SECURITY_HEADERS)
+
+    def who(request: Request, roles: tuple[str, ...]):
+        person = person_by_token(conn(), request.path_params["token"])
+        if person is None:
+            raise ProtocolError(403, "unknown token: ask the curator for your link")
+        if person["role"] not in roles:
+            raise ProtocolError(403, f"this page is not for a {person['role']}")
+        return person
+
+    def checked(request: Request, roles: tuple[str, ...]):
+        person = who(request, roles)
+        sent = request.headers.get("x-csrf-token", "")
+        if not hmac.compare_digest(sent, csrf_token(secret, request.path_params["token"])):
+            raise ProtocolError(403, "missing or wrong X-CSRF-Token header (reload the page)")
+        return person
+
+    def api(roles: tuple[str, ...], write: bool = False):
+        def wrap(fn):
+            async def endpoint(request: Request):
+                try:
+                    body = None
+                    if write:
+                        raw = await request.body()
+                        if len(raw) > 20_000:
+                            raise ProtocolError(400, "request body over 20 kB")
+                        try:
+                            body = json.loads(raw or b"{}")
+                        except ValueError:
+                            raise ProtocolError(400, "the request body is not JSON") from None
+                        if not isinstance(body, dict):
+                            raise ProtocolError(400, "the request body is not a JSON object")
+                    from starlette.concurrency import run_in_threadpool
+
+                    def run():
+                        person = checked(request, roles) if write else who(request, roles)
+                        return fn(person, body, request)
+
+                    out = await run_in_threadpool(run)
+                except ProtocolError as exc:
+                    return error(exc.status, str(exc))
+                return JSONResponse(out, headers=SECURITY_HEADERS)
+            return endpoint
+        return wrap
+
+    @api(("annotator", "adjudicator", "curator"))
+    def session(person, body, request):
+        return {"person": person["name"], "role": person["role"],
+                "csrf": csrf_token(secret, request.path_params["token"])}
+
+    @api(("annotator", "adjudicator"))
+    def next_(person, body, request):
+        c = conn()
+        return item_view(c, person, next_item(c, person))
+
+    @api(("annotator", "adjudicator"), write=True)
+    def judge_(person, body, request):
+        item, label = body.get("item"), body.get("label")
+        if not isinstance(item, int) or isinstance(item, bool):
+            raise ProtocolError(400, "item: expected the item's number")
+        if not isinstance(label, str):
+            raise ProtocolError(400, "label: expected y, n or u")
+        label = label.lower()
+        seconds = body.get("seconds")
+        if seconds is not None and (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)):
+            raise ProtocolError(400, "seconds: expected a number")
+        source, note = body.get("source") or "", body.get("note") or ""
+        if not isinstance(source, str) or not isinstance(note, str):
+            raise ProtocolError(400, "source and note: expected text")
+        jid = judge(conn(), person, item, label, source, note, None if seconds is None else float(seconds))
+        out = {"ok": True, "judgment": jid}
+        if source.strip() and not verified(source.strip()):
+            out["hint"] = "this site is not on the protocol's verified list: the curator will check it"
+        return out
+
+    @api(("annotator", "adjudicator"), write=True)
+    def undo_(person, body, request):
+        return {"undone": undo(conn(), person)}
+
+    @api(("curator",))
+    def live_(person, body, request):
+        with lock:
+            return live.snapshot(conn())
+
+    def page(template: str, roles: tuple[str, ...]):
+        async def endpoint(request: Request):
+            from starlette.concurrency import run_in_threadpool
+
+            try:
+                person = await run_in_threadpool(who, request, roles)
+            except ProtocolError as exc:
+                html = env.get_template("refused.html").render(message=str(exc))
+                return HTMLResponse(html, exc.status, headers=SECURITY_HEADERS)
+            token = request.path_params["token"]
+            html = env.get_template(template).render(person=person["name"], role=person["role"], token=token,
+                                                     csrf=csrf_token(secret, token), title=meta(conn())["title"])
+            return HTMLResponse(html, headers=SECURITY_HEADERS)
+        return endpoint
+
+    async def static(request: Request):
+        name = request.path_params["name"]
+        if name not in ("judge.js", "live.js", "campaign.css"):
+            return Response("not found", 404)
+        kind = "text/css" if name.endswith(".css") else "text/javascript"
+        return FileResponse(HERE / "static" / name, media_type=kind, headers={"Cache-Control": "no-cache"})
+
+    routes = [
+        Route("/j/{token}", page("judge.html", ("annotator", "adjudicator"))),
+        Route("/live/{token}", page("live.html", ("curator",))),
+        Route("/static/{name}", static),
+        Route("/api/{token}/session", session),
+        Route("/api/{token}/next", next_),
+        Route("/api/{token}/judge", judge_, methods=["POST"]),
+        Route("/api/{token}/undo", undo_, methods=["POST"]),
+        Route("/api/{token}/live", live_),
+    ]
+    app = Starlette(routes=routes)
+    return RedactedLog(app)
+
+
+class RedactedLog:
+    """ASGI middleware: one log line per request, its path with the token cut."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        start, status = time.perf_counter(), [0]
+
+        async def send_(message):
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        await self.app(scope, receive, send_)
+        log.info("%s %s %d %.1f ms", scope["method"], redact(scope["path"]), status[0],
+                 1000 * (time.perf_counter() - start))
+
+
+def serve(db: str | Path, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Serve until interrupted (uvicorn, one process: SQLite has one writer anyway)."""
+    import uvicorn
+
+    uvicorn.run(create_app(db), host=host, port=port, access_log=False, log_level="warning")

@@ -1,0 +1,30 @@
+"""``kgeval campaign status``: the campaign's progress, agreement and decisions as text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .live import Live
+from .store import connect
+
+
+def status_text(db: str | Path) -> str:
+    conn = connect(db)
+    try:
+        counts = dict(conn.execute("SELECT state, COUNT(*) FROM items GROUP BY state").fetchall())
+        people = conn.execute("SELECT p.name, p.role, COUNT(j.id) FROM people p LEFT JOIN judgments j ON "
+                              "j.person = p.id GROUP BY p.id ORDER BY p.role, p.name").fetchall()
+        snap = Live(conn).snapshot(conn)
+    finally:
+        conn.close()
+    kappa = "–" if snap["kappa"] is None else f"{snap['kappa']:.3f}"
+    lines = [f"{db}: {snap['total']} items: {counts.get('final', 0)} final, {counts.get('conflict', 0)} waiting "
+             f"for adjudication, {counts.get('open', 0)} open; {snap['judgments']} judgments; kappa {kappa}"]
+    lines += [f"  {role}\t{name}\t{n} judgments" for name, role, n in people]
+    for c in snap["comparisons"]:
+        verdict = ("decided: " + (f"{c['a']} better" if c["low"] > 0 else f"{c['b']} better")) if c["decided"] \
+            else "undecided"
+        delta = "–" if c["delta"] is None else f"{c['delta']:+.4f}"
+        lines.append(f"  {c['metric']}\t{c['a']} − {c['b']}\t{delta}\t[{c['low']:+.4f}, {c['high']:+.4f}]\t"
+                     f"{verdict}\t{c['judgments']} judged, {c['expected']} to go")
+    return "\n".join(lines)

@@ -1,0 +1,173 @@
+"""The campaign's one SQLite file: schema (versioned with ``PRAGMA user_version``), connections, people, tokens.
+
+One file holds everything a campaign needs: the items to judge in serving order, the comparisons they decide
+(with each item's coefficient), the people and every judgment. WAL lets the live page read while annotators
+write; every write that decides an item's state runs in one ``BEGIN IMMEDIATE`` transaction (SQLite's single
+writer), so two judgments of the same item at the same moment are serialised, never lost nor tripled. The file
+is created readable by its owner only: it holds the annotators' answers and the hashes of their tokens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import sqlite3
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..errors import InputError
+
+SCHEMA_VERSION = 1
+ROLES = ("annotator", "adjudicator", "curator")
+
+SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE items (
+    id INTEGER PRIMARY KEY,
+    pos INTEGER NOT NULL UNIQUE,
+    batch TEXT NOT NULL, sheet_item TEXT NOT NULL UNIQUE,
+    head_id TEXT NOT NULL, relation TEXT NOT NULL, tail_id TEXT NOT NULL,
+    head_name TEXT NOT NULL, tail_name TEXT NOT NULL, question TEXT NOT NULL,
+    audit INTEGER NOT NULL DEFAULT 0,
+    n_assigned INTEGER NOT NULL DEFAULT 0 CHECK (n_assigned BETWEEN 0 AND 2),
+    n_judged INTEGER NOT NULL DEFAULT 0 CHECK (n_judged BETWEEN 0 AND 2),
+    state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'conflict', 'final')),
+    final_label INTEGER CHECK (final_label IN (0, 1)),
+    final_by TEXT CHECK (final_by IN ('agreement', 'adjudication')),
+    final_seq INTEGER UNIQUE
+);
+CREATE INDEX items_free ON items (pos) WHERE state = 'open' AND n_assigned < 2;
+CREATE INDEX items_conflict ON items (pos) WHERE state = 'conflict';
+CREATE TABLE people (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+    role TEXT NOT NULL CHECK (role IN ('annotator', 'adjudicator', 'curator')),
+    token_sha256 TEXT NOT NULL UNIQUE, created REAL NOT NULL
+);
+CREATE TABLE assignments (
+    item INTEGER NOT NULL REFERENCES items (id), person INTEGER NOT NULL REFERENCES people (id),
+    at REAL NOT NULL, judged INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (item, person)
+);
+CREATE INDEX assignments_open ON assignments (person) WHERE judged = 0;
+CREATE TABLE judgments (
+    id INTEGER PRIMARY KEY,
+    item INTEGER NOT NULL REFERENCES items (id), person INTEGER NOT NULL REFERENCES people (id),
+    kind TEXT NOT NULL CHECK (kind IN ('annotation', 'adjudication')),
+    label TEXT NOT NULL CHECK (label IN ('y', 'n', 'u')),
+    source TEXT NOT NULL, note TEXT NOT NULL, seconds REAL, at REAL NOT NULL,
+    UNIQUE (item, person)
+);
+CREATE INDEX judgments_person ON judgments (person, id);
+CREATE TABLE comparisons (
+    id INTEGER PRIMARY KEY, a TEXT NOT NULL, b TEXT NOT NULL, metric TEXT NOT NULL,
+    base REAL NOT NULL, lo REAL NOT NULL, hi REAL NOT NULL,
+    UNIQUE (a, b, metric)
+);
+CREATE TABLE coefficients (
+    comparison INTEGER NOT NULL REFERENCES comparisons (id), item INTEGER NOT NULL REFERENCES items (id),
+    c1 REAL NOT NULL, c0 REAL NOT NULL,
+    PRIMARY KEY (comparison, item)
+);
+"""
+
+ITEM_COLUMNS = ("batch", "sheet_item", "head_id", "relation", "tail_id", "head_name", "tail_name", "question",
+                "audit")
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def connect(path: str | Path, must_exist: bool = True) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL, foreign keys on, schema checked."""
+    path = Path(path)
+    if must_exist and not path.is_file():
+        raise InputError(path, None, "no such campaign database (create it with `kgeval campaign create`)")
+    conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False, timeout=30)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA busy_timeout = 30000")
+    if must_exist:
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            app = conn.execute("SELECT value FROM meta WHERE key = 'application'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise InputError(path, None, f"not a kgeval campaign database: {exc}") from None
+        if app is None or app[0] != "kgeval-campaign":
+            conn.close()
+            raise InputError(path, None, "not a kgeval campaign database")
+        if version != SCHEMA_VERSION:
+            conn.close()
+            raise InputError(path, None, f"campaign schema version {version}; this kgeval reads version "
+                                         f"{SCHEMA_VERSION} only")
+        conn.execute("PRAGMA synchronous = FULL")  # a judgment acknowledged to a client survives a crash
+    return conn
+
+
+@contextmanager
+def write(conn: sqlite3.Connection):
+    """One write transaction taken at its start (``BEGIN IMMEDIATE``): a reader-turned-writer never deadlocks."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def create(path: str | Path, items: list[dict], meta: dict[str, str]) -> None:
+    """A new campaign file with ``items`` (dicts of :data:`ITEM_COLUMNS`, in serving order); an existing file is
+    refused, never replaced. Written under a temporary name and renamed into place when complete."""
+    path = Path(path)
+    if path.exists():
+        raise InputError(path, None, "already exists: a campaign file is never replaced (choose another name)")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # owner only, whatever the umask
+    os.close(fd)
+    try:
+        conn = sqlite3.connect(str(tmp), isolation_level=None)
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.executescript(SCHEMA)
+        conn.execute("BEGIN")
+        conn.executemany("INSERT INTO meta VALUES (?, ?)",
+                         [("application", "kgeval-campaign"), ("created", repr(time.time())),
+                          ("secret", secrets.token_hex(32))] + sorted(meta.items()))
+        conn.executemany(f"INSERT INTO items (pos, {', '.join(ITEM_COLUMNS)}) VALUES (?{', ?' * len(ITEM_COLUMNS)})",
+                         [(i, *(row[c] for c in ITEM_COLUMNS)) for i, row in enumerate(items, start=1)])
+        conn.execute("COMMIT")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.close()
+        os.replace(tmp, path)
+    except BaseException:
+        for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+            p.unlink(missing_ok=True)
+        raise
+
+
+def add_person(conn: sqlite3.Connection, name: str, role: str) -> str:
+    """Register a person; returns their token (shown once: only its SHA-256 is stored)."""
+    if role not in ROLES:
+        raise InputError(None, None, f"role {role!r}: expected one of {', '.join(ROLES)}")
+    if not name.strip() or len(name) > 100 or any(ord(ch) < 32 for ch in name):
+        raise InputError(None, None, f"name {name!r}: expected 1 to 100 printable characters")
+    token = secrets.token_urlsafe(24)
+    try:
+        with write(conn):
+            conn.execute("INSERT INTO people (name, role, token_sha256, created) VALUES (?, ?, ?, ?)",
+                         (name, role, token_hash(token), time.time()))
+    except sqlite3.IntegrityError:
+        raise InputError(None, None, f"name {name!r}: already a person of this campaign") from None
+    return token
+
+
+def person_by_token(conn: sqlite3.Connection, token: str) -> sqlite3.Row | None:
+    return conn.execute("SELECT id, name, role FROM people WHERE token_sha256 = ?", (token_hash(token),)).fetchone()
+
+
+def meta(conn: sqlite3.Connection) -> dict[str, str]:
+    return {r["key"]: r["value"] for r in conn.execute("SELECT key, value FROM meta")}
