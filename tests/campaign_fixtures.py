@@ -44,8 +44,25 @@ def cli(*args, timeout: float = 600) -> str:
     return done.stdout
 
 
-def create(db: Path, plan: dict[str, Path]) -> None:
-    cli("create", db, "--sheet", plan["sampling_plan.tsv"], "--plan-items", plan["sampling_plan.csv"])
+def stand_in_comparisons(plan: dict[str, Path], out: Path) -> Path:
+    """A comparisons file (``kgeval campaign create --comparisons``: a, b, metric, base, lo, hi, item, c1, c0)
+    for the plan's pairs, with every item bearing on every pair by ±0.05: not the estimator's terms, only rows
+    the live page must move when a label becomes final. TODO(merge): the real table, once
+    ``kgeval campaign comparisons`` (branch h43a) writes it from the plan."""
+    import pandas as pd
+
+    pairs = pd.read_csv(plan["sampling_budgets.csv"])
+    items = pd.read_csv(plan["sampling_plan.tsv"], sep="\t", dtype=str, usecols=["item"])["item"]
+    rows = pd.DataFrame([(a, b, m, d, -1.0, 1.0, it, 0.05, -0.05) for a, b, m, d in
+                         zip(pairs["A"], pairs["B"], pairs["Metric"], pairs["expected_delta"]) for it in items],
+                        columns=["a", "b", "metric", "base", "lo", "hi", "item", "c1", "c0"])
+    rows.to_csv(out, index=False)
+    return out
+
+
+def create(db: Path, plan: dict[str, Path], comparisons: Path | None = None) -> None:
+    extra = ["--comparisons", comparisons] if comparisons is not None else []
+    cli("create", db, "--sheet", plan["sampling_plan.tsv"], "--plan-items", plan["sampling_plan.csv"], *extra)
 
 
 def add_person(db: Path, name: str, role: str, base: str) -> str:

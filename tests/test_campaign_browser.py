@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pandas as pd
 import pytest
-from campaign_fixtures import Server, add_person, create, fb_plan, free_port
+from campaign_fixtures import Server, add_person, create, fb_plan, free_port, stand_in_comparisons
 from conftest import needs_mirror
 
 pytestmark = needs_mirror
@@ -74,7 +74,7 @@ def campaign(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("campaign")
     plan = fb_plan(tmp / "resources", tmp / "plan", budget=40)
     db = tmp / "campaign.sqlite"
-    create(db, plan)
+    create(db, plan, stand_in_comparisons(plan, tmp / "comparisons.csv"))
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     tokens = {name: add_person(db, name, role, base) for name, role in
@@ -115,6 +115,12 @@ def text(d, css: str) -> str:
     return d.find_element(By.CSS_SELECTOR, css).text
 
 
+def progress(d) -> str:
+    """The progress bar's value and its words."""
+    return d.execute_script("const p = document.getElementById('progress'); "
+                            "return (p.value ?? '') + '|' + p.parentElement.textContent")
+
+
 def press(d, *keys: str) -> None:
     """Keys typed on the page itself (no field focused), as a judge does."""
     from selenium.webdriver.common.action_chains import ActionChains
@@ -126,22 +132,23 @@ def press(d, *keys: str) -> None:
     chain.perform()
 
 
-def judge_by_keyboard(d, api: Client, label: str, source: str = "", note: str = ""):
+def judge_by_keyboard(d, api: Client, sheet: pd.DataFrame, label: str, source: str = "", note: str = ""):
     """Judge the item on the page by keyboard (y/n/u, Enter) after typing the source and note; returns the item
-    and waits until the page shows the next one."""
+    and waits until the page took the answer."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
     item = api.next()["item"]
     assert item is not None
-    before = text(d, "#progress")
+    page_item(d, sheet, item)  # the page has loaded it: keys pressed before would go nowhere
+    before = progress(d)
     for field, value in (("source", source), ("note", note)):
         el = d.find_element(By.ID, field)
         el.clear()
         if value:
             el.send_keys(value)
     press(d, label, Keys.ENTER)
-    wait(d, lambda d: text(d, "#progress") != before, f"the page to take the answer to item {item}")
+    wait(d, lambda d: progress(d) != before, f"the page to take the answer to item {item}")
     return item
 
 
@@ -150,11 +157,25 @@ def page_item(d, sheet: pd.DataFrame, item) -> None:
     row = sheet[sheet["item"] == str(item)]
     assert len(row) == 1, f"item {item} is not on the plan's sheet"
     row = row.iloc[0]
-    wait(d, lambda d: text(d, "#question") == row["question"], f"item {item}'s question on the page")
-    assert row["head_id"] in text(d, "#head") and row["tail_id"] in text(d, "#tail")
+    try:
+        wait(d, lambda d: text(d, "#question") == row["question"], f"item {item}'s question on the page")
+    except Exception as exc:
+        raise AssertionError(f"{exc}: the page shows {text(d, '#question')!r}, message {text(d, '#message')!r}, "
+                             f"browser log {d.get_log('browser')[-3:]}") from None
+    # the names in #head and #tail, the Freebase ids beside them
+    assert text(d, "#head") == row["head_name"] and text(d, "#tail") == row["tail_name"]
+    around = d.execute_script("return document.getElementById('head').parentElement.textContent")
+    assert row["head_id"] in around and row["tail_id"] in around
     for link in ("#wikidata", "#websearch"):
         href = d.find_element("css selector", link).get_attribute("href")
         assert href.startswith("https://"), (link, href)
+
+
+def open_page(d, url: str) -> None:
+    """Open a judging page and wait until it shows its first item: the page's own request for it must not run
+    beside the test's (two ``next`` of one person at once are a race the test is not about)."""
+    d.get(url)
+    wait(d, lambda d: text(d, "#question") or text(d, "#message"), f"{url.split('/j/')[0]}/j/… to show an item")
 
 
 def live_cells(d) -> dict[str, dict[str, str]]:
@@ -177,7 +198,7 @@ def test_campaign_in_the_browser(chrome, campaign):
     d = chrome()
 
     # annotator 1: 20 items by keyboard, the page showing each plan item in turn
-    d.get(f"{base}/j/{tokens['ann1']}")
+    open_page(d, f"{base}/j/{tokens['ann1']}")
     assert d.find_element("css selector", 'meta[name="csrf-token"]').get_attribute("content")
     given = {}
     for i in range(N_KEYBOARD):
@@ -187,27 +208,27 @@ def test_campaign_in_the_browser(chrome, campaign):
             Path(shots).mkdir(parents=True, exist_ok=True)
             d.save_screenshot(str(Path(shots) / "campaign_judging.png"))
         label = answer(i)
-        item = judge_by_keyboard(d, ann1, label, secret("ann1", api_item) if label == "y" else "",
+        item = judge_by_keyboard(d, ann1, sheet, label, secret("ann1", api_item) if label == "y" else "",
                                  f"ann1 note {api_item}")
         given[item] = label
-    done = text(d, "#progress")
+    done = progress(d)
 
     # undo the last: the page shows that item again, judged again (now the other way)
     last = item
     d.find_element("css selector", "#undo").click()
-    wait(d, lambda d: text(d, "#progress") != done, "the undo")
+    wait(d, lambda d: progress(d) != done, "the undo")
     assert ann1.next()["item"] == last
     page_item(d, sheet, last)
     flipped = "n" if given[last] == "y" else "y"
-    judge_by_keyboard(d, ann1, flipped, secret("ann1", last) if flipped == "y" else "", f"ann1 note {last}")
+    judge_by_keyboard(d, ann1, sheet, flipped, secret("ann1", last) if flipped == "y" else "", f"ann1 note {last}")
     given[last] = flipped
-    assert text(d, "#progress") == done
+    assert progress(d) == done
     assert len(given) == N_KEYBOARD
 
     # annotator 2 is served the same items; never shown annotator 1's answer, in the page or over HTTP
     order = list(given)
     conflict = order[2]  # annotator 1 said N: annotator 2 says Y
-    d.get(f"{base}/j/{tokens['ann2']}")
+    open_page(d, f"{base}/j/{tokens['ann2']}")
     for item in order[:3]:
         assert ann2.next()["item"] == item
         page_item(d, sheet, item)
@@ -215,17 +236,17 @@ def test_campaign_in_the_browser(chrome, campaign):
                      ann2.http.get("/next").text):
             assert "ann1-only" not in body and "ann1 note" not in body
         label = "y" if item == conflict else given[item]
-        judge_by_keyboard(d, ann2, label, secret("ann2", item) if label == "y" else "", f"ann2 note {item}")
+        judge_by_keyboard(d, ann2, sheet, label, secret("ann2", item) if label == "y" else "", f"ann2 note {item}")
     assert given[conflict] == "n"
 
     # the adjudicator sees the conflict with both answers and sources, and resolves it by keyboard
-    d.get(f"{base}/j/{tokens['adj']}")
+    open_page(d, f"{base}/j/{tokens['adj']}")
     assert adj.next()["item"] == conflict
     page_item(d, sheet, conflict)
     page = d.page_source
     assert secret("ann2", conflict) in page
     assert f"ann1 note {conflict}" in page and f"ann2 note {conflict}" in page
-    judge_by_keyboard(d, adj, "n", "", "adjudicated")
+    judge_by_keyboard(d, adj, sheet, "n", "", "adjudicated")
     # a can't-tell goes to the adjudicator too, once annotator 2 has answered it
     cant_tell = order[7]
 
