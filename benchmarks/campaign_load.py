@@ -4,7 +4,7 @@
 
 A campaign on the real FB-Test-S-C (the data stage's files built from the mirror into OUT/resources, the plan from
 the reference pack's lists, ``reference/default``: over every unknown of the study systems' top 10, or a
-budget-2,000 plan with ``--quick``), ``kgeval campaign serve`` as its own process, then:
+budget-400 plan with ``--quick``), ``kgeval campaign serve`` as its own process, then:
 
 1. **race**: three annotators post the same item at once, two of them holding it: the item gets those two labels
    and the third is refused, never a third label (repeated on consecutive items);
@@ -54,7 +54,7 @@ class Mode:
 
 
 FULL = Mode(annotators=20, judgments=500, budget=10**7, phase_s=900, kill_after_s=5.0, races=20)
-QUICK = Mode(annotators=4, judgments=40, budget=2000, phase_s=30, kill_after_s=0.5, races=5)
+QUICK = Mode(annotators=4, judgments=40, budget=400, phase_s=30, kill_after_s=0.5, races=5)
 
 
 @dataclass
