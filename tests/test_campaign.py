@@ -4,6 +4,7 @@ escaping, the store's guarantees and the live page's numbers."""
 from __future__ import annotations
 
 import csv
+import json
 import sqlite3
 import stat
 import threading
@@ -236,7 +237,7 @@ def test_live_numbers(tmp_path):
     the interval is the confidence sequence's."""
     from kgeval.sampling.sequence import eb_sequence
 
-    camp = Campaign(tmp_path, n=3)
+    write_sheet(tmp_path / "sheet.tsv", 3)
     comp = tmp_path / "comparisons.csv"
     comp.write_text("a,b,metric,base,lo,hi,item,c1,c0\n"
                     "S1,S2,P@10,0.1,-1,1,1,0.3,-0.2\nS1,S2,P@10,0.1,-1,1,3,0.5,0\n"
@@ -264,3 +265,248 @@ def test_live_numbers(tmp_path):
     assert (c["S1", "S2"]["low"], c["S1", "S2"]["high"]) == pytest.approx((lo[-1], hi[-1]))
     assert c["S1", "S2"]["judgments"] == 2 and c["S1", "S2"]["expected"] == 0
     assert c["S1", "S3"]["delta"] == pytest.approx((0 + 0 + 0) / 3 + (-1) / 3)
+
+
+# ---- export, import, Label Studio ----------------------------------------------------------------------------
+def judge_all(camp, answers):
+    """answers: item -> (ana's, bo's[, adjudicator's]) labels."""
+    for item, labs in sorted(answers.items()):
+        assert camp.next("ana")["item"] == item and camp.next("bo")["item"] == item
+        assert camp.judge("ana", item, labs[0]).status_code == 200
+        assert camp.judge("bo", item, labs[1], note="=HYPERLINK(\"http://evil\")").status_code == 200
+        if len(labs) == 3:
+            assert camp.next("adj")["item"] == item
+            assert camp.judge("adj", item, labs[2]).status_code == 200
+
+
+def test_export_reads_as_judgments_and_a_report(camp, tmp_path, capsys):
+    from kgeval.cli import main
+    from kgeval.pools.annotation.agreement import cohen_kappa
+    from kgeval.pools.annotation.qrels import _read_qrels_rows
+
+    judge_all(camp, {1: "yy", 2: "nn", 3: "yn" + "y", 4: "nu" + "n", 5: "nn"})
+    out = tmp_path / "out"
+    assert main(["campaign", "export", str(camp.db), str(out)]) == 0
+    rows = _read_qrels_rows(out / "judgments.txt")
+    assert [(t[0], lab) for t, lab, _ in rows] == [("/m/0h1", "Y"), ("/m/0h2", "N"), ("/m/0h3", "Y"),
+                                                   ("/m/0h4", "N"), ("/m/0h5", "N")]
+    rep = json.loads((out / "report.json").read_text())
+    # kappa over the items both annotators answered Y or N: 1, 2, 3, 5
+    assert rep["kappa"] == pytest.approx(cohen_kappa("YNYN", "YNNN"))
+    assert rep["disagreements"] == 2 and rep["agreements"] == 3 and rep["unfinished"] == 1
+    assert [r["item"] for r in rep["resolutions"]] == ["3", "4"]
+    assert "kappa" in (out / "report.md").read_text()
+    detail = (out / "judgments_detail.tsv").read_text()
+    assert "'=HYPERLINK" in detail and "\t=HYPERLINK" not in detail  # a formula cell is neutralised
+    assert "5 judgments (2 Y)" in capsys.readouterr().out
+
+
+def test_import_merged_labels(camp, tmp_path):
+    from kgeval.campaign.export import import_labels
+
+    judge_all(camp, {1: "yy"})
+    labels = tmp_path / "labels.txt"
+    labels.write_text("/m/0h1\t/film/film/genre\t/m/0t1\tY\n/m/0h2\t/film/film/genre\t/m/0t2\tN\n")
+    conn = connect(camp.db)
+    assert import_labels(conn, labels) == (1, 1)
+    assert camp.state(2) == ("final", 0, "import")
+    labels.write_text("/m/0h1\t/film/film/genre\t/m/0t1\tN\n")
+    with pytest.raises(InputError, match="final label is Y"):
+        import_labels(conn, labels)
+    labels.write_text("/m/0h1\t/film/film/genre\t/m/0tX\tN\n")
+    with pytest.raises(InputError, match=r"labels.txt:1: .*not an item"):
+        import_labels(conn, labels)
+
+
+def ls_annotation(who, choice, source="", note=""):
+    res = [{"from_name": "label", "to_name": "question_text", "type": "choices", "value": {"choices": [choice]}}]
+    if source:
+        res.append({"from_name": "source", "type": "textarea", "value": {"text": [source]}})
+    if note:
+        res.append({"from_name": "note", "type": "textarea", "value": {"text": [note]}})
+    return {"completed_by": who, "result": res, "lead_time": 4.5, "was_cancelled": False}
+
+
+def test_label_studio_round_trip(camp, tmp_path):
+    from kgeval.cli import main
+
+    out = tmp_path / "ls"
+    assert main(["campaign", "export", str(camp.db), str(out), "--format", "label-studio"]) == 0
+    tasks = json.loads((out / "tasks.json").read_text())
+    assert [t["data"]["item"] for t in tasks] == ["1", "2", "3", "4", "5", "6"]
+    config = (out / "labeling_config.xml").read_text()
+    import xml.etree.ElementTree as ET
+
+    names = {el.get("name") for el in ET.fromstring(config).iter() if el.get("name")}
+    assert {"label", "source", "note", "question_text"} <= names
+    # Label Studio's export: its tasks with annotations
+    tasks[0]["annotations"] = [ls_annotation(7, "Y", SRC), ls_annotation(8, "Y", SRC)]
+    tasks[1]["annotations"] = [ls_annotation(7, "Y", SRC), ls_annotation(8, "N"), ls_annotation(9, "N", note="n")]
+    tasks[2]["annotations"] = [ls_annotation(7, "can't tell"), ls_annotation(8, "N")]
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(tasks))
+    assert main(["campaign", "import", str(camp.db), str(export)]) == 0
+    assert camp.state(1) == ("final", 1, "agreement") and camp.state(2) == ("final", 0, "adjudication")
+    assert camp.state(3)[0] == "conflict" and camp.state(4)[0] == "open"
+    bad = tmp_path / "bad.json"
+    tasks[3]["annotations"] = [ls_annotation(7, "Y", "javascript:alert(1)")]
+    bad.write_text(json.dumps(tasks[3:4]))
+    conn = connect(camp.db)
+    from kgeval.campaign.labelstudio import import_export
+
+    with pytest.raises(InputError, match="task 1, annotation 1: source: only http"):
+        import_export(conn, bad)
+
+
+# ---- simulate == offline ---------------------------------------------------------------------------------------
+def test_simulate_over_http_equals_offline(tmp_path):
+    from kgeval.campaign.simulate import disagreements, offline, over_http, truth_of
+
+    n = 40
+    write_sheet(tmp_path / "sheet.tsv", n)
+    rng = np.random.default_rng(5)
+    truth = rng.random(n) < 0.5
+    # comparison 1: A gains when an item is Y (decides "A better" as Y labels accumulate); 2: no signal
+    rows = ["a,b,metric,base,lo,hi,item,c1,c0"]
+    rows += [f"S1,S2,P@10,0.05,-0.01,0.26,{i},0.2,-0.05" for i in range(1, n + 1)]
+    rows += [f"S1,S3,P@10,0,-1,1,{i},0.01,-0.01" for i in range(1, n + 1, 2)]
+    (tmp_path / "comp.csv").write_text("\n".join(rows) + "\n")
+    db = tmp_path / "c.db"
+    create_campaign(db, tmp_path / "sheet.tsv", comparisons=tmp_path / "comp.csv")
+    labels = {(f"/m/0h{i}", "/film/film/genre", f"/m/0t{i}"): int(truth[i - 1]) for i in range(1, n + 1)}
+    conn = connect(db)
+    x = truth_of(conn, labels)
+    assert (x == truth).all()
+    off = offline(conn, x, 0.25, seed=3)
+    conn.close()
+    before = db.read_bytes()
+    http = over_http(db, x, 0.25, seed=3)
+    assert db.read_bytes() == before  # the campaign file is not touched
+    assert http == off
+    flips = int(disagreements(n, 0.25, 3).sum())
+    assert off["judgments"] == 2 * n + flips and 0 < flips < n
+    at = [c["decided_at"] for c in off["comparisons"]]
+    assert at[1] is None
+    # by hand: S1–S2's draws are 0.25 (Y) or 0 (N); its sequence first excludes 0 at the t-th final label
+    from kgeval.sampling.sequence import eb_sequence
+
+    low, _ = eb_sequence(np.where(truth, 0.25, 0.0), -0.01, 0.26)
+    t = int(np.argmax(low > 0))
+    assert low[t] > 0 and at[0] == 2 * (t + 1) + int(disagreements(n, 0.25, 3)[: t + 1].sum())
+
+
+# ---- a real sampling plan: the live estimate is sample-estimate's --------------------------------------------
+def test_plan_campaign_estimate_equals_sample_estimate(pooled, synth_kg, tmp_path):
+    from test_sampling_estimates import judged_plan
+
+    from kgeval.campaign.export import import_labels
+    from kgeval.campaign.live import Live
+    from kgeval.sampling.steps import estimate_step
+
+    dumps, out, side, triples, oracle = judged_plan(tmp_path, synth_kg, pooled[1], "P")
+    est = estimate_step(dumps, out["kg.npz"], out["plan.csv"], out["budgets.csv"], out["labels.txt"], out["est.csv"],
+                        out["audit.csv"], k=5, max_depth=30)
+    db = tmp_path / "c.db"
+    study = {"dumps": dumps, "kg_path": out["kg.npz"], "plan_pairs": out["budgets.csv"], "k": 5, "max_depth": 30}
+    assert create_campaign(db, out["plan.tsv"], out["plan.csv"], study=study) == (len(triples), 3)
+    conn = connect(db)
+    audit = [r[0] for r in conn.execute("SELECT audit FROM items ORDER BY pos")]
+    assert sum(audit) == side.drop_duplicates("item").pipe(lambda s: s.groupby("item")["audit"].any()).sum() > 0
+    live = Live(conn)
+    before = live.snapshot(conn)["comparisons"]
+    assert all(c["delta"] is None and c["judgments"] == 0 for c in before)
+    assert import_labels(conn, out["labels.txt"]) == (len(triples), 0)
+    after = {(c["a"], c["b"]): c for c in live.snapshot(conn)["comparisons"]}
+    for row in est.itertuples(index=False):
+        assert after[row.A, row.B]["delta"] == pytest.approx(row.delta, abs=1e-12)
+        assert after[row.A, row.B]["judgments"] == row.judgments_used
+        assert after[row.A, row.B]["low"] <= row.delta <= after[row.A, row.B]["high"]
+
+
+# ---- the command line ------------------------------------------------------------------------------------------
+def test_command_line(tmp_path, capsys, monkeypatch):
+    from kgeval.campaign import server
+    from kgeval.cli import main
+
+    write_sheet(tmp_path / "sheet.tsv", 3)
+    db = tmp_path / "c.db"
+    assert main(["campaign", "create", str(db), "--sheet", str(tmp_path / "sheet.tsv")]) == 0
+    assert capsys.readouterr().out == f"{db}\t3 items\t0 comparisons\n"
+    assert main(["campaign", "add-person", str(db), "ana", "--role", "annotator", "--base-url",
+                 "https://judge.example.org/"]) == 0
+    link = capsys.readouterr().out.strip()
+    assert link.startswith("https://judge.example.org/j/") and len(link.rsplit("/", 1)[1]) == 32
+    assert main(["campaign", "add-person", str(db), "cur", "--role", "curator"]) == 0
+    assert capsys.readouterr().out.startswith("http://127.0.0.1:8765/live/")
+    assert main(["campaign", "add-person", str(db), "ana", "--role", "annotator"]) == 2
+    assert capsys.readouterr().err == "kgeval: error: <input>: name 'ana': already a person of this campaign\n"
+    assert main(["campaign", "status", str(db)]) == 0
+    assert "3 items: 0 final, 0 waiting for adjudication, 3 open; 0 judgments" in capsys.readouterr().out
+    served = []
+    monkeypatch.setattr(server, "serve", lambda *a: served.append(a))
+    assert main(["campaign", "serve", str(db), "--host", "0.0.0.0", "--port", "9000"]) == 0
+    assert served == [(str(db), "0.0.0.0", 9000)] and "warning" in capsys.readouterr().err
+    assert main(["campaign", "serve", str(db)]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert main(["campaign", "status", str(tmp_path / "none.db")]) == 2
+    assert "none.db: no such campaign database" in capsys.readouterr().err
+
+
+def test_an_abandoned_reservation_returns_to_the_queue(camp, monkeypatch):
+    from kgeval.campaign import protocol
+
+    assert camp.next("ana")["item"] == 1 and camp.next("bo")["item"] == 1
+    assert camp.next("cy")["item"] == 2
+    monkeypatch.setattr(protocol, "LEASE_S", -1.0)  # every unjudged reservation is stale
+    assert camp.next("cy")["item"] == 2  # one's own unfinished item first
+    assert camp.judge("cy", 2, "n").status_code == 200
+    assert camp.next("cy")["item"] == 1  # ana's and bo's places were freed
+    assert camp.judge("ana", 1, "n").status_code == 409  # ana's reservation is gone
+
+
+def test_acknowledged_judgments_survive_kill_9(tmp_path):
+    """A server killed with SIGKILL mid-campaign: every judgment it acknowledged is in the file, once."""
+    import os
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    write_sheet(tmp_path / "sheet.tsv", 40)
+    db = tmp_path / "c.db"
+    create_campaign(db, tmp_path / "sheet.tsv")
+    conn = connect(db)
+    tok = {n: add_person(conn, n, "annotator") for n in ("ana", "bo")}
+    conn.close()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "kgeval.cli", "campaign", "serve", str(db), "--port", str(port)],
+                            stderr=subprocess.PIPE, env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)})
+    acked = []
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as http:
+            for _ in range(200):
+                try:
+                    csrf = {n: http.get(f"/api/{t}/session").json()["csrf"] for n, t in tok.items()}
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.05)
+            for i in range(60):
+                who = "ana" if i % 2 == 0 else "bo"
+                item = http.get(f"/api/{tok[who]}/next").json()["item"]
+                r = http.post(f"/api/{tok[who]}/judge", json={"item": item, "label": "n"},
+                              headers={"X-CSRF-Token": csrf[who]})
+                assert r.status_code == 200
+                acked.append(r.json()["judgment"])
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        err = proc.communicate()[1].decode()
+    assert not any(t in err for t in tok.values())
+    conn = connect(db)
+    stored = [r[0] for r in conn.execute("SELECT id FROM judgments ORDER BY id")]
+    assert stored == sorted(acked) and len(set(stored)) == 60
+    assert conn.execute("SELECT COUNT(*) FROM items WHERE state = 'final'").fetchone()[0] == 30

@@ -57,8 +57,11 @@ def read_comparisons(path: str | Path, items: list[dict]) -> tuple[list[dict], n
 
 
 def create_campaign(db: str | Path, sheet: str | Path, plan_items: str | Path | None = None,
-                    comparisons: str | Path | None = None, title: str | None = None) -> tuple[int, int]:
-    """Create the campaign file; returns the numbers of items and comparisons."""
+                    comparisons: str | Path | None = None, title: str | None = None,
+                    study: dict | None = None) -> tuple[int, int]:
+    """Create the campaign file; returns the numbers of items and comparisons. The comparisons come from a
+    ``comparisons`` file, or from the plan (``plan_items`` and ``study``: the keyword arguments of
+    :func:`kgeval.campaign.comparisons.plan_comparisons` but the plan's sidecar and the items)."""
     db = Path(db)
     for name in (sheet, plan_items, comparisons):
         if name is not None and not Path(name).is_file():
@@ -67,6 +70,13 @@ def create_campaign(db: str | Path, sheet: str | Path, plan_items: str | Path | 
             raise InputError(db, None, "the campaign file must not overwrite an input")
     items = read_items(sheet, plan_items)
     comps, c1, c0 = read_comparisons(comparisons, items) if comparisons is not None else ([], None, None)
+    if study is not None:
+        if plan_items is None or comparisons is not None:
+            raise InputError(sheet, None, "the study's runs give the comparisons of a sampling plan: give its "
+                                          "sidecar (--plan-items) and no --comparisons file")
+        from .comparisons import plan_comparisons
+
+        comps, c1, c0 = plan_comparisons(plan_items=str(plan_items), items=items, **study)
     if not db.parent.is_dir():
         raise InputError(db, None, f"the folder {db.parent} does not exist or is not a folder")
     try:

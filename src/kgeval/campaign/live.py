@@ -41,6 +41,8 @@ def paths(base: np.ndarray, lo: np.ndarray, hi: np.ndarray, c1: np.ndarray, c0: 
 def decided_at(low: np.ndarray, high: np.ndarray, counts: np.ndarray) -> list[int | None]:
     """Per comparison the judgment count (``counts``: judgments made when each label became final) at which
     the interval first excluded 0, or None."""
+    if low.shape[1] == 0:
+        return [None] * low.shape[0]
     dec = (low > 0) | (high < 0)
     first = dec.argmax(1)
     return [int(counts[f]) if dec[j, f] else None for j, f in enumerate(first)]
@@ -64,7 +66,8 @@ def load_comparisons(conn: sqlite3.Connection) -> tuple[list[sqlite3.Row], np.nd
 def finals(conn: sqlite3.Connection) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Final items in the order they became final, their labels and the judgment count at that moment."""
     rows = np.array(conn.execute(
-        "SELECT i.id, i.final_label, (SELECT MAX(j.id) FROM judgments j WHERE j.item = i.id) FROM items i "
+        "SELECT i.id, i.final_label, (SELECT COALESCE(MAX(j.id), 0) FROM judgments j WHERE j.item = i.id) "
+        "FROM items i "
         "WHERE i.state = 'final' ORDER BY i.final_seq").fetchall(), np.int64).reshape(-1, 3)
     ids = np.array([r[0] for r in conn.execute("SELECT id FROM judgments ORDER BY id")], np.int64)
     return rows[:, 0], rows[:, 1], np.searchsorted(ids, rows[:, 2], side="right")
@@ -107,9 +110,11 @@ class Live:
         """What ``GET /api/{token}/live`` returns."""
         conn.execute("BEGIN")  # one consistent read of a database others write to
         try:
-            key = conn.execute("SELECT COUNT(*), COALESCE(MAX(id), 0), COALESCE(SUM(seconds), 0) FROM "
-                               "judgments").fetchone()
-            key = tuple(key)
+            # anything a judgment, an undo or an import changes: then the estimates are recomputed
+            key = tuple(conn.execute("SELECT COUNT(*), COALESCE(MAX(id), 0), COALESCE(SUM(seconds), 0) FROM "
+                                     "judgments").fetchone()) + tuple(conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(final_seq * (final_label + 1)), 0) FROM items WHERE state = "
+                "'final'").fetchone())
             if key == self._key:
                 return self._last
             order, labels, counts = finals(conn)

@@ -60,6 +60,12 @@ def _expire(conn: sqlite3.Connection, now: float) -> None:
         conn.execute("UPDATE items SET n_assigned = n_assigned - 1 WHERE id = ?", (row["item"],))
 
 
+def _unfinished(conn: sqlite3.Connection, person: sqlite3.Row) -> int | None:
+    row = conn.execute("SELECT a.item FROM assignments a JOIN items i ON i.id = a.item WHERE a.person = ? AND "
+                       "a.judged = 0 ORDER BY i.pos LIMIT 1", (person["id"],)).fetchone()
+    return None if row is None else int(row["item"])
+
+
 def next_item(conn: sqlite3.Connection, person: sqlite3.Row) -> int | None:
     """The item this person judges next (reserved for an annotator), or None when none is left for them."""
     if person["role"] == "adjudicator":
@@ -67,12 +73,14 @@ def next_item(conn: sqlite3.Connection, person: sqlite3.Row) -> int | None:
         return None if row is None else int(row["id"])
     if person["role"] != "annotator":
         raise ProtocolError(403, "only annotators and adjudicators judge")
-    mine = conn.execute("SELECT a.item FROM assignments a JOIN items i ON i.id = a.item WHERE a.person = ? AND "
-                        "a.judged = 0 ORDER BY i.pos LIMIT 1", (person["id"],)).fetchone()
+    mine = _unfinished(conn, person)
     if mine is not None:
-        return int(mine["item"])
+        return mine
     now = time.time()
     with write(conn):
+        mine = _unfinished(conn, person)  # a second request of the same person got here first
+        if mine is not None:
+            return mine
         _expire(conn, now)
         row = conn.execute("SELECT id FROM items WHERE state = 'open' AND n_assigned < 2 AND NOT EXISTS "
                            "(SELECT 1 FROM assignments a WHERE a.item = items.id AND a.person = ?) ORDER BY pos "

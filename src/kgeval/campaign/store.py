@@ -35,7 +35,7 @@ CREATE TABLE items (
     n_judged INTEGER NOT NULL DEFAULT 0 CHECK (n_judged BETWEEN 0 AND 2),
     state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'conflict', 'final')),
     final_label INTEGER CHECK (final_label IN (0, 1)),
-    final_by TEXT CHECK (final_by IN ('agreement', 'adjudication')),
+    final_by TEXT CHECK (final_by IN ('agreement', 'adjudication', 'import')),
     final_seq INTEGER UNIQUE
 );
 CREATE INDEX items_free ON items (pos) WHERE state = 'open' AND n_assigned < 2;

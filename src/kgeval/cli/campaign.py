@@ -7,7 +7,8 @@ import ipaddress
 import sys
 
 from ..errors import KgevalError
-from .options import Formatter, Parser, command
+from ..io import require_inputs
+from .options import Formatter, Parser, SchemaNumber, command
 
 INSTALL = "the campaign server needs starlette, jinja2 and uvicorn: pip install 'kgeval[campaign]'"
 
@@ -37,11 +38,35 @@ def _create(p):
     p.add_argument("--comparisons", default=None,
                    help="the comparisons the items decide, as `kgeval campaign comparisons` writes them (CSV)")
     p.add_argument("--title", default=None, help="the campaign's name on its pages (default: the sheet's batch)")
+    p.add_argument("--scores", default=None, help="with --plan-items: the folder of the study's score dumps (one "
+                                                  "subfolder per system) the plan was made from, for the live "
+                                                  "estimates of its pairs")
+    p.add_argument("--kg", default=None, help="with --scores: the dataset's kg.npz")
+    p.add_argument("--plan-pairs", default=None,
+                   help="with --scores: the plan's sampling_budgets.csv (default: beside --plan-items)")
+    p.add_argument("--k", type=SchemaNumber("bounds", "k"), default=10, help="cut-off k of the plan")
+    p.add_argument("--max-depth", type=SchemaNumber("pooling", "depth"), default=10, help="deepest pool depth")
+    p.add_argument("--prior", choices=("logistic", "binned", "uniform"), default="logistic",
+                   help="the plan's relevance prior")
 
     def run(a):
+        from pathlib import Path
+
         from ..campaign.build import create_campaign
 
-        n, m = create_campaign(a.db, a.sheet, a.plan_items, a.comparisons, a.title)
+        study = None
+        if a.scores is not None:
+            if a.plan_items is None or a.kg is None:
+                p.error("--scores needs --plan-items and --kg")
+            scores = Path(a.scores)
+            dumps = {d.name: str(d) for d in sorted(scores.iterdir()) if d.is_dir()} if scores.is_dir() else {}
+            if not dumps:
+                p.error(f"--scores {a.scores}: not a folder of score dumps (one subfolder per system)")
+            pairs = a.plan_pairs or str(Path(a.plan_items).with_name("sampling_budgets.csv"))
+            require_inputs([a.kg, pairs])
+            study = {"dumps": dumps, "kg_path": a.kg, "plan_pairs": pairs, "k": a.k, "prior": a.prior,
+                     "max_depth": a.max_depth}
+        n, m = create_campaign(a.db, a.sheet, a.plan_items, a.comparisons, a.title, study)
         print(f"{a.db}\t{n} items\t{m} comparisons")
         return 0
 
@@ -100,12 +125,118 @@ def _status(p):
     return run
 
 
+def _export(p):
+    p.add_argument("db", help="the campaign file")
+    p.add_argument("out", help="output folder")
+    p.add_argument("--format", choices=("kgeval", "label-studio"), default="kgeval",
+                   help="kgeval: judgments.txt (head relation tail Y|N, for kgeval evaluate --judgments), "
+                        "report.md/.json with kappa, judgments_detail.tsv; label-studio: tasks.json and "
+                        "labeling_config.xml")
+
+    def run(a):
+        import json
+        from pathlib import Path
+
+        from ..campaign.export import export_kgeval
+        from ..campaign.labelstudio import CONFIG, tasks
+        from ..campaign.store import connect
+        from ..io import OutputStage
+
+        conn = connect(a.db)
+        out = Path(a.out)
+        with OutputStage("campaign export", inputs=[a.db], folder=out) as stage:
+            if a.format == "kgeval":
+                rep = export_kgeval(conn, a.db, out, stage)
+                kappa = "undefined" if rep["kappa"] is None else f"{rep['kappa']:.4f}"
+                line = (f"{out / 'judgments.txt'}\t{rep['items']} judgments ({rep['labels']['final']['Y']} Y)\t"
+                        f"{rep['disagreements']} adjudicated\tkappa {kappa}\t{rep['unfinished']} unfinished")
+            else:
+                t = tasks(conn)
+                stage.path(out / "tasks.json").write_text(json.dumps(t, indent=1, ensure_ascii=False) + "\n",
+                                                          encoding="utf-8")
+                stage.path(out / "labeling_config.xml").write_text(CONFIG, encoding="utf-8")
+                line = f"{out / 'tasks.json'}\t{len(t)} tasks\t{out / 'labeling_config.xml'}"
+        conn.close()
+        print(line)
+        return 0
+
+    return run
+
+
+def _import(p):
+    p.add_argument("db", help="the campaign file")
+    p.add_argument("file", help="a Label Studio JSON export, or merged labels (head relation tail Y|N) as "
+                                "annotate-merge writes them")
+
+    def run(a):
+        from ..campaign.export import import_labels
+        from ..campaign.labelstudio import import_export
+        from ..campaign.store import connect
+        from ..io import require_inputs
+
+        require_inputs([a.file])
+        conn = connect(a.db)
+        with open(a.file, "rb") as fh:
+            head = fh.read(4096).lstrip()
+        if head[:1] in (b"[", b"{"):
+            n = import_export(conn, a.file)
+            print(f"{a.db}\t{n['judgments']} judgments from Label Studio\t{n['skipped']} tasks without "
+                  f"annotation\t{n['extra']} extra annotations left out")
+        else:
+            added, same = import_labels(conn, a.file)
+            print(f"{a.db}\t{added} final labels imported\t{same} already final with the same label")
+        conn.close()
+        return 0
+
+    return run
+
+
+def _simulate(p):
+    p.add_argument("db", help="the campaign file (a copy is judged; the file is left as it is)")
+    p.add_argument("--labels", required=True, help="the oracle's labels: head relation tail Y|N (the published "
+                                                   "judgments); an item they do not label is N")
+    p.add_argument("--disagreement", type=float, default=0.1,
+                   help="the share of items the second annotator answers wrongly (then adjudicated)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the disagreements")
+
+    def run(a):
+        _need_server_packages()
+        from ..campaign.simulate import offline, over_http, truth_of
+        from ..campaign.store import connect
+        from ..io import require_inputs
+        from ..pools.annotation.qrels import _read_qrels_rows
+
+        if not 0 <= a.disagreement <= 1:
+            p.error(f"--disagreement {a.disagreement}: expected a share in [0, 1]")
+        require_inputs([a.labels])
+        labels = {t: int(lab == "Y") for t, lab, _ in _read_qrels_rows(a.labels)}
+        conn = connect(a.db)
+        truth = truth_of(conn, labels)
+        off = offline(conn, truth, a.disagreement, a.seed)
+        conn.close()
+        http = over_http(a.db, truth, a.disagreement, a.seed)
+        same = off == http
+        for o, h in zip(off["comparisons"], http["comparisons"]):
+            print(f"{o['metric']}\t{o['a']} − {o['b']}\tdecided at judgment {h['decided_at'] or 'never'} (HTTP), "
+                  f"{o['decided_at'] or 'never'} (offline)")
+        print(f"{a.db}\t{http['judgments']} judgments over HTTP, {off['judgments']} offline\t"
+              f"{int(truth.sum())} of {truth.size} items Y\t{'equal' if same else 'DIFFERENT'}")
+        return 0 if same else 1
+
+    return run
+
+
 SUBCOMMANDS = {
     "create": (_create, "create a campaign file from a sheet", "kgeval campaign create c.db --sheet "
                "sampling_plan.tsv --plan-items sampling_plan.csv"),
     "add-person": (_add_person, "add an annotator, adjudicator or curator; prints their personal link",
                    "kgeval campaign add-person c.db ana --role annotator"),
     "serve": (_serve, "serve the judging and live pages", "kgeval campaign serve c.db --port 8765"),
+    "export": (_export, "export the final labels (kgeval's judgments and report, or Label Studio tasks)",
+               "kgeval campaign export c.db out/"),
+    "import": (_import, "import a Label Studio export or merged labels", "kgeval campaign import c.db ls.json"),
+    "simulate": (_simulate, "judge a copy through the HTTP API with an oracle and compare with the offline "
+                            "simulation", "kgeval campaign simulate c.db --labels published.txt --disagreement 0.1"),
     "status": (_status, "print the campaign's progress, agreement and decisions", "kgeval campaign status c.db"),
 }
 

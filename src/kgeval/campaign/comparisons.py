@@ -1,0 +1,89 @@
+"""The comparisons a sampling plan decides, as the campaign's live terms (:mod:`kgeval.campaign.live`).
+
+From the plan's sidecar and per-pair table and the study's lists (the inputs of ``kgeval sample-estimate``),
+per pair of the plan: ``base`` = K + Σ_U p_e d_e (the known part and the prior's expected rest), and per sheet
+item i of the T items, drawn through its units e (a triple asked as a head and as a tail question is one item),
+
+    c_x(i) = T · Σ_{e of i} d_e (x − p_e) / π_e,   x ∈ {0, 1},
+
+so that the mean of base + c over all T final labels is the plan's Horvitz–Thompson estimate with the prior
+as control variate (``kgeval sample-estimate``'s Δ̂, exactly), and each term is a draw of the confidence
+sequence (an item drawn with q_i = π_i / T). ``lo`` and ``hi`` bound the terms over the plan's items. Linear
+metrics only (P, DCG, RBP): a question metric's difference is observed only when a whole question is judged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..bounds.decide import METRIC_NAMES, item_triples
+from ..data.kg import HEAD, KnowledgeGraph
+from ..errors import InputError
+from ..sampling.estimates import read_plan_items
+from ..sampling.problem import Problem
+from ..sampling.universe import from_dumps
+from ..sampling.weights import is_linear, pairs
+
+
+def plan_comparisons(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pairs: str, items: list[dict],
+                     k: int = 10, prior: str = "logistic", max_depth: int = 10, rbp_p: float = 0.8
+                     ) -> tuple[list[dict], np.ndarray, np.ndarray]:
+    """The comparisons of the plan's pairs with their (comparisons × items in serving order) terms."""
+    plan = read_plan_items(plan_items)
+    try:
+        table = pd.read_csv(plan_pairs, dtype={"Metric": str, "A": str, "B": str})
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(plan_pairs, None, f"cannot read the plan's pairs: {exc}") from None
+    if not {"Metric", "A", "B"} <= set(table.columns) or table.empty or table["Metric"].nunique() != 1:
+        raise InputError(plan_pairs, None, "expected the plan's sampling_budgets.csv: one metric, its pairs A, B")
+    short = table["Metric"].iloc[0]
+    if short not in METRIC_NAMES or not is_linear(METRIC_NAMES[short]):
+        raise InputError(plan_pairs, 2, f"metric {short!r}: live estimates need a linear metric (P, DCG, RBP)")
+    kg = KnowledgeGraph.load(kg_path)
+    u = from_dumps(dumps, kg, k, max_depth)
+    a, b = pairs(len(u.systems))
+    index = {(u.systems[i], u.systems[j]): c for c, (i, j) in enumerate(zip(a, b))}
+    cols = []
+    for line, pair in enumerate(zip(table["A"], table["B"]), start=2):
+        if pair not in index:
+            raise InputError(plan_pairs, line, f"pair {pair[0]} – {pair[1]} is not a pair of the study's systems "
+                                               f"({', '.join(u.systems)})")
+        cols.append(index[pair])
+    unknown = np.flatnonzero(u.cand.state == -1)
+    trip = item_triples(u.items, u.questions, unknown)
+    asks = np.where(u.questions.side[u.items.q[unknown]] == HEAD, "head", "tail")
+    where = {(kg.entities[h], kg.relations[r], kg.entities[t], s): e
+             for (h, r, t), s, e in zip(trip.tolist(), asks, unknown)}
+    units = np.empty(len(plan), np.int64)
+    for i, key in enumerate(zip(plan["head_id"], plan["relation"], plan["tail_id"], plan["asks"])):
+        if key not in where:
+            raise InputError(plan_items, int(plan["line"].iloc[i]), f"item {' '.join(key[:3])} ({key[3]} "
+                             "question) is not an unknown of the study's top-k lists: the plan was made from "
+                             "other runs")
+        units[i] = where[key]
+    p = u.pooled_prior(prior)
+    pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[short], rbp_p, 0)
+    pos = {it["sheet_item"]: i for i, it in enumerate(items)}
+    col = np.array([pos.get(str(int(i)), -1) for i in plan["item"]])
+    if (col < 0).any():
+        raise InputError(plan_items, int(plan["line"].iloc[int(np.argmax(col < 0))]), "item is not an item of the "
+                                                                                       "sheet")
+    return terms(pb, p, np.array(cols), units, plan["pi"].to_numpy(), col, len(items), u.systems,
+                 METRIC_NAMES[short])
+
+
+def terms(pb: Problem, p: np.ndarray, cols: np.ndarray, units: np.ndarray, pi: np.ndarray, item_of: np.ndarray,
+          n_items: int, systems: list[str], metric: str) -> tuple[list[dict], np.ndarray, np.ndarray]:
+    """The live terms of the pairs ``cols`` (see the module docstring) from the plan's drawn ``units``
+    (candidate items) with their π and the sheet item (0-based, serving order) each belongs to."""
+    base = pb.known[cols] + p[pb.U] @ pb.d[:, cols]
+    d = pb.d[np.searchsorted(pb.U, units)][:, cols]  # (units × comparisons)
+    pe = p[units]
+    c1, c0 = np.zeros((cols.size, n_items)), np.zeros((cols.size, n_items))
+    np.add.at(c1.T, item_of, n_items * d * ((1 - pe) / pi)[:, None])
+    np.add.at(c0.T, item_of, n_items * d * (-pe / pi)[:, None])
+    comps = [{"a": systems[pb.a[c]], "b": systems[pb.b[c]], "metric": metric, "base": float(base[j]),
+              "lo": float(base[j] + min(0.0, c0[j].min(), c1[j].min())),
+              "hi": float(base[j] + max(0.0, c0[j].max(), c1[j].max()))} for j, c in enumerate(cols)]
+    return comps, c1, c0
