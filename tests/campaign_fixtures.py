@@ -44,19 +44,30 @@ def cli(*args, timeout: float = 600) -> str:
     return done.stdout
 
 
-def stand_in_comparisons(plan: dict[str, Path], out: Path) -> Path:
-    """A comparisons file (``kgeval campaign create --comparisons``: a, b, metric, base, lo, hi, item, c1, c0)
-    for the plan's pairs, with every item bearing on every pair by ±0.05: not the estimator's terms, only rows
-    the live page must move when a label becomes final. TODO(merge): the real table, once
-    ``kgeval campaign comparisons`` (branch h43a) writes it from the plan."""
+def plan_comparisons(resources: Path, plan: dict[str, Path], out: Path) -> Path:
+    """The plan's live comparisons (``kgeval campaign create --comparisons``: a, b, metric, base, lo, hi, item,
+    c1, c0) from the reference pack's lists, the terms ``create --scores`` computes from score dumps."""
+    import numpy as np
     import pandas as pd
 
-    pairs = pd.read_csv(plan["sampling_budgets.csv"])
-    items = pd.read_csv(plan["sampling_plan.tsv"], sep="\t", dtype=str, usecols=["item"])["item"]
-    rows = pd.DataFrame([(a, b, m, d, -1.0, 1.0, it, 0.05, -0.05) for a, b, m, d in
-                         zip(pairs["A"], pairs["B"], pairs["Metric"], pairs["expected_delta"]) for it in items],
-                        columns=["a", "b", "metric", "base", "lo", "hi", "item", "c1", "c0"])
-    rows.to_csv(out, index=False)
+    from kgeval.campaign.comparisons import universe_comparisons
+    from kgeval.campaign.sheet import read_items
+    from kgeval.data.kg import KnowledgeGraph
+    from kgeval.data.testsets import TestSet
+    from kgeval.sampling.estimates import read_plan_items
+    from kgeval.sampling.reference import reference_universe
+
+    kg = KnowledgeGraph.load(resources / "datasets/FB15k-237/kg.npz")
+    u = reference_universe(kg, TestSet.load(resources / "testsets/FB-Test-S-C.tsv", kg),
+                           resources / "testsets/FB-Test-S-C.questions.tsv", TOP10)
+    items = read_items(plan["sampling_plan.tsv"], plan["sampling_plan.csv"])
+    comps, c1, c0 = universe_comparisons(u, kg, read_plan_items(plan["sampling_plan.csv"]),
+                                         str(plan["sampling_plan.csv"]), pd.read_csv(plan["sampling_budgets.csv"]),
+                                         str(plan["sampling_budgets.csv"]), items)
+    j, i = np.nonzero(c1 != c0)
+    frame = pd.DataFrame([comps[x] for x in j]).assign(item=[items[x]["sheet_item"] for x in i], c1=c1[j, i],
+                                                        c0=c0[j, i])
+    frame[["a", "b", "metric", "base", "lo", "hi", "item", "c1", "c0"]].to_csv(out, index=False)
     return out
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pandas as pd
 import pytest
-from campaign_fixtures import Server, add_person, create, fb_plan, free_port, stand_in_comparisons
+from campaign_fixtures import Server, add_person, create, fb_plan, free_port, plan_comparisons
 from conftest import needs_mirror
 
 pytestmark = needs_mirror
@@ -74,7 +74,7 @@ def campaign(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("campaign")
     plan = fb_plan(tmp / "resources", tmp / "plan", budget=40)
     db = tmp / "campaign.sqlite"
-    create(db, plan, stand_in_comparisons(plan, tmp / "comparisons.csv"))
+    create(db, plan, plan_comparisons(tmp / "resources", plan, tmp / "comparisons.csv"))
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     tokens = {name: add_person(db, name, role, base) for name, role in

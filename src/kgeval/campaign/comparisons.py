@@ -22,7 +22,7 @@ from ..data.kg import HEAD, KnowledgeGraph
 from ..errors import InputError
 from ..sampling.estimates import read_plan_items
 from ..sampling.problem import Problem
-from ..sampling.universe import from_dumps
+from ..sampling.universe import Universe, from_dumps
 from ..sampling.weights import is_linear, pairs
 
 
@@ -41,7 +41,16 @@ def plan_comparisons(dumps: dict[str, str], kg_path: str, plan_items: str, plan_
     if short not in METRIC_NAMES or not is_linear(METRIC_NAMES[short]):
         raise InputError(plan_pairs, 2, f"metric {short!r}: live estimates need a linear metric (P, DCG, RBP)")
     kg = KnowledgeGraph.load(kg_path)
-    u = from_dumps(dumps, kg, k, max_depth)
+    return universe_comparisons(from_dumps(dumps, kg, k, max_depth), kg, plan, plan_items, table, plan_pairs, items,
+                                prior, rbp_p)
+
+
+def universe_comparisons(u: Universe, kg: KnowledgeGraph, plan: pd.DataFrame, plan_items: str, table: pd.DataFrame,
+                         plan_pairs: str, items: list[dict], prior: str = "logistic", rbp_p: float = 0.8
+                         ) -> tuple[list[dict], np.ndarray, np.ndarray]:
+    """:func:`plan_comparisons` on the study's lists already built (from score dumps, or from a reference pack's
+    lists: :func:`kgeval.sampling.reference.reference_universe`), the plan's sidecar and pairs read."""
+    short = table["Metric"].iloc[0]
     a, b = pairs(len(u.systems))
     index = {(u.systems[i], u.systems[j]): c for c, (i, j) in enumerate(zip(a, b))}
     cols = []
