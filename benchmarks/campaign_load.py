@@ -8,8 +8,11 @@ budget-400 plan with ``--quick``), ``kgeval campaign serve`` as its own process,
 
 1. **race**: three annotators post the same item at once, two of them holding it: the item gets those two labels
    and the third is refused, never a third label (repeated on consecutive items);
-2. **load**: N simulated annotators (async httpx, one connection each) × M judgments (20 × 500; ``--quick``
-   4 × 40): no error, ``next`` within 100 ms at p95, every acknowledged judgment in the database once, no other;
+2. **paced load**: N simulated annotators (async httpx, one connection each) × M judgments (20 × 500, each
+   annotator's judgments 0.5 s apart, far faster than a person reads a question; ``--quick`` 4 × 40, 0.1 s
+   apart): no error, ``next`` within 100 ms at p95;
+   **saturated load**: the same without a pause, the single SQLite writer's rate: no error; after both, every
+   acknowledged judgment in the database once, no other;
 3. **kill**: the same load again, the server killed with SIGKILL while it runs, then restarted: every judgment
    acknowledged to a client before the kill is in the database, none twice, and the annotators go on.
 
@@ -49,12 +52,13 @@ class Mode:
     judgments: int
     budget: int | None
     phase_s: float  # one phase's bound
+    pace: float  # seconds between one annotator's judgments in the paced phase
     kill_after_s: float
     races: int
 
 
-FULL = Mode(annotators=20, judgments=500, budget=10**7, phase_s=900, kill_after_s=5.0, races=20)
-QUICK = Mode(annotators=4, judgments=40, budget=400, phase_s=30, kill_after_s=0.5, races=5)
+FULL = Mode(annotators=20, judgments=500, budget=10**7, phase_s=900, pace=0.5, kill_after_s=5.0, races=20)
+QUICK = Mode(annotators=4, judgments=40, budget=400, phase_s=30, pace=0.1, kill_after_s=0.5, races=5)
 
 
 @dataclass
@@ -75,7 +79,11 @@ def label_of(item: int, who: int) -> str:
     return "u" if (item + who) % 29 == 0 else base
 
 
-async def annotator(base: str, who: int, name: str, token: str, n: int, tally: Tally, killed: asyncio.Event):
+async def annotator(base: str, who: int, name: str, token: str, n: int, tally: Tally, killed: asyncio.Event,
+                    pace: float = 0.0, stagger: float = 0.0):
+    """Up to ``n`` judgments, ``pace`` seconds apart (0: as fast as the server answers), starting after
+    ``stagger`` seconds."""
+    await asyncio.sleep(stagger)
     async with httpx.AsyncClient(base_url=f"{base}/api/{token}", timeout=REQUEST_S,
                                  limits=httpx.Limits(max_connections=1)) as c:
         try:
@@ -100,6 +108,8 @@ async def annotator(base: str, who: int, name: str, token: str, n: int, tally: T
                     tally.errors.append(f"{name} judge {item}: {r.status_code} {r.text[:200]}")
                     return
                 tally.acks.append((name, item, int(r.json()["judgment"])))
+                if pace:
+                    await asyncio.sleep(pace)
         except httpx.TransportError as exc:
             if killed.is_set():
                 tally.cut += 1
@@ -108,8 +118,9 @@ async def annotator(base: str, who: int, name: str, token: str, n: int, tally: T
 
 
 async def load(base: str, people: dict[str, str], n: int, bound_s: float, server: Server | None = None,
-               kill_after_s: float = 0.0) -> Tally:
-    """Every annotator judging up to ``n`` items at once; with ``server``, SIGKILL it after ``kill_after_s``."""
+               kill_after_s: float = 0.0, pace: float = 0.0) -> Tally:
+    """Every annotator judging up to ``n`` items at once, ``pace`` seconds apart (their starts spread over one
+    pace); with ``server``, SIGKILL it after ``kill_after_s``."""
     tally, killed = Tally(), asyncio.Event()
 
     async def killer():
@@ -118,7 +129,8 @@ async def load(base: str, people: dict[str, str], n: int, bound_s: float, server
         await asyncio.to_thread(server.kill)
 
     t0 = time.perf_counter()
-    tasks = [annotator(base, i, name, tok, n, tally, killed) for i, (name, tok) in enumerate(people.items())]
+    tasks = [annotator(base, i, name, tok, n, tally, killed, pace, i * pace / len(people))
+             for i, (name, tok) in enumerate(people.items())]
     if server is not None:
         tasks.append(killer())
     try:
@@ -215,32 +227,40 @@ def main() -> int:
         for p in problems[:5]:
             print("  ", p)
 
+        paced = asyncio.run(load(base, people, n_judge, mode.phase_s, pace=mode.pace))
         one = asyncio.run(load(base, people, n_judge, mode.phase_s))
-        led = ledger(db, one.acks)
+        led = ledger(db, paced.acks + one.acks)
         rate = len(one.acks) / one.seconds if one.seconds else 0.0
+        offered = len(paced.acks) / paced.seconds if paced.seconds else 0.0
         checks += [
-            ("load: annotators × judgments", f"{n_ann} × {n_judge}: {len(one.acks):,} acknowledged in "
-             f"{one.seconds:.1f} s", f"{n_ann * n_judge:,}", len(one.acks) == n_ann * n_judge),
-            ("load: errors", str(len(one.errors)), "0", not one.errors),
-            ("load: next latency p50 / p95 / p99 (ms)", f"{pct(one.next_ms, 50):.1f} / {pct(one.next_ms, 95):.1f}"
-             f" / {pct(one.next_ms, 99):.1f}", f"p95 < {NEXT_P95_MS:.0f}", pct(one.next_ms, 95) < NEXT_P95_MS),
-            ("load: judge latency p50 / p95 (ms)", f"{pct(one.judge_ms, 50):.1f} / {pct(one.judge_ms, 95):.1f}",
+            ("paced: annotators × judgments", f"{n_ann} × {n_judge}, {mode.pace} s apart: {len(paced.acks):,} in "
+             f"{paced.seconds:.1f} s ({offered:.0f}/s)", f"{n_ann * n_judge:,}", len(paced.acks) == n_ann * n_judge),
+            ("paced: errors", str(len(paced.errors)), "0", not paced.errors),
+            ("paced: next latency p50 / p95 / p99 (ms)", f"{pct(paced.next_ms, 50):.1f} / "
+             f"{pct(paced.next_ms, 95):.1f} / {pct(paced.next_ms, 99):.1f}", f"p95 < {NEXT_P95_MS:.0f}",
+             pct(paced.next_ms, 95) < NEXT_P95_MS),
+            ("paced: judge latency p50 / p95 (ms)", f"{pct(paced.judge_ms, 50):.1f} / {pct(paced.judge_ms, 95):.1f}",
              "-", True),
-            ("load: judgments per second (one SQLite writer)", f"{rate:.0f}", "-", True),
-            ("load: acknowledged missing / duplicated / >2 per item", f"{led['missing'] + led['wrong_item']} / "
+            ("saturated: annotators × judgments (no pause)", f"{n_ann} × {n_judge}: {len(one.acks):,} in "
+             f"{one.seconds:.1f} s", f"{n_ann * n_judge:,}", len(one.acks) == n_ann * n_judge),
+            ("saturated: errors", str(len(one.errors)), "0", not one.errors),
+            ("saturated: judgments per second (one SQLite writer)", f"{rate:.0f}", "-", True),
+            ("saturated: next / judge latency p95 (ms)", f"{pct(one.next_ms, 95):.1f} / {pct(one.judge_ms, 95):.1f}",
+             "-", True),
+            ("both: acknowledged missing / duplicated / >2 per item", f"{led['missing'] + led['wrong_item']} / "
              f"{led['duplicated']} / {led['over_two']}", "0 / 0 / 0",
              led["missing"] + led["wrong_item"] + led["duplicated"] + led["over_two"] == 0),
         ]
-        for e in one.errors[:5]:
+        for e in (paced.errors + one.errors)[:5]:
             print("  ", e)
 
         before = len(stored(db))
         two = asyncio.run(load(base, people, n_judge, mode.phase_s, server, mode.kill_after_s))
         killed_rc = server.proc.returncode if server.proc else None
         timing["restart_s"] = server.start()
-        led = ledger(db, one.acks + two.acks)
+        led = ledger(db, paced.acks + one.acks + two.acks)
         after = asyncio.run(load(base, people, 5, mode.phase_s))
-        led_after = ledger(db, one.acks + two.acks + after.acks)
+        led_after = ledger(db, paced.acks + one.acks + two.acks + after.acks)
         checks += [
             ("kill -9 during load: acknowledged before the kill", f"{len(two.acks):,} (+{before:,} earlier), "
              f"{two.cut} requests cut, exit {killed_rc}", "> 0, killed", len(two.acks) > 0 and killed_rc == -9),
