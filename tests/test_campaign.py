@@ -151,6 +151,9 @@ def test_refusals(camp):
     r = camp.judge("ana", 1, "y", source="https://blog.example.com/x")
     assert r.status_code == 200 and "verified" in r.json()["hint"]
     assert camp.judge("ana", 1, "n").status_code == 409  # already judged by ana
+    r = camp.client.post(f"/api/{camp.tokens['bo']}/judge", content=b"{" + b" " * 30_000 + b"}",
+                         headers={"X-CSRF-Token": camp.csrf("bo"), "Content-Type": "application/json"})
+    assert r.status_code == 400 and "20 kB" in r.json()["error"]
     for body in ([1], "x", {"item": "1", "label": "y"}):
         r = camp.client.post(f"/api/{camp.tokens['bo']}/judge", json=body, headers={"X-CSRF-Token": camp.csrf("bo")})
         assert r.status_code == 400 and list(r.json()) == ["error"]

@@ -2,8 +2,8 @@
 
 The comparisons file (CSV) has one row per comparison and item bearing on it: ``a, b, metric, base, lo, hi,
 item, c1, c0`` (``item`` the sheet's item; ``base``, ``lo``, ``hi`` repeated on each row of a comparison), the
-terms of :mod:`kgeval.campaign.live`; :func:`kgeval.campaign.comparisons.comparison_table` writes it from a
-sampling plan.
+terms of :mod:`kgeval.campaign.live`; :func:`kgeval.campaign.comparisons.plan_comparisons` computes the same
+terms from a sampling plan and the study's runs.
 """
 
 from __future__ import annotations

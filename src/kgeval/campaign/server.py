@@ -84,6 +84,9 @@ def create_app(db: str | Path):
                 try:
                     body = None
                     if write:
+                        length = request.headers.get("content-length") or "0"
+                        if not length.isdigit() or int(length) > 20_000:
+                            raise ProtocolError(400, "request body over 20 kB")
                         raw = await request.body()
                         if len(raw) > 20_000:
                             raise ProtocolError(400, "request body over 20 kB")

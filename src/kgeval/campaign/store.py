@@ -144,7 +144,7 @@ def create(path: str | Path, items: list[dict], meta: dict[str, str]) -> None:
         conn.close()
         os.replace(tmp, path)
     except BaseException:
-        for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+        for p in (tmp, Path(f"{tmp}-journal"), Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
             p.unlink(missing_ok=True)
         raise
 

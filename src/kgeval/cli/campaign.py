@@ -36,7 +36,8 @@ def _create(p):
     p.add_argument("--sheet", required=True, help="sampling_plan.tsv, next_judgments.tsv or any annotation sheet")
     p.add_argument("--plan-items", default=None, help="the plan's sidecar sampling_plan.csv (audit flags, π)")
     p.add_argument("--comparisons", default=None,
-                   help="the comparisons the items decide, as `kgeval campaign comparisons` writes them (CSV)")
+                   help="the comparisons the items decide: a CSV a,b,metric,base,lo,hi,item,c1,c0, one row per "
+                        "comparison and item bearing on it (instead of --scores)")
     p.add_argument("--title", default=None, help="the campaign's name on its pages (default: the sheet's batch)")
     p.add_argument("--scores", default=None, help="with --plan-items: the folder of the study's score dumps (one "
                                                   "subfolder per system) the plan was made from, for the live "
