@@ -17,17 +17,14 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from kgeval.data.kg import KnowledgeGraph
-from kgeval.data.questions import load_questions
 from kgeval.data.testsets import TestSet
 from kgeval.sampling.figure import coverage_figure
 from kgeval.sampling.plan import make_plan
 from kgeval.sampling.problem import Problem
+from kgeval.sampling.reference import reference_universe
 from kgeval.sampling.simulation import sequence_errors, simulate
-from kgeval.sampling.universe import build
-from kgeval.scores.ranking import judged_entities
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,14 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def universe():
     kg = KnowledgeGraph.load(ROOT / "resources/datasets/FB15k-237/kg.npz")
     ts = TestSet.load(ROOT / "resources/testsets/FB-Test-S-C.tsv", kg)
-    qs = load_questions(ROOT / "resources/testsets/FB-Test-S-C.questions.tsv", kg)
-    runs = pd.read_parquet(ROOT / "reference/default/runs/FB-Test-S-C/top10.parquet")
-    systems = sorted(runs["System"].astype(str).unique())
-    entity = np.full((len(systems), len(qs.qid), 10), -1, np.int64)
-    s = runs["System"].astype(str).map({n: i for i, n in enumerate(systems)}).to_numpy()
-    q = runs["qid"].astype(str).map({n: i for i, n in enumerate(qs.qid)}).to_numpy()
-    entity[s, q, runs["rank"].to_numpy() - 1] = runs["entity"].to_numpy()
-    return build(systems, entity, judged_entities(ts, qs), qs, kg, 10, 10)
+    return reference_universe(kg, ts, ROOT / "resources/testsets/FB-Test-S-C.questions.tsv",
+                              ROOT / "reference/default/runs/FB-Test-S-C/top10.parquet")
 
 
 def main() -> None:

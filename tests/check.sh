@@ -2,7 +2,8 @@
 # The project's test command (README.md). In order:
 #   1. static checks and unit tests: ruff, pytest (two workers), the documentation (mkdocs build --strict),
 #      snakemake --lint, snakefmt --check; with a data mirror, the wheel installed outside the checkout
-#      (tests/wheel_check.py);
+#      (tests/wheel_check.py) and the judging campaign's load and kill -9 checks (benchmarks/campaign_load.py
+#      --quick);
 #   2. dry runs of the default and the smoke configuration;
 #   3. the whole workflow on the tiny synthetic configuration, and its HTML report;
 #   then side by side, two at a time (4 beside 5 and then 6):
@@ -78,6 +79,10 @@ if [ -n "${KGEVAL_MIRROR:-}" ]; then
   # 42-72 s on a 2-core machine: its own part, not a pytest test (issue 44)
   part "wheel: build, install in a fresh venv, README example and kgeval evaluate outside the checkout"
   python tests/wheel_check.py
+  part "campaign load and kill -9 (benchmarks/campaign_load.py --quick)"
+  CAMPAIGN_OUT="$(mktemp -d "${TMPDIR:-/tmp}/kgeval-campaign.XXXXXX")"
+  timeout 300 python benchmarks/campaign_load.py "$CAMPAIGN_OUT" --quick
+  rm -rf "$CAMPAIGN_OUT"
 else
   echo "== wheel check: skipped (no KGEVAL_MIRROR)"
 fi

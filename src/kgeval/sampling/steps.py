@@ -21,7 +21,7 @@ from .figure import coverage_figure, pair_budgets
 from .plan import make_plan
 from .problem import Problem
 from .simulation import sequence_errors, simulate
-from .universe import from_dumps
+from .universe import Universe, from_dumps
 from .weights import pairs
 
 log = logging.getLogger(__name__)
@@ -47,7 +47,17 @@ def plan_step(dumps: dict[str, str], kg_path: str, templates: str, out_sheet: st
     row per sampled (question, entity) — its sheet ``item``, ``order``, π, p and audit flag — and per pair the
     expected Δ and the budget it needs."""
     kg = KnowledgeGraph.load(kg_path)
-    u = from_dumps(dumps, kg, k, max_depth)
+    plan_universe(from_dumps(dumps, kg, k, max_depth), kg, templates, out_sheet, out_items, out_pairs, rbp_p,
+                  metric, budget, design, floor_share, level, max_budget, against, prior, mc_draws, seed, testset)
+
+
+def plan_universe(u: Universe, kg: KnowledgeGraph, templates: str, out_sheet: str, out_items: str, out_pairs: str,
+                  rbp_p: float = 0.8, metric: str = "P", budget: int | None = None, design: str = "optimal",
+                  floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000,
+                  against: str | None = None, prior: str = "logistic", mc_draws: int = 64, seed: int = 0,
+                  testset: str = "") -> None:
+    """:func:`plan_step` on a universe already built (from score dumps, or from a reference pack's lists:
+    :func:`kgeval.sampling.reference.reference_universe`)."""
     p = u.pooled_prior(prior)
     pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[metric], rbp_p, mc_draws, seed)
     cols = _pair_columns(u.systems, against)
