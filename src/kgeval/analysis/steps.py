@@ -252,7 +252,8 @@ def families_step(original: dict, complete: dict, second: dict | None, out_dir: 
             mat = families.sensitivity_matrix(sens, wt, axis)
             if not mat.empty:
                 figures.heatmap(mat, out / f"umf_sensitivity_{wt}_{axis}.png", out / f"umf_sensitivity_{wt}_{axis}.pdf",
-                                f"{orig.name}: τ to the next {axis} ({wt} entity weights)", "p", "α")
+                                f"{orig.name}: τ to the next {axis} ({wt} entity weights)", "p", "α",
+                                marks=families.UMF_MARKS, note=families.UMF_NOTE)
 
 
 def reanalyze_tables(folder: str | Path, out: str | Path, names: dict[str, str] | None = None,
