@@ -13,7 +13,14 @@ from ..data.kg import KnowledgeGraph
 from ..io import write_csv, write_table
 from ..metrics.umf_properties import expected_transform, fotr, limit_expectation, size_invariant_alpha
 from . import metric_figures
-from .case_study import CASE_METRICS, case_study_rows, holder_aggregations, null_moments, size_trend
+from .case_study import (
+    CASE_METRICS,
+    case_study_rows,
+    filtered_candidates,
+    holder_aggregations,
+    null_moments,
+    size_trend,
+)
 from .long_tail import districts, training_frequency
 
 log = logging.getLogger(__name__)
@@ -48,13 +55,17 @@ def case_study_step(small: dict[str, dict], large: dict[str, dict], models: list
         kg = KnowledgeGraph.load(files["kg"])
         moments.append(null_moments(kg))
         ev = pd.read_csv(files["evaluation"]).set_index("System")
-        pa = pd.read_parquet(files["per_answer"], columns=["System", "rank", "num_candidates"])
+        pa = pd.read_parquet(files["per_answer"])
+        # a reference pack's per-answer table keeps only the headline metrics: the rank is 1/MRR there
+        ranks = pa["rank"] if "rank" in pa else 1.0 / pa["micro_mrr"]
+        # chance level of the aggregations: every filtered task of the split (random draws need N only)
+        cands = filtered_candidates(kg, "test")["num_candidates"]
         for model in models:
             if model not in ev.index:
                 continue
             rows += case_study_rows(kg.name, kg.num_entities, model, evaluation_row=ev.loc[model])
-            r = pa[pa["System"] == model]
-            aggs += holder_aggregations(kg.name, model, r["rank"], r["num_candidates"], seed=seed)
+            aggs += holder_aggregations(kg.name, model, ranks[(pa["System"] == model).to_numpy()], cands,
+                                        seed=seed)
     table = pd.DataFrame(rows)
     out = Path(out_dir)
     write_csv(table, out / "hoyt_case_study.csv")
