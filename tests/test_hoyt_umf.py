@@ -207,3 +207,23 @@ def test_heatmap_caption_matches_the_colormap():
     caption = (ROOT / "workflow" / "report" / "umf_heatmap.rst").read_text()
     assert "blue cells (τ near +1)" in caption.lower() or "blue cells (τ near +1)" in caption
     assert "Red cells (τ near 1)" not in caption
+
+
+# ---- the findings row ------------------------------------------------------------------------------------------
+def test_claim_12_hoyt_size_trend():
+    from kgeval.analysis import findings as F
+
+    claim = next(c for c in F.CLAIMS if c.claim.startswith("12. "))
+    names = {"original": "O", "sample": "S", "complete": "SC"}
+
+    def verdict(mrr, amrr, zmrr):
+        t = pd.DataFrame({"metric": ["mrr", "amrr", "zmrr"], "tau_mean": [mrr, amrr, zmrr], "models": [4] * 3})
+        return F.findings(F.Outputs(names, hoyt_size_trend=t), [claim]).iloc[0]
+
+    r = verdict(-0.5, -0.4167, 0.6667)
+    assert r["ours"] == "τ MRR −0.50, AMRR −0.42, ZMRR 0.67 (4 models, 4 datasets)".replace("−", "-") \
+        and r["holds"] == "partly"
+    assert verdict(-0.5, 0.0, 0.5)["holds"] == "yes"
+    assert verdict(-0.5, -0.5, -0.5)["holds"] == "no"
+    assert verdict(0.2, 0.0, 0.5)["holds"] == "no"
+    assert F.findings(F.Outputs(names), [claim]).iloc[0]["holds"] == "not measured"

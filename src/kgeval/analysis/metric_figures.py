@@ -74,12 +74,14 @@ def size_invariance(table: pd.DataFrame, png, pdf) -> None:
 def long_tail(table: pd.DataFrame, png, pdf) -> None:
     """Mean class MRR per district of equal class count (district 1: most frequent classes), per model."""
     fig, ax = plt.subplots(figsize=(6.5, 3.8), layout="constrained")
-    for model, g in table.groupby("model", sort=False, observed=True):
-        ax.plot(g["district"], g["mean_mrr"], marker="o", label=str(model))
+    for i, (model, g) in enumerate(table.groupby("model", sort=False, observed=True)):
+        # the colour cycle has 10 colours: later models dashed, with another marker
+        ax.plot(g["district"], g["mean_mrr"], marker="o" if i < 10 else "s", ls="-" if i < 10 else "--",
+                label=str(model))
     d = table.drop_duplicates("district").sort_values("district")
     ax.set_xticks(d["district"], [f"{i}\n{lo}–{hi}" for i, lo, hi in
                                   zip(d["district"], d["min_frequency"], d["max_frequency"])])
-    ax.set_xlabel("district (training triples per entity: range of its first model's classes)")
+    ax.set_xlabel("district (range of training triples of its classes)")
     ax.set_ylabel("mean MRR of the district's classes")
     ax.set_title("Long tail: MRR by answer-entity frequency district", loc="left")
     ax.legend(ncol=2, fontsize=7)
