@@ -227,3 +227,58 @@ def test_claim_12_hoyt_size_trend():
     assert verdict(-0.5, -0.5, -0.5)["holds"] == "no"
     assert verdict(0.2, 0.0, 0.5)["holds"] == "no"
     assert F.findings(F.Outputs(names), [claim]).iloc[0]["holds"] == "not measured"
+
+
+# ---- the steps, end to end on a tiny graph ---------------------------------------------------------------------
+def _random_graph(n_ent=30, n_rel=3, n=200, seed=0) -> KnowledgeGraph:
+    rng = np.random.default_rng(seed)
+    t = np.unique(np.stack([rng.integers(0, n_ent, n), rng.integers(0, n_rel, n), rng.integers(0, n_ent, n)], 1),
+                  axis=0)
+    t = t[rng.permutation(len(t))]
+    k = len(t) // 10
+    return KnowledgeGraph("g", [f"e{i}" for i in range(n_ent)], [f"r{i}" for i in range(n_rel)],
+                          {"train": t[2 * k:], "valid": t[:k], "test": t[k:2 * k]})
+
+
+def test_case_study_and_umf_steps_write_every_output(tmp_path):
+    from kgeval.analysis.metric_steps import case_study_step, umf_properties_step
+
+    kg = _random_graph()
+    kg.save(tmp_path / "kg.npz")
+    rng = np.random.default_rng(1)
+    ranks = {}
+    for model in ("A", "B"):
+        r = split_ranks(_FixedScores(rng.random((30, 3, 30))), kg, "test")
+        ranks[model] = str(tmp_path / f"{model}.parquet")
+        r.to_parquet(ranks[model])
+    # the "large" dataset: the same graph read through an evaluation table and a per-answer table
+    r = pd.read_parquet(ranks["A"])
+    rows = case_study_rows("g", kg.num_entities, "A", r["rank"], r["num_candidates"])
+    pd.DataFrame([{"System": "A", **{f"micro_{x['metric']}": x["value"] for x in rows}}]).to_csv(
+        tmp_path / "evaluation.csv", index=False)
+    pd.DataFrame({"System": "A", "rank": r["rank"], "num_candidates": r["num_candidates"],
+                  "entity": np.where(r["side"] == "head", r["head"], r["tail"]),
+                  "micro_mrr": 1.0 / r["rank"]}).to_parquet(tmp_path / "per_answer.parquet")
+    out, tables = tmp_path / "analysis", tmp_path / "tables"
+    case_study_step({"small": {"kg": str(tmp_path / "kg.npz"), "ranks": ranks}},
+                    {"T": {"kg": str(tmp_path / "kg.npz"), "evaluation": str(tmp_path / "evaluation.csv"),
+                           "per_answer": str(tmp_path / "per_answer.parquet")}}, ["A", "B"], str(out), str(tables))
+    wide = pd.read_csv(tables / "hoyt_case_study.csv")
+    assert len(wide) == 3  # A and B on the small graph, A (evaluation.csv) on the large one
+    small_a = wide[(wide["dataset"] == "small") & (wide["model"] == "A")].iloc[0]
+    large_a = wide[(wide["dataset"] == "g") & (wide["model"] == "A")].iloc[0]
+    assert small_a.drop(["dataset"]).equals(large_a.drop(["dataset"]))  # both routes agree
+    aggs = pd.read_csv(tables / "hoyt_aggregations.csv")
+    arith = aggs[(aggs["model"] == "A") & (aggs["aggregation"] == "arithmetic")]["value"].to_numpy()
+    assert arith == pytest.approx([small_a["mr"]] * 2)
+    assert len(pd.read_csv(tables / "null_moments.csv")) == 2 * 2 * 3 * 5  # 2 graphs, splits, sides, metrics
+    for name in ("hoyt_case_study.png", "hoyt_case_study.pdf"):
+        assert (out / name).stat().st_size > 0
+
+    umf_properties_step(str(tmp_path / "per_answer.parquet"), str(tmp_path / "kg.npz"), str(out), str(tables),
+                        num_districts=3)
+    tail = pd.read_csv(tables / "umf_long_tail.csv")
+    assert tail["classes"].sum() == pd.read_parquet(tmp_path / "per_answer.parquet")["entity"].nunique()
+    size = pd.read_csv(tables / "umf_size_invariance.csv")
+    assert np.allclose(size.loc[size["alpha"] == 1.0, "expectation"], 0.5)
+    assert (out / "umf_fotr.png").exists() and (out / "umf_size_invariance.png").exists()
