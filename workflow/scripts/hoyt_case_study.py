@@ -1,4 +1,4 @@
-from kgeval.analysis.metric_steps import case_study_step
+from kgeval.analysis.steps import case_study_step
 from kgeval.workflow import run_step
 
 run_step(

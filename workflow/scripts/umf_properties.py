@@ -1,4 +1,4 @@
-from kgeval.analysis.metric_steps import umf_properties_step
+from kgeval.analysis.steps import umf_properties_step
 from kgeval.workflow import run_step
 
 run_step(

@@ -14,6 +14,7 @@ from ..io import write_csv, write_table
 from ..metrics.registry import REGISTRY
 from . import figures, study
 from .items import ItemTable, macro_items, micro_items
+from .metric_steps import case_study_step, umf_properties_step  # noqa: F401  (the scripts import steps from here)
 from .resampling import DEFAULT_SIZES
 from .selections import (
     FAMILIES_DEPTH,
