@@ -282,3 +282,24 @@ def test_case_study_and_umf_steps_write_every_output(tmp_path):
     size = pd.read_csv(tables / "umf_size_invariance.csv")
     assert np.allclose(size.loc[size["alpha"] == 1.0, "expectation"], 0.5)
     assert (out / "umf_fotr.png").exists() and (out / "umf_size_invariance.png").exists()
+
+
+# ---- configuration ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("change, message", [
+    ({"datasets": ["Atlantis"]}, "config key hoyt/datasets: unknown dataset 'Atlantis'"),
+    ({"test_sets": ["FB-Test-S"]}, "config key hoyt/test_sets: 'FB-Test-S' is a sample test set"),
+    ({"test_sets": ["nope"]}, "config key hoyt/test_sets: unknown test set 'nope'"),
+    ({"models": ["TransE", "PairRE"]}, "config key hoyt/models: 'PairRE' is not a model trained by this run"),
+])
+def test_bad_hoyt_config_is_one_line_naming_the_key(change, message):
+    import yaml
+
+    from kgeval.config.references import check_hoyt
+    from kgeval.errors import ConfigError
+
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    check_hoyt(config)  # the default is valid
+    config["hoyt"] = {**config["hoyt"], **change}
+    with pytest.raises(ConfigError) as exc:
+        check_hoyt(config)
+    assert str(exc.value).startswith(message) and "\n" not in str(exc.value)
