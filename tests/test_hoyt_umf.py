@@ -119,6 +119,9 @@ def test_null_moments_closed_forms_monte_carlo_and_pykeen():
     mrr = (1.0 / draws).mean(1)
     assert abs(mrr.mean() - t.loc[("test", "both", "mrr"), "expectation"]) < 4 * mrr.std() / np.sqrt(len(mrr))
     assert mrr.var() == pytest.approx(t.loc[("test", "both", "mrr"), "variance"], rel=0.02)
+    gmr = np.exp(np.log(draws).mean(1))
+    assert abs(gmr.mean() - t.loc[("test", "both", "gmr"), "expectation"]) < 4 * gmr.std() / np.sqrt(len(gmr))
+    assert gmr.var() == pytest.approx(t.loc[("test", "both", "gmr"), "variance"], rel=0.02)
     # the adjusted MR index has expectation 0 under uniform ranks
     amri = AdjustedMeanRankIndex()
     vals = np.array([amri(d, N) for d in draws[:20_000]])
@@ -271,7 +274,7 @@ def test_case_study_and_umf_steps_write_every_output(tmp_path):
     aggs = pd.read_csv(tables / "hoyt_aggregations.csv")
     arith = aggs[(aggs["model"] == "A") & (aggs["aggregation"] == "arithmetic")]["value"].to_numpy()
     assert arith == pytest.approx([small_a["mr"]] * 2)
-    assert len(pd.read_csv(tables / "null_moments.csv")) == 2 * 2 * 3 * 5  # 2 graphs, splits, sides, metrics
+    assert len(pd.read_csv(tables / "null_moments.csv")) == 2 * 2 * 3 * 7  # 2 graphs, splits, sides, metrics
     for name in ("hoyt_case_study.png", "hoyt_case_study.pdf"):
         assert (out / name).stat().st_size > 0
 

@@ -7,7 +7,7 @@ aggregations (``shared/papers/unified-rank-based-metrics.txt``).
   ``evaluation.csv`` (the ``micro_*`` columns, the same filtered per-answer ranks) for the large ones.
   ``size_trend`` gives, per metric, the mean over models of Kendall's τ between the number of entities and
   the metric: a metric comparable across datasets should not follow the size.
-* **Null moments**: E and Var of MR, MRR and Hits@k of a split under r_i ~ U{1…N_i}, per side and both sides,
+* **Null moments**: E and Var of MR, MRR, Hits@k, GMR and IGMR of a split under r_i ~ U{1…N_i}, per side and both sides,
   from the closed forms of :mod:`kgeval.metrics.rank_based` with the filtered N_i of every task
   (``filtered_candidates``).
 * **Table 3's aggregations**: the generalised (Hölder) power means M_p of the ranks for p = −∞ (min), −1
@@ -31,7 +31,13 @@ from ..metrics.adjusted import (
     ZMeanReciprocalRank,
 )
 from ..metrics.kendall import tau_b
-from ..metrics.rank_based import HitsAtK, MeanRank, MeanReciprocalRank
+from ..metrics.rank_based import (
+    GeometricMeanRank,
+    HitsAtK,
+    InverseGeometricMeanRank,
+    MeanRank,
+    MeanReciprocalRank,
+)
 
 # (column key, base metric, family) of Figure 1; AMR is in the table, the figure draws the adjusted index
 CASE_METRICS: list[tuple[str, str, str]] = [
@@ -97,8 +103,10 @@ def filtered_candidates(kg: KnowledgeGraph, split: str) -> pd.DataFrame:
 
 
 def null_moments(kg: KnowledgeGraph, splits=("valid", "test"), ks=(1, 3, 10)) -> pd.DataFrame:
-    """E and Var of MR, MRR and Hits@k per split and side (head, tail, both) under uniformly random ranks."""
-    metrics = [("mr", MeanRank()), ("mrr", MeanReciprocalRank())] + [(f"hits@{k}", HitsAtK(k)) for k in ks]
+    """E and Var of MR, MRR, Hits@k, GMR and IGMR per split and side (head, tail, both) under uniformly random
+    ranks (the metrics with a closed form: IMR and HMR have none)."""
+    metrics = ([("mr", MeanRank()), ("mrr", MeanReciprocalRank())] + [(f"hits@{k}", HitsAtK(k)) for k in ks]
+               + [("gmr", GeometricMeanRank()), ("igmr", InverseGeometricMeanRank())])
     rows = []
     for split in splits:
         cands = filtered_candidates(kg, split)
