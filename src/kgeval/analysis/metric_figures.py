@@ -53,8 +53,8 @@ def fotr(table: pd.DataFrame, png, pdf) -> None:
     ax.set_title("Focus-on-top rate (smaller: more focus on the top ranks)", loc="left")
     for a, name in ((-1.0, "MRR"), (1.0, "MR")):
         ax.axvline(a, color="0.6", lw=0.8, ls="--")
-        ax.text(a, 1.02, name, ha="center", va="bottom", transform=ax.get_xaxis_transform())
-    ax.legend()
+        ax.text(a, 0.5, f" {name}", ha="left", va="center", rotation=90, transform=ax.get_xaxis_transform())
+    ax.legend(loc="upper left")
     save(fig, png, pdf)
 
 
@@ -67,7 +67,7 @@ def size_invariance(table: pd.DataFrame, png, pdf) -> None:
     ax.set_xlabel("number of candidates N")
     ax.set_ylabel("E[f_α(r)], r ~ U{1…N}")
     ax.set_title("Size invariance: only α = 1 keeps E[f] fixed (1/2)", loc="left")
-    ax.legend(ncol=2)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     save(fig, png, pdf)
 
 
