@@ -306,3 +306,26 @@ def test_bad_hoyt_config_is_one_line_naming_the_key(change, message):
     with pytest.raises(ConfigError) as exc:
         check_hoyt(config)
     assert str(exc.value).startswith(message) and "\n" not in str(exc.value)
+
+
+def test_heatmap_marks_sit_where_their_metrics_are():
+    from kgeval.analysis.families import UMF_MARKS
+    from kgeval.metrics.rank_based import GeometricMeanRank, HarmonicMeanRank, MeanRank, MeanReciprocalRank
+    from kgeval.metrics.umf import DEFAULT_ALPHAS, DEFAULT_PS, UnifiedMetric
+
+    ranks = np.array([1.0, 2.0, 7.0, 30.0, 3.0])
+    N = np.full(5, 50.0)
+    by_label = {"MRR": MeanReciprocalRank(), "MR": MeanRank(), "GMR": GeometricMeanRank(), "HMR": HarmonicMeanRank()}
+    assert {label for _, _, label in UMF_MARKS} == set(by_label)
+    for alpha, p, label in UMF_MARKS:
+        assert alpha in DEFAULT_ALPHAS and p in DEFAULT_PS  # on the heat maps' grid
+        umf = UnifiedMetric(alpha=alpha, p=p, weighting="frequency", rescale=False)
+        assert umf(ranks, N) == pytest.approx(by_label[label](ranks, N), rel=1e-12)
+
+
+def test_split_ranks_candidates_match_the_null_table():
+    kg = tiny_kg()
+    out = split_ranks(_FixedScores(np.zeros((5, 2, 5))), kg, "test")
+    assert out["num_candidates"].tolist() == filtered_candidates(kg, "test")["num_candidates"].tolist()
+    # all scores tied: the realistic rank is the middle of the candidates
+    assert np.allclose(out["rank"], (out["num_candidates"] + 1) / 2)
