@@ -57,6 +57,7 @@ include: "workflow/rules/metrics.smk"
 include: "workflow/rules/bounds.smk"
 include: "workflow/rules/sampling.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/hoyt.smk"
 include: "workflow/rules/kp.smk"
 include: "workflow/rules/tables.smk"
 

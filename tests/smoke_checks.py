@@ -98,6 +98,13 @@ def main() -> int:
         p = root / path
         check(p.is_file() and p.stat().st_size > 0, f"{path} written")
 
+    # Hoyt et al.'s case study (Nations ranked here beside FB-Test-O and WN18RR) and the UMF properties
+    case = pd.read_csv(root / "results/tables/hoyt_case_study.csv")
+    check(set(case["dataset"]) == {"Nations", "FB15k-237", "WN18RR"},
+          f"hoyt case study: datasets {sorted(set(case['dataset']))}")
+    size = pd.read_csv(root / "results/analysis/umf_size_invariance.csv")
+    check(bool(np.allclose(size.loc[size["alpha"] == 1.0, "expectation"], 0.5)), "size invariance: E[f_1] = 1/2")
+
     # the bounds stage on the real published judgments: every bound holds today's value, and the simulation
     # decides what all published labels decide under every strategy
     b = root / "results/bounds/FB-Test-S-C"

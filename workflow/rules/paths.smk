@@ -87,3 +87,9 @@ TRAIN_BENCHMARK = "logs/benchmarks/train_model/{dataset}/{model}/seed{seed}.tsv"
 # sampling
 SAMPLING_PLAN = "results/sampling/{testset}/sampling_plan.tsv"
 SAMPLING_COVERAGE = "results/sampling/{testset}/sampling_coverage.png"
+
+# Hoyt et al.'s case study and the unified metric framework's properties
+HOYT_RANKS = "results/hoyt/{dataset}/{model}.ranks.parquet"
+HOYT_TABLE = "results/tables/hoyt_case_study.csv"
+HOYT_SIZE_TREND = "results/tables/hoyt_size_trend.csv"
+UMF_LONG_TAIL = "results/tables/umf_long_tail.csv"

@@ -8,7 +8,7 @@ include: "helpers/tables.smk"
 
 rule model_quality:
     input:
-        infos=expand(MODEL_INFO, dataset=DATASETS, model=SYSTEMS),
+        infos=expand(MODEL_INFO, dataset=TESTED_DATASETS, model=SYSTEMS),
         # every seed's checkpoint: its training job, and so its benchmark file, is complete
         seed_models=get_all_seed_models(),
         evaluations=list(get_full_evaluations().values()),

@@ -25,6 +25,7 @@ ALMOST_AS_STABLE = 0.05   # Figure 7(c): micro mean τ within this of macro's
 MR_FACTOR = 2.0           # claim 10: mean rank "≈" within this factor
 KP_STRONG = 0.7           # claim 11: "correlates": Pearson at least this
 KP_SMALL_SHARE = 0.1      # claim 11b: "a small fraction": KP at most this share of the ranking's time
+SIZE_TAU = 0.3            # claim 12: a metric "follows the dataset size" when |τ(size, metric)| exceeds this
 
 MICRO, MACRO = MICRO_STUDY, MACRO_STUDY
 
@@ -52,6 +53,7 @@ class Outputs:
     kp_early_stopping: pd.DataFrame | None = None
     bounds_tau: pd.DataFrame | None = None  # results/bounds/<complete>/tau.csv
     bounds_counts: pd.DataFrame | None = None  # results/bounds/<complete>/judgments_to_decide.csv
+    hoyt_size_trend: pd.DataFrame | None = None  # results/tables/hoyt_size_trend.csv
 
     def need(self, name: str) -> Any:
         value = getattr(self, name)

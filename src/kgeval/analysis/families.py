@@ -72,6 +72,15 @@ def umf_grid(per_answer: pd.DataFrame, num_entities: int, alphas=DEFAULT_ALPHAS,
     return grid, ranking_sensitivity(grid)
 
 
+# where the usual metrics sit on the α × p grid (kgeval.metrics.umf; shared/specs/metric-families.md): MRR is
+# α = −1, p = 1; the MR family is α = 1 with p = 1 (MR), 0 (GMR), −1 (HMR); the Hits-like step transforms are
+# the limit α → −∞, off the grid beyond its smallest α
+UMF_MARKS = [(-1.0, 1.0, "MRR"), (1.0, 1.0, "MR"), (1.0, 0.0, "GMR"), (1.0, -1.0, "HMR")]
+UMF_NOTE = ("Outlined: MRR (α = −1, p = 1), MR (α = 1, p = 1), GMR (p = 0), HMR (p = −1); micro with frequency "
+            "weights, macro by entity with uniform ones.\nHits@k-like metrics are the limit α → −∞, above the "
+            "top row. Colour: RdBu, τ = +1 blue (same ranking), 0 white, −1 red (reversed).")
+
+
 def sensitivity_matrix(sens: pd.DataFrame, weighting: str, axis: str) -> pd.DataFrame:
     """τ to the neighbouring grid point along ``axis`` as an α × p matrix (for a heat map)."""
     sub = sens[(sens["weighting"] == weighting) & (sens["axis"] == axis)]

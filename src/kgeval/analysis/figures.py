@@ -166,9 +166,20 @@ def figure8(pvalues: pd.DataFrame, png, pdf, alpha: float = 0.05, tests: Iterabl
     save(fig, png, pdf)
 
 
-def heatmap(matrix: pd.DataFrame, png, pdf, title: str, xlabel: str, ylabel: str, vmin=-1.0, vmax=1.0) -> None:
+def heatmap(matrix: pd.DataFrame, png, pdf, title: str, xlabel: str, ylabel: str, vmin=-1.0, vmax=1.0,
+            marks: Iterable[tuple[float, float, str]] = (), note: str | None = None) -> None:
+    """τ as colour (matplotlib's RdBu: −1 red, 0 white, +1 blue); ``marks`` (row value, column value, label)
+    outline the cells where named metrics sit, ``note`` is printed under the plot."""
     fig, ax = plt.subplots(figsize=(0.45 * matrix.shape[1] + 2, 0.35 * matrix.shape[0] + 1.5))
     im = ax.imshow(matrix.to_numpy(dtype=float), vmin=vmin, vmax=vmax, cmap="RdBu", aspect="auto")
+    rows, cols = [float(i) for i in matrix.index], [float(c) for c in matrix.columns]
+    for r, c, text in marks:
+        if float(r) in rows and float(c) in cols:
+            i, j = rows.index(float(r)), cols.index(float(c))
+            ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", lw=1.5))
+            ax.text(j, i, text, ha="center", va="center", fontsize=6, color="black")
+    if note:
+        fig.text(0.01, -0.02, note, ha="left", va="top", fontsize=7)
     ax.set_xticks(range(matrix.shape[1]), [str(c) for c in matrix.columns], rotation=90)
     ax.set_yticks(range(matrix.shape[0]), [str(i) for i in matrix.index])
     ax.set_xlabel(xlabel)

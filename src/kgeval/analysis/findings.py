@@ -25,6 +25,7 @@ from .claims import (
     NA,
     NO,
     PARTLY,
+    SIZE_TAU,
     STABLE_TAU,
     STRONG_TAU,
     TABLE4_LIMIT,
@@ -305,6 +306,22 @@ def _h11c(v: dict[str, float]) -> str:
     return PARTLY if v["median"] > 0.3 else NO
 
 
+# ---- 12. Hoyt et al. Figure 1: which metrics compare across datasets ----------------------------------------
+def _m12(o: Outputs) -> dict[str, float]:
+    trend = o.need("hoyt_size_trend").set_index("metric")
+    missing = [k for k in ("mrr", "amrr", "zmrr") if k not in trend.index]
+    if missing:
+        raise Missing(f"size trend of {', '.join(missing)}")
+    return {"mrr": float(trend.at["mrr", "tau_mean"]), "amrr": float(trend.at["amrr", "tau_mean"]),
+            "zmrr": float(trend.at["zmrr", "tau_mean"]), "models": float(trend.at["mrr", "models"])}
+
+
+def _h12(v: dict[str, float]) -> str:
+    if v["mrr"] > -SIZE_TAU:
+        return NO  # no anti-correlation of the raw MRR to remove
+    return grade([v["amrr"] > -SIZE_TAU, v["zmrr"] > -SIZE_TAU])
+
+
 _SHORT = {"micro_mr": "MR", "micro_mrr": "MRR", "micro_hits@1": "H@1", "micro_hits@3": "H@3", "micro_hits@10": "H@10"}
 
 
@@ -387,6 +404,13 @@ CLAIMS: list[Claim] = [
           f"median Pearson over the early-stopping models; yes: ≥ {KP_STRONG}; partly: > 0.3; no: otherwise", _m11c,
           lambda v: (f"median {v['median']:.3f} ({v['lo']:.3f} to {v['hi']:.3f}; {int(v['n'])} models, "
                      f"≥ {int(v['checkpoints'])} checkpoints each)"), _h11c),
+    Claim("12. Hoyt et al. Figure 1: MRR falls as the dataset grows (Nations → FB15k-237); its adjusted index "
+          "AMRR and z-score ZMRR do not",
+          "MRR anti-correlated with size; AMRR, ZMRR not (ZMRR higher on the large graphs)",
+          f"mean over models of Kendall's τ(number of entities, metric); yes: τ(MRR) ≤ −{SIZE_TAU} and both "
+          f"τ(AMRR) and τ(ZMRR) > −{SIZE_TAU}; partly: one of the two; no: neither, or MRR does not fall", _m12,
+          lambda v: (f"τ MRR {v['mrr']:.2f}, AMRR {v['amrr']:.2f}, ZMRR {v['zmrr']:.2f} "
+                     f"({int(v['models'])} models, 4 datasets)"), _h12),
 ]
 
 

@@ -14,6 +14,7 @@ from ..io import write_csv, write_table
 from ..metrics.registry import REGISTRY
 from . import figures, study
 from .items import ItemTable, macro_items, micro_items
+from .metric_steps import case_study_step, umf_properties_step  # noqa: F401  (the scripts import steps from here)
 from .resampling import DEFAULT_SIZES
 from .selections import (
     FAMILIES_DEPTH,
@@ -252,7 +253,8 @@ def families_step(original: dict, complete: dict, second: dict | None, out_dir: 
             mat = families.sensitivity_matrix(sens, wt, axis)
             if not mat.empty:
                 figures.heatmap(mat, out / f"umf_sensitivity_{wt}_{axis}.png", out / f"umf_sensitivity_{wt}_{axis}.pdf",
-                                f"{orig.name}: τ to the next {axis} ({wt} entity weights)", "p", "α")
+                                f"{orig.name}: τ to the next {axis} ({wt} entity weights)", "p", "α",
+                                marks=families.UMF_MARKS, note=families.UMF_NOTE)
 
 
 def reanalyze_tables(folder: str | Path, out: str | Path, names: dict[str, str] | None = None,

@@ -112,6 +112,7 @@ def check_references(config: dict[str, Any], models: bool = True) -> None:
     for name in config.get("evaluation", {}).get("run_depth_by_testset", {}):
         if name not in tests:
             raise ConfigError(f"config key evaluation/run_depth_by_testset: unknown test set {name!r}")
+    check_hoyt(config)
     depth = config.get("pooling", {}).get("depth", 10)
     if depth > run_depth(config, study["sample"]):
         raise ConfigError(f"config key pooling/depth: deeper than the run depth of {study['sample']} "
@@ -122,6 +123,25 @@ def check_references(config: dict[str, Any], models: bool = True) -> None:
             raise ConfigError(f"config key evaluation/trec_export/depth: deeper than the run depth of {name}")
     if models:
         check_models(config)
+
+
+def check_hoyt(config: dict[str, Any]) -> None:
+    """The case study's datasets, test sets and models exist (key ``hoyt``): its models train on its datasets,
+    and its test sets' evaluation tables must hold the whole test split of a dataset."""
+    hoyt = config.get("hoyt", {})
+    tests = config["test_sets"]
+    for name in hoyt.get("datasets", []):
+        if name not in config["datasets"]:
+            raise ConfigError(f"config key hoyt/datasets: unknown dataset {name!r}")
+    for name in hoyt.get("test_sets", []):
+        if name not in tests:
+            raise ConfigError(f"config key hoyt/test_sets: unknown test set {name!r}")
+        if tests[name]["kind"] != "full":
+            raise ConfigError(f"config key hoyt/test_sets: {name!r} is a {tests[name]['kind']} test set; the case "
+                              "study compares whole test splits (kind full)")
+    for name in hoyt.get("models", []) if hoyt.get("datasets") else []:
+        if name not in config["models"] or config["models"][name].get("source", "train") != "train":
+            raise ConfigError(f"config key hoyt/models: {name!r} is not a model trained by this run")
 
 
 def run_depth(config: dict[str, Any], testset: str) -> int:

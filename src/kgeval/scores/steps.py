@@ -56,3 +56,21 @@ def dump_model_scores(model, kg: KnowledgeGraph, testset_path: str | Path, quest
     save_ranking(ranking, out, {"model": model_name, "test_set": testset_name, "dataset": kg.name,
                                 "dataset_fingerprint": kg.fingerprint(), **(meta or {})})
     log.info("%s on %s: %d questions, %d judged entities", model_name, testset_name, len(questions), len(judged))
+
+
+def split_ranks_step(model_path: str | Path, kg_path: str | Path, out: str | Path, split: str = "test",
+                     device: str | None = "auto") -> None:
+    """Filtered ranks of every triple of a split, both sides (:func:`kgeval.scores.split_ranks.split_ranks`),
+    as a parquet file."""
+    from ..io import atomic_path
+    from .split_ranks import split_ranks
+
+    kg = KnowledgeGraph.load(kg_path)
+    dev = resolve_device(device)
+    model = load_model(model_path, kg, device=dev)
+    model.eval()
+    ranks = split_ranks(model, kg, split)
+    with atomic_path(out) as tmp:
+        ranks.to_parquet(tmp, index=False)
+    log.info("%s on %s %s: %d ranking tasks, MRR %.4f", Path(model_path).parent.name, kg.name, split, len(ranks),
+             float((1.0 / ranks["rank"]).mean()))

@@ -6,11 +6,17 @@ from pathlib import Path
 from kgeval.config import full_testsets
 from kgeval.workflow_dag import job_graph, rule_stages
 
+# the datasets with a test set: every model trains there (a dataset only the Hoyt case study ranks trains its
+# models alone, config key hoyt)
+TESTED_DATASETS = [
+    d for d in DATASETS if any(t["dataset"] == d for t in config["test_sets"].values())
+]
+
 
 def get_full_evaluations():
     """dataset -> evaluation.csv of its full test set (None: the dataset has none)."""
     out = {}
-    for d in DATASETS:
+    for d in TESTED_DATASETS:
         full = full_testsets(config, d)
         out[d] = EVALUATION.format(testset=full[0]) if full else None
     return out
@@ -19,7 +25,7 @@ def get_full_evaluations():
 def get_all_seed_models():
     return [
         SEED_MODEL.format(dataset=d, model=m, seed=seed)
-        for d in DATASETS
+        for d in TESTED_DATASETS
         for m in TRAINED_MODELS
         for seed in model_settings(config, d, m)["seeds"]
     ]
@@ -28,7 +34,7 @@ def get_all_seed_models():
 def get_model_quality_files():
     """dataset -> model -> the selected model's info and the benchmark files of its training jobs."""
     out = {}
-    for d in DATASETS:
+    for d in TESTED_DATASETS:
         out[d] = {}
         for m in SYSTEMS:
             seeds = model_settings(config, d, m)["seeds"] if m in TRAINED_MODELS else []
@@ -63,6 +69,8 @@ def get_findings_inputs(wildcards):
     if bounded:
         out["bounds_tau"] = BOUNDS_TAU.format(testset=bounded)
         out["bounds_counts"] = BOUNDS_COUNTS.format(testset=bounded)
+    if HOYT_DATASETS or HOYT_TEST_SETS:
+        out["hoyt_size_trend"] = HOYT_SIZE_TREND
     dataset = testset_dataset(STUDY["original"])
     if dataset in KP_DATASETS:
         out["kp_correlations"] = KP_CORRELATIONS.format(dataset=dataset)
