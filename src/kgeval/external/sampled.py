@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..bounds.prior import TRANSFER_CAVEAT
 from ..data.kg import KnowledgeGraph
-from ..errors import InputError
+from ..errors import BadValueError, InputError
 from ..sampling.estimates import plan_labels
 from ..sampling.outside import OutsidePlan, outside_estimates, outside_plan, outside_universe
 from ..sampling.sheet import write_plan_sheet
@@ -47,9 +47,9 @@ def check_against(against, study: list[str], source: str = "--decide-against") -
         return list(study)
     unknown = [s for s in against if s not in study]
     if unknown:
-        raise InputError(None, None, f"{source} {unknown[0]!r}: not a study system ({', '.join(study)})")
+        raise BadValueError(source, f"{unknown[0]!r}: not a study system ({', '.join(study)})")
     if not against:
-        raise InputError(None, None, f"{source}: name at least one study system")
+        raise BadValueError(source, "name at least one study system")
     return list(dict.fromkeys(against))
 
 

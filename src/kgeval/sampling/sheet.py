@@ -18,27 +18,41 @@ from .plan import Plan
 from .universe import Universe
 
 
+def _sheet_items(triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each distinct triple's first row and every row's sheet number: a triple answers a head and a tail
+    question, so it is judged once, on the sheet once (numbered by its first place in the judging order)."""
+    _, first, inverse = np.unique(triples, axis=0, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(1, first.size + 1)
+    return first, rank[inverse.ravel()]
+
+
 def write_plan_sheet(u: Universe, kg: KnowledgeGraph, plan: Plan, templates: dict, batch: str, out_sheet,
                      out_items) -> pd.DataFrame:
     """Write the sheet and the sidecar of ``plan``; returns the sidecar's frame."""
     triples = item_triples(u.items, u.questions, plan.items)
-    # a triple answers a head and a tail question: judged once, on the sheet once (its first place in the order)
-    _, first, inverse = np.unique(triples, axis=0, return_index=True, return_inverse=True)
-    rank = np.empty(first.size, np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(1, first.size + 1)
-    sheet_item = rank[inverse.ravel()]
+    first, sheet_item = _sheet_items(triples)
     rows = [[batch, str(i), kg.entities[h], kg.relations[r], kg.entities[t], kg.display_name(h),
              kg.display_name(t), question(kg, (h, r, t), templates), "", "", ""]
             for i, (h, r, t) in enumerate(triples[np.sort(first)].tolist(), start=1)]
     _write_sheet(out_sheet, EXPORT_HEADER, rows)
-    side = pd.DataFrame({"item": sheet_item, "order": np.arange(1, plan.items.size + 1),
+    side = plan_sidecar(u, kg, plan, triples, sheet_item)
+    write_csv(side, out_items)
+    return side
+
+
+def plan_sidecar(u: Universe, kg: KnowledgeGraph, plan: Plan, triples: np.ndarray | None = None,
+                 sheet_item: np.ndarray | None = None) -> pd.DataFrame:
+    """The sidecar's frame: one row per drawn (question, entity) in judging order."""
+    if triples is None:
+        triples = item_triples(u.items, u.questions, plan.items)
+        sheet_item = _sheet_items(triples)[1]
+    return pd.DataFrame({"item": sheet_item, "order": np.arange(1, plan.items.size + 1),
                          "head_id": [kg.entities[h] for h in triples[:, 0]],
                          "relation": [kg.relations[r] for r in triples[:, 1]],
                          "tail_id": [kg.entities[t] for t in triples[:, 2]],
                          "asks": np.where(u.questions.side[u.items.q[plan.items]] == HEAD, "head", "tail"),
                          "pi": plan.pi, "p": plan.p, "audit": plan.audit})
-    write_csv(side, out_items)
-    return side
 
 
 def locate_items(plan: pd.DataFrame, plan_path, u: Universe, kg: KnowledgeGraph, p: np.ndarray) -> np.ndarray:
