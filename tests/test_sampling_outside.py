@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import ROOT, needs_mirror
 from helpers import random_scorer, write_run
 from test_evaluate_pairs import POOLED, STUDY, study_with_dumps  # noqa: F401  (the study fixture)
 
@@ -160,3 +161,69 @@ def test_refusals_name_the_option_or_the_file(workdir, synth_kg, study_with_dump
     err = [line for line in capsys.readouterr().err.splitlines() if " INFO " not in line]
     assert len(err) == 1 and "sampling_plan.csv" in err[0] and f"has no judgment in {labels}" in err[0], err
     assert not (tmp_path / "eval2").exists()
+
+
+# ---- the real data -------------------------------------------------------------------------------------------
+def _exact_p10(result, lists, kg, tc, qmask_depth=0, k=10):
+    """P@10 of the popularity run and of each study list under every published judgment (unjudged: not
+    relevant), over the questions with a relevant judgment at depth ≤ ``qmask_depth``: plain numpy."""
+    dump = result.dump
+    E = kg.num_entities
+    j = dump.judged
+    rel = np.zeros(len(dump.questions.qid) * E, bool)
+    rel[(j.q * E + j.entity)[j.label == 1]] = True
+    keep = np.unique(j.q[(j.label == 1) & (j.depth <= qmask_depth)])
+    qids = np.asarray(dump.questions.qid).astype(str)
+
+    def p10(top):
+        top = np.asarray(top, np.int64)[:, :k]
+        hit = (top >= 0) & rel[np.arange(len(top))[:, None] * E + np.maximum(top, 0)]
+        return hit[keep].sum(1).mean() / k
+
+    return p10(dump.run_entity), {s: p10(f.loc[qids].to_numpy()) for s, f in lists.items()}
+
+
+@needs_mirror
+@pytest.mark.slow
+def test_popularity_against_complex_on_the_real_labels(as_installed):
+    """FB-Test-S-C, a popularity run against ComplEx and TransE from the shipped reference pack, every pooled
+    label hidden (``pool_depth=0``): the sheet judged by the published labels (never pooled: N) gives, with a
+    census, the exact P@10 difference under all the published judgments, and with the plan's own budget an
+    interval that holds it."""
+    from test_integrations_ir import _popularity_run
+
+    from kgeval import estimate, evaluate, load_testset, plan
+    from kgeval.tables.reference import read_top_k
+
+    pack = ROOT / "reference" / "default"
+    sc = load_testset("FB-Test-S-C")
+    res = evaluate(_popularity_run(sc), sc, measures=["P@10"], name="Popularity", bootstrap=20)
+    kg = sc.load_kg()
+    _, lists = read_top_k(pack, "FB-Test-S-C", ["ComplEx", "TransE"])
+    mine, theirs = _exact_p10(res, lists, kg, sc)
+    published = {(h, r, t): lab for h, r, t, lab in _published(sc, kg)}
+
+    def oracle(pl):
+        t = pl.triples()
+        return t.assign(label=["Y" if published.get(x, 0) else "N"
+                               for x in zip(t["head_id"], t["relation"], t["tail_id"])])
+
+    census = plan(res, against=["ComplEx", "TransE"], budget=10**9, results=pack, pool_depth=0)
+    assert (census.sheet["pi"] == 1).all()
+    est = estimate(census, oracle(census)).set_index("B")
+    for s in ("ComplEx", "TransE"):
+        assert est.loc[s, "delta"] == pytest.approx(mine - theirs[s], abs=1e-12), s
+    sampled = plan(res, against=["ComplEx"], results=pack, pool_depth=0)
+    # nothing pooled to fit the prior on: p = 0.5, a pessimistic allocation, still a fraction of the unknowns
+    assert 0 < sampled.budgets.loc[0, "budget"] < 10_000 and (sampled.sheet["pi"] < 1).any()
+    row = estimate(sampled, oracle(sampled)).iloc[0]
+    assert row["lo"] <= mine - theirs["ComplEx"] <= row["hi"] and row["decided"]
+
+
+def _published(sc, kg):
+    """(head, relation, tail, label) of every published judgment of FB-Test-S-C."""
+    q = sc.questions.set_index("qid")
+    j = sc.qrels.join(q, on="qid")
+    head = np.where(j["side"] == "head", j["docno"], j["entity"])
+    tail = np.where(j["side"] == "head", j["entity"], j["docno"])
+    return zip(head, j["relation"], tail, j["relevance"])

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..arguments import check_path, check_strings, kind_of, short_repr
+from ..arguments import Bounded, check_path, check_strings, kind_of, short_repr
 from ..errors import BadTypeError, BadValueError
 from .checks import bound
 from .evaluation import Result
@@ -61,7 +61,7 @@ def _sampling_bound(key: str, workdir):
 def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P", budget: int | None = None,
          results: str | os.PathLike | None = None, out: str | os.PathLike | None = None,
          floor_share: float | None = None, level: float | None = None, max_budget: int | None = None,
-         seed: int | None = None) -> SamplingPlan:
+         seed: int | None = None, pool_depth: int | None = None) -> SamplingPlan:
     """The sampled judgments that decide ``result``'s system against study systems on the pooled test set.
 
     Args:
@@ -75,6 +75,10 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
             systems' top-k lists.
         out: a folder to write ``sampling_plan.tsv`` (annotate-export's format) and ``sampling_plan.csv`` into.
         floor_share, level, max_budget, seed: the config's ``sampling`` keys (default: the test set's config).
+        pool_depth: the deepest pool depth whose judgments count as known (default: the config's
+            ``pooling.depth``, every published judgment). ``0`` keeps only the test answers and leaves every pooled
+            label unknown, as the sampling simulation does: the published labels can then judge the sheet, a
+            check of the whole round trip on real labels.
 
     Returns:
         A :class:`SamplingPlan`; :func:`estimate` turns its judged sheet into Δ̂ with intervals.
@@ -104,6 +108,10 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
     max_budget = _sampling_bound("max_budget", wd).check(cfg.get("max_budget", 10_000) if max_budget is None
                                                          else max_budget, "max_budget")
     seed = _sampling_bound("seed", wd).check(cfg.get("seed", 0) if seed is None else seed, "seed")
+    depth = tc.config.get("pooling", {}).get("depth", 10)
+    # 0 (the test answers only) is a depth the pool was never cut at, but a universe the simulation uses
+    top = bound(("pooling", "depth"), wd).maximum
+    depth = Bounded("integer", 0, top).check(depth if pool_depth is None else pool_depth, "pool_depth")
     if tc.config["test_sets"][tc.base]["kind"] not in ("pooled", "sample"):
         raise BadValueError("result", f"{tc.base} has no pooled judgments: evaluate on the pooled test set")
     if result.dump is None:
@@ -130,7 +138,7 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
     entity = np.stack([lists[s].loc[qids].to_numpy(np.int64)[:, :k] for s in wanted])
     kg = tc.load_kg()
     u = outside_universe(result.name, dump.run_entity[:, :k], entity, wanted, dump.judged, dump.questions, kg, k,
-                         tc.config.get("pooling", {}).get("depth", 10))
+                         depth)
     op = outside_plan(u, metric, budget, cfg.get("design", "optimal"), floor_share, level, max_budget,
                       tc.config.get("bounds", {}).get("prior", "logistic"), seed, rbp_p, cfg.get("mc_draws", 64))
     files: dict[str, Path] = {}

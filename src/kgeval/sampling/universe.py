@@ -50,9 +50,10 @@ class Universe:
         return self.cand.with_state(np.where(self.hidden, -1, np.maximum(s, 0)))
 
     def pooled_prior(self, kind: str = "logistic") -> np.ndarray:
-        """p(e) for every item, fitted on the pool's labels (the plan's prior)."""
+        """p(e) for every item, fitted on the pool's labels (the plan's prior); 0.5 where the pool labels
+        nothing beyond the test answers (``max_depth`` 0) or only one class."""
         y = self.truth[self.pooled]
-        if kind == "uniform" or y.min(initial=1) == y.max(initial=0):
+        if kind == "uniform" or y.size == 0 or y.min() == y.max():  # nothing to fit: no label, or one class
             return np.full(self.truth.size, 0.5)
         return fit_prior(self.features.take(np.flatnonzero(self.pooled)), y, kind).predict(self.features)
 
