@@ -126,7 +126,7 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
     wanted = check_against(against, study, "against")
     k = tc.config.get("bounds", {}).get("k", 10)
     rbp_p = tc.config.get("bounds", {}).get("rbp_p", 0.8)
-    found = _study_lists(ref, tc.base, wanted)
+    found = _study_lists(ref, tc.base, study)  # every study list: the prior learns from all of them
     if isinstance(found, str):
         raise FileNotFoundError(found)
     study_k, lists = found
@@ -135,12 +135,13 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
         raise BadValueError("result", f"the runs are shorter than bounds.k = {k} (study {study_k}, "
                                       f"{result.name} {dump.k})")
     qids = np.asarray(dump.questions.qid).astype(str)
-    entity = np.stack([lists[s].loc[qids].to_numpy(np.int64)[:, :k] for s in wanted])
+    entity = np.stack([lists[s].loc[qids].to_numpy(np.int64)[:, :k] for s in study])
     kg = tc.load_kg()
-    u = outside_universe(result.name, dump.run_entity[:, :k], entity, wanted, dump.judged, dump.questions, kg, k,
+    u = outside_universe(result.name, dump.run_entity[:, :k], entity, study, dump.judged, dump.questions, kg, k,
                          depth)
     op = outside_plan(u, metric, budget, cfg.get("design", "optimal"), floor_share, level, max_budget,
-                      tc.config.get("bounds", {}).get("prior", "logistic"), seed, rbp_p, cfg.get("mc_draws", 64))
+                      tc.config.get("bounds", {}).get("prior", "logistic"), seed, rbp_p, cfg.get("mc_draws", 64),
+                      wanted)
     files: dict[str, Path] = {}
     tmpl = Path(wd) / tc.config.get("annotation", {}).get("templates", "annotations/templates.tsv")
     if out is not None:

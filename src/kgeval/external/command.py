@@ -64,7 +64,8 @@ def testset_files(resources: str | Path, dataset: str, testsets: Sequence[str]) 
 def placement_options(config: dict[str, Any], testsets: Sequence[str], results: str | Path, unjudged_k: int,
                       templates: str | Path, batch: str, tukey_trials: int | None, bootstrap: int,
                       reference: str, decide_against: Sequence[str] | None = None, judgments: str | None = None,
-                      sample_metric: str | None = None, sample_budget: float | None = None) -> Options:
+                      sample_metric: str | None = None, sample_budget: float | None = None,
+                      pool_depth: int | None = None) -> Options:
     """The placement settings of an evaluation: the options given, and the config's for the rest (the pooled test
     set, Tukey HSD trials, the bounded metrics, the sampled judgments' design)."""
     kinds = {config["test_sets"][t]["kind"]: t for t in testsets}
@@ -73,12 +74,13 @@ def placement_options(config: dict[str, Any], testsets: Sequence[str], results: 
                    tukey_trials or config.get("analysis", {}).get("tukey_trials", 1000), repeats=bootstrap,
                    reference=reference, bounds_metrics=tuple(bounds.get("metrics", Options.bounds_metrics)),
                    bounds_k=bounds.get("k", Options.bounds_k), rbp_p=bounds.get("rbp_p", Options.rbp_p),
-                   sampling=sampling_options(config, decide_against, judgments, sample_metric, sample_budget))
+                   sampling=sampling_options(config, decide_against, judgments, sample_metric, sample_budget,
+                                             pool_depth))
 
 
 def sampling_options(config: dict[str, Any], decide_against: Sequence[str] | None = None,
                      judgments: str | None = None, metric: str | None = None,
-                     budget: float | None = None) -> SamplingOptions:
+                     budget: float | None = None, pool_depth: int | None = None) -> SamplingOptions:
     """The sampled judgments' settings: the options given, the config's ``sampling`` keys for the rest."""
     s = config.get("sampling", {})
     d = SamplingOptions()
@@ -90,7 +92,8 @@ def sampling_options(config: dict[str, Any], decide_against: Sequence[str] | Non
                            level=s.get("level", d.level), max_budget=s.get("max_budget", d.max_budget),
                            prior=config.get("bounds", {}).get("prior", d.prior), seed=s.get("seed", d.seed),
                            mc_draws=s.get("mc_draws", d.mc_draws),
-                           max_depth=config.get("pooling", {}).get("depth", d.max_depth), judgments=judgments)
+                           max_depth=pool_depth if pool_depth is not None else
+                           config.get("pooling", {}).get("depth", d.max_depth), judgments=judgments)
 
 
 def check_decide_against(ref, options: Options) -> None:

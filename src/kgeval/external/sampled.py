@@ -62,17 +62,17 @@ def sampled(out: Path, kg: KnowledgeGraph, name: str, dump, study: np.ndarray, o
             rbp_p: float, opts: SamplingOptions, templates: dict, several: bool = False,
             written: dict[str, Path] | None = None) -> tuple[pd.DataFrame, str]:
     """The plan (written to ``out``) and, with ``opts.judgments``, the estimates of ``name`` (its dump) against
-    ``opponents`` (their top k ``study`` (S, Q, k) in the dump's question order): one row per opponent
-    (``System``, ``Opponent`` and the ``<M>@k_sample_*`` columns) and the summary's sentences."""
+    the opponents ``opts.against`` (default: all the study systems ``opponents``, whose top k ``study``
+    (S, Q, k) is in the dump's question order): one row per opponent (``System``, ``Opponent`` and the
+    ``<M>@k_sample_*`` columns) and the summary's sentences."""
     wanted = check_against(opts.against, opponents)
-    sel = [opponents.index(s) for s in wanted]
-    u = outside_universe(name, dump.run_entity[:, :k], study[sel], wanted, dump.judged, dump.questions, kg, k,
+    u = outside_universe(name, dump.run_entity[:, :k], study, opponents, dump.judged, dump.questions, kg, k,
                          opts.max_depth)
     prefix = f"{opts.metric}@{k}_sample"
     if not (u.cand.state == -1).any():
         return pd.DataFrame(), f"{name}: every item of the compared top {k} lists is judged, nothing to sample"
     op = outside_plan(u, opts.metric, opts.budget, opts.design, opts.floor_share, opts.level, opts.max_budget,
-                      opts.prior, opts.seed, rbp_p, opts.mc_draws)
+                      opts.prior, opts.seed, rbp_p, opts.mc_draws, wanted)
     sheet, sidecar = file_names(name, several)
     side = write_plan_sheet(u, kg, op.plan, templates, f"sample-{name}", out / sheet, out / sidecar)
     if written is not None:

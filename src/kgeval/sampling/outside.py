@@ -31,7 +31,7 @@ from .weights import pairs
 
 @dataclass
 class OutsidePlan:
-    """The universe (systems: the outside system, then the opponents), the prior p per candidate, the metric's
+    """The universe (systems: the outside system, then the study's), the prior p per candidate, the metric's
     short name (``P``, ``RR``, …), the pair columns (outside system, opponent) in opponent order and the plan."""
 
     universe: Universe
@@ -42,7 +42,8 @@ class OutsidePlan:
 
     @property
     def opponents(self) -> list[str]:
-        return self.universe.systems[1:]
+        _, b = pairs(len(self.universe.systems))
+        return [self.universe.systems[j] for j in b[self.cols]]
 
 
 def outside_universe(name: str, own: np.ndarray, study: np.ndarray, opponents: list[str], judged: Judged,
@@ -57,14 +58,24 @@ def outside_universe(name: str, own: np.ndarray, study: np.ndarray, opponents: l
 
 def outside_plan(u: Universe, metric: str = "P", budget: float | None = None, design: str = "optimal",
                  floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000, prior: str = "logistic",
-                 seed: int = 0, rbp_p: float = 0.8, mc_draws: int = 64) -> OutsidePlan:
-    """The plan for the outside system (``u.systems[0]``) against every other system of ``u``."""
+                 seed: int = 0, rbp_p: float = 0.8, mc_draws: int = 64,
+                 against: list[str] | None = None) -> OutsidePlan:
+    """The plan for the outside system (``u.systems[0]``) against the study systems ``against`` (default every
+    other system of ``u``). The universe keeps every study list whoever is compared: the prior's features (how
+    many lists rank an item in their top k, its best rank) and its pool labels come from all of them, while only
+    the unknowns of the compared lists can move a compared Δ and get π > 0."""
     if metric not in METRIC_NAMES:
         raise InputError(None, None, f"sampling metric {metric!r}: expected one of {', '.join(METRIC_NAMES)}")
     p = u.pooled_prior(prior)
     pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[metric], rbp_p, mc_draws, seed)
     a, _ = pairs(len(u.systems))
-    cols = np.flatnonzero(a == 0)  # (0, 1), (0, 2), …: the outside system against each opponent, in order
+    _, b = pairs(len(u.systems))
+    against = u.systems[1:] if against is None else against
+    unknown = [s for s in against if s not in u.systems[1:]]
+    if unknown:
+        raise InputError(None, None, f"{unknown[0]!r} is not a study system ({', '.join(u.systems[1:])})")
+    # (0, j): the outside system against each named opponent, in the order named
+    cols = np.array([int(np.flatnonzero((a == 0) & (b == u.systems.index(s)))[0]) for s in against], np.int64)
     plan = make_plan(pb, p, u.systems, cols, budget, design, floor_share, level, max_budget, seed, metric)
     return OutsidePlan(u, p, metric, cols, plan)
 
