@@ -227,3 +227,13 @@ def _published(sc, kg):
     head = np.where(j["side"] == "head", j["docno"], j["entity"])
     tail = np.where(j["side"] == "head", j["entity"], j["docno"])
     return zip(head, j["relation"], tail, j["relevance"])
+
+
+def test_api_refuses_what_is_not_a_result_or_a_plan():
+    from kgeval import estimate, plan
+    from kgeval.errors import BadTypeError
+
+    with pytest.raises(BadTypeError, match="^result: 'FB-Test-S-C' is a str, expected a Result of kgeval.evaluate"):
+        plan("FB-Test-S-C")
+    with pytest.raises(BadTypeError, match="^sampling_plan: 3 is an int, expected a SamplingPlan of kgeval.plan"):
+        estimate(3, "labels.txt")
