@@ -237,3 +237,30 @@ def test_api_refuses_what_is_not_a_result_or_a_plan():
         plan("FB-Test-S-C")
     with pytest.raises(BadTypeError, match="^sampling_plan: 3 is an int, expected a SamplingPlan of kgeval.plan"):
         estimate(3, "labels.txt")
+
+
+def test_findings_say_what_a_sample_of_the_plans_budget_decides():
+    """Claim 4 undecided by the bounds: the text adds, from sampling_budgets.csv, how many pairs the plan's n
+    judgments are expected to decide at 95 % and how many stay undecided at n (a pair beyond max_budget is empty)."""
+    from test_bounds import bounds_tau
+
+    from kgeval.analysis import findings as F
+
+    names = {"original": "O", "sample": "S", "complete": "SC", "second": "W"}
+    f5 = pd.DataFrame([{"Flavour": "published", "Depth": 4, "Metric": m, "tau": t} for m, t in
+                       (("micro_mrr", -0.23), ("macro_mrr", 0.6), ("micro_hits@10", 0.3), ("macro_hits@10", 0.7))])
+    budgets = pd.DataFrame({"Metric": "RR", "A": ["a", "a", "b"], "B": ["b", "c", "c"],
+                            "budget_needed": [700.0, 1250.0, np.nan], "plan_budget": 1250.0})
+    claim = next(c for c in F.CLAIMS if c.claim.startswith("4. "))
+
+    def row(tau, table=budgets):
+        return F.findings(F.Outputs(names, figure5=f5, bounds_tau=tau, sampling_budgets=table), [claim]).iloc[0]
+
+    r = row(bounds_tau((0.6, 0.1, 0.9), (0.7, 0.5, 0.8)))
+    assert r["holds"] == "undecided"
+    assert r["ours"].endswith("; sampled judgments (RR, the plan's expected budget): 2 of 3 pairs decided by a sample "
+                              "of 1,250 judgments (95 %), 1 undecided at 1,250")
+    none = budgets.assign(budget_needed=np.nan, plan_budget=10000.0)
+    assert row(bounds_tau((0.6, 0.1, 0.9), (0.7, 0.5, 0.8)), none)["ours"].endswith(
+        "(RR, the plan's expected budget): 3 undecided at 10,000")
+    assert "sampled judgments" not in row(bounds_tau((0.6, 0.5, 0.7), (0.7, 0.6, 0.8)))["ours"]  # decided
