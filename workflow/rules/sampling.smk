@@ -60,6 +60,12 @@ rule sampling_simulation:
             subcategory="Sampled judgments: {testset}",
         ),
         sequence="results/sampling/{testset}/sampling_sequence.csv",
+        vs_mtc=report(
+            "results/sampling/{testset}/sampling_vs_mtc.csv",
+            caption="../report/sampling_vs_mtc.rst",
+            category="6. Beyond the paper",
+            subcategory="Sampled judgments: {testset}",
+        ),
         figure=report(
             SAMPLING_COVERAGE,
             caption="../report/sampling_coverage.rst",

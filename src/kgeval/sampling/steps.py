@@ -14,6 +14,7 @@ from ..data.kg import KnowledgeGraph
 from ..errors import InputError
 from ..io import write_csv
 from ..pools.annotation import load_templates
+from .baselines import baselines, targets
 from .estimates import judged_estimates, plan_labels, prior_audit, read_plan_items
 from .figure import coverage_figure, pair_budgets
 from .plan import make_plan
@@ -103,12 +104,14 @@ def estimate_step(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pai
 
 
 def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_sequence: str, out_figure: str,
-                    out_figure_pdf: str, k: int = 10, rbp_p: float = 0.8, metrics: tuple[str, ...] = ("P", "RR"),
+                    out_figure_pdf: str, out_vs_mtc: str | None = None, k: int = 10, rbp_p: float = 0.8, metrics: tuple[str, ...] = ("P", "RR"),
                     budgets: tuple[int, ...] = (100, 200, 500, 1000, 2000, 5000), reps: int = 500,
                     floor_share: float = 0.1, shift: float = 0.2, min_delta: float = 0.02, level: float = 0.95,
                     looks: int = 2000, sequence_reps: int = 200, prior: str = "logistic", folds: int = 5,
                     mc_draws: int = 64, seed: int = 0, max_depth: int = 10, testset: str = "") -> None:
-    """``sampling_simulation.csv``, the confidence sequence's table and ``sampling_coverage.png``."""
+    """``sampling_simulation.csv``, the confidence sequence's table, ``sampling_coverage.png`` and, with
+    ``out_vs_mtc``, per pair whose true |Δ| is at least ``min_delta`` the sample's budget beside MTC's hard- and
+    soft-stop counts and depth order's on the same universe (:mod:`.baselines`)."""
     kg = KnowledgeGraph.load(kg_path)
     u = from_dumps(dumps, kg, k, max_depth)
     if not u.hidden.any():
@@ -120,10 +123,23 @@ def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_seq
     linear = [METRIC_NAMES[m] for m in metrics if m in ("P", "DCG", "RBP")]
     seq = sequence_errors(u, p, linear[0], looks, sequence_reps, floor_share, 1 - level, rbp_p, seed) if linear \
         else pd.DataFrame()
+    versus = None
+    if out_vs_mtc is not None:
+        base = []
+        for m in metrics:
+            pb = Problem(u.hidden_state(), u.truth, METRIC_NAMES[m], rbp_p)
+            base.append(baselines(u, p, METRIC_NAMES[m], pb.true, min_delta, rbp_p=rbp_p, draws=mc_draws,
+                                  seed=seed))
+        versus = targets(pd.concat(base, ignore_index=True), pair_budgets(table))
     write_csv(table.assign(testset=testset), out_table)
     write_csv(seq.assign(testset=testset), out_sequence)
+    if versus is not None:
+        write_csv(versus.assign(testset=testset), out_vs_mtc)
     coverage_figure(table, out_figure, out_figure_pdf, f"{testset or 'pooled test set'}: sampled judgments on the "
-                    f"{int(u.hidden.sum()):,} hidden published labels ({reps} repetitions)")
+                    f"{int(u.hidden.sum()):,} hidden published labels ({reps} repetitions)", versus)
     overall = table[(table["A"] == "all") & (table["budget"] >= 200)]
     log.info("coverage at budgets ≥ 200: %.3f to %.3f; %d pairs' budgets for 80 %% decided", overall["coverage"].min(),
              overall["coverage"].max(), int(pair_budgets(table)["budget_80"].notna().sum()))
+    if versus is not None and len(versus):
+        log.info("%s: %d of %d pairs with |Δ| ≥ %g decided in 80 %% at ≤ 10 %% of MTC's hard-stop count", out_vs_mtc,
+                 int(versus["target_met"].sum()), len(versus), min_delta)

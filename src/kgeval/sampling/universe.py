@@ -39,6 +39,7 @@ class Universe:
     pooled: np.ndarray
     features: Features
     questions: Questions
+    depth: np.ndarray | None = None  # per item the pool depth that judged it (max_depth + 1: never judged)
 
     @property
     def cand(self):
@@ -80,7 +81,8 @@ def build(systems: list[str], entity: np.ndarray, judged: Judged, questions: Que
     hidden = (s_zero == -1) & (s_deep >= 0)
     pooled = (s_deep >= 0) & (depth >= 1) & (depth <= max_depth)
     truth = np.maximum(s_deep, 0).astype(np.int8)
-    return Universe(list(systems), deep, truth, hidden, pooled, item_features(deep, kg, questions), questions)
+    return Universe(list(systems), deep, truth, hidden, pooled, item_features(deep, kg, questions), questions,
+                    depth)
 
 
 def from_dumps(dumps: dict[str, str], kg: KnowledgeGraph, k: int, max_depth: int) -> Universe:
