@@ -48,3 +48,21 @@ def test_targets_compare_the_sample_with_a_tenth_of_mtc():
     out = targets(base, budgets)
     np.testing.assert_allclose(out["share_of_mtc_hard"], [0.1, 0.125, np.nan])
     assert out["target_met"].tolist() == [True, False, False]
+
+
+def test_only_unknowns_above_a_known_relevant_item_are_judged():
+    """Question 0: A ranks e0, e1, e2 and B e0, e1, e3; e1 is known relevant, so e2 and e3 cannot move either
+    list's RR, and the two lists agree down to e1: D_q is 0 whatever the labels (inert), one judgment (e0) if
+    sampled. Question 1: A ranks e4, e5, e6 and B e5, e4, e6, with e5 known not relevant and e6 known relevant:
+    RR_A − RR_B = x4 (1 − 1/2): only e4 is open, and the question is not inert."""
+    from kgeval.sampling import weights as wt
+
+    pos = np.array([[[0, 1, 2], [4, 5, 6]],
+                    [[0, 1, 3], [5, 4, 6]]])
+    unknown = np.array([1, 0, 1, 1, 1, 0, 0], bool)
+    relevant = np.array([0, 1, 0, 0, 0, 0, 1])
+    assert wt.open_positions(pos, unknown, relevant).tolist() == [[[True, False, False], [True, False, False]],
+                                                                   [[True, False, False], [False, True, False]]]
+    assert wt.inert_questions(pos, unknown, relevant, np.array([0]), np.array([1])).tolist() == [[True], [False]]
+    assert wt.question_costs(pos, unknown, None, relevant).tolist() == [1, 1]
+    assert wt.question_costs(pos, unknown).tolist() == [3, 1]  # without the known labels: every unknown
