@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..bounds.prior import TRANSFER_CAVEAT
 from ..data.kg import KnowledgeGraph
 from ..errors import BadValueError, InputError
 from ..sampling.estimates import plan_labels
@@ -115,7 +114,3 @@ def judged(op: OutsidePlan, side: pd.DataFrame, sidecar: str, labels: str, rbp_p
                                  rbp_p, level)
     except ValueError as exc:
         raise InputError(sidecar, None, str(exc)) from None
-
-
-def caveat() -> str:
-    return TRANSFER_CAVEAT
