@@ -52,7 +52,7 @@ def coverage_figure(table: pd.DataFrame, png: str, pdf: str, title: str, versus:
         axes[2][c].set_xlabel("true |Δ| of the pair")
     axes[0][0].set_ylabel("coverage of the 95 % interval")
     axes[1][0].set_ylabel("share of pairs decided")
-    axes[2][0].set_ylabel("budget deciding 80 % (pair's design)")
+    axes[2][0].set_ylabel("judgments to decide the pair")
     axes[0][0].legend(loc="lower right", fontsize=5)
     fig.suptitle(title, x=0.01, y=1.01, ha="left")
     fig.tight_layout()
