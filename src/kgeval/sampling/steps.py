@@ -104,11 +104,12 @@ def estimate_step(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pai
 
 
 def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_sequence: str, out_figure: str,
-                    out_figure_pdf: str, out_vs_mtc: str | None = None, k: int = 10, rbp_p: float = 0.8, metrics: tuple[str, ...] = ("P", "RR"),
+                    out_figure_pdf: str, k: int = 10, rbp_p: float = 0.8, metrics: tuple[str, ...] = ("P", "RR"),
                     budgets: tuple[int, ...] = (100, 200, 500, 1000, 2000, 5000), reps: int = 500,
                     floor_share: float = 0.1, shift: float = 0.2, min_delta: float = 0.02, level: float = 0.95,
                     looks: int = 2000, sequence_reps: int = 200, prior: str = "logistic", folds: int = 5,
-                    mc_draws: int = 64, seed: int = 0, max_depth: int = 10, testset: str = "") -> None:
+                    mc_draws: int = 64, seed: int = 0, max_depth: int = 10, testset: str = "",
+                    out_vs_mtc: str | None = None) -> None:
     """``sampling_simulation.csv``, the confidence sequence's table, ``sampling_coverage.png`` and, with
     ``out_vs_mtc``, per pair whose true |Δ| is at least ``min_delta`` the sample's budget beside MTC's hard- and
     soft-stop counts and depth order's on the same universe (:mod:`.baselines`)."""
