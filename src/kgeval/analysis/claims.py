@@ -54,6 +54,7 @@ class Outputs:
     bounds_tau: pd.DataFrame | None = None  # results/bounds/<complete>/tau.csv
     bounds_counts: pd.DataFrame | None = None  # results/bounds/<complete>/judgments_to_decide.csv
     hoyt_size_trend: pd.DataFrame | None = None  # results/tables/hoyt_size_trend.csv
+    sampling_budgets: pd.DataFrame | None = None  # results/sampling/<complete>/sampling_budgets.csv
 
     def need(self, name: str) -> Any:
         value = getattr(self, name)

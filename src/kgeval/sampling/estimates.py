@@ -120,10 +120,12 @@ def judged_estimates(cand: Candidates, p: np.ndarray, metric: str, cols: np.ndar
 
 
 def _check_complete(pb: Problem, cols: np.ndarray, q: np.ndarray, items: np.ndarray) -> None:
-    """A drawn question's difference is observed only when every unknown of the compared lists is judged."""
+    """A drawn question's difference is observed only when every unknown of the compared lists above their first
+    known relevant item is judged."""
     systems = np.unique(np.concatenate([pb.a[cols], pb.b[cols]]))
-    sub = pb.pos[systems][:, np.unique(q)]
-    need = np.unique(sub[(sub >= 0) & pb.unknown[np.maximum(sub, 0)]])
+    qs = np.unique(q)
+    sub = pb.pos[systems][:, qs]
+    need = np.unique(sub[pb.open[systems][:, qs]])
     if np.setdiff1d(need, items).size:
         raise ValueError(f"{np.setdiff1d(need, items).size} unknowns of the drawn questions' compared lists are "
                          "not in the plan")

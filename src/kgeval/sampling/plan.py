@@ -79,11 +79,11 @@ def make_plan(pb: Problem, p: np.ndarray, systems: list[str], cols: np.ndarray, 
     hw = norm.ppf(0.5 + level / 2) * np.sqrt(dz.expected_variance(dsg.pi, v[:, cols]))
     if pb.linear:
         items, pi, flag = pb.U[drawn], dsg.pi[drawn], audit[drawn]
-    else:  # every unknown of the compared lists of each drawn question
+    else:  # every unknown of the compared lists of each drawn question that can move them (above a known relevant)
         systems_used = np.unique(np.concatenate([pb.a[cols], pb.b[cols]]))
         sub = pb.pos[systems_used]
         q_of = np.broadcast_to(np.arange(pb.Q)[None, :, None], sub.shape)
-        ok = (sub >= 0) & pb.unknown[np.maximum(sub, 0)] & drawn[q_of]
+        ok = pb.open[systems_used] & drawn[q_of]
         items, first = np.unique(sub[ok], return_index=True)
         q = q_of[ok][first]
         pi, flag = dsg.pi[q], audit[q]

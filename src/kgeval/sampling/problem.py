@@ -38,7 +38,11 @@ class Problem:
             m = wt.max_metric(self.pos, self.g, self.x)
             self.dq = (m[self.a] - m[self.b]).T
             self.true = self.dq.mean(0)
-            self.cost = wt.question_costs(self.pos, self.unknown).astype(float)
+            # a known relevant item closes the list below it: only the unknowns above it are judged
+            self.relevant = np.where(self.unknown, 0, self.x)
+            self.open = wt.open_positions(self.pos, self.unknown, self.relevant)
+            self.inert = wt.inert_questions(self.pos, self.unknown, self.relevant, self.a, self.b)
+            self.cost = wt.question_costs(self.pos, self.unknown, None, self.relevant).astype(float)
 
     def variances(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per unit and pair v (under the prior) and the prior's expected per-question difference (max)."""
@@ -64,12 +68,14 @@ class Problem:
         if self.linear:
             return (self.d[:, cols] != 0).any(1)
         systems = np.unique(np.concatenate([self.a[cols], self.b[cols]]))
-        return wt.question_costs(self.pos, self.unknown, systems) > 0
+        live = ~self.inert[:, np.asarray(cols)].all(1)  # some compared pair's D_q can still move
+        return (wt.question_costs(self.pos, self.unknown, systems, self.relevant) > 0) & live
 
     def cost_of(self, cols) -> np.ndarray:
         if self.linear:
             return self.cost
-        return wt.question_costs(self.pos, self.unknown, np.unique(np.concatenate([self.a[cols], self.b[cols]])))
+        return wt.question_costs(self.pos, self.unknown, np.unique(np.concatenate([self.a[cols], self.b[cols]])),
+                                 self.relevant)
 
     def estimate(self, p, mu, pi, incl, cols) -> Estimate:
         sub = np.flatnonzero(pi > 0)

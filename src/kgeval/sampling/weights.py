@@ -58,13 +58,40 @@ def expected_max_metric(pos: np.ndarray, gains: np.ndarray, p: np.ndarray) -> np
     return (gains * q * none_before).sum(-1)
 
 
-def question_costs(pos: np.ndarray, unknown: np.ndarray, systems: np.ndarray | None = None) -> np.ndarray:
+def open_positions(pos: np.ndarray, unknown: np.ndarray, relevant: np.ndarray) -> np.ndarray:
+    """(S, Q, k): the positions holding an unknown item above the list's first known relevant item. Only those
+    can move the list's RR@k or Success@k (max_i g_i x_i with g non-increasing): below a known relevant item the
+    maximum is already reached, whatever the labels."""
+    item = np.maximum(pos, 0)
+    known_rel = (pos >= 0) & ~unknown[item] & (relevant[item] > 0)
+    before = np.cumsum(known_rel, -1) - known_rel  # known relevant items strictly above each position
+    return (pos >= 0) & unknown[item] & (before == 0)
+
+
+def inert_questions(pos: np.ndarray, unknown: np.ndarray, relevant: np.ndarray, a: np.ndarray,
+                    b: np.ndarray) -> np.ndarray:
+    """(Q, P): True where pair (a, b)'s D_q is the same under every labelling: the two lists hold the same item at
+    every rank down to the first known relevant one (or to k), or neither list holds an open position."""
+    same = np.cumprod(pos[a] == pos[b], -1).astype(bool)  # (P, Q, k): the lists agree down to this rank
+    item = np.maximum(pos[a], 0)
+    known_rel = (pos[a] >= 0) & ~unknown[item] & (relevant[item] > 0)
+    agree = (same & known_rel).any(-1) | same[..., -1]
+    op = open_positions(pos, unknown, relevant).any(-1)  # (S, Q)
+    return (agree | ~(op[a] | op[b])).T
+
+
+def question_costs(pos: np.ndarray, unknown: np.ndarray, systems: np.ndarray | None = None,
+                   relevant: np.ndarray | None = None) -> np.ndarray:
     """Per question, the distinct unknown items in the top k of ``systems`` (all by default): the judgments a
-    sampled question costs."""
+    sampled question costs. With ``relevant`` (per item, 1 where a known item is relevant), only the unknowns
+    above a list's first known relevant item count (:func:`open_positions`): the others cannot move it."""
     sub = pos if systems is None else pos[systems]
     S, Q, k = sub.shape
     items = np.moveaxis(sub, 0, 1).reshape(Q, S * k)
-    ok = (items >= 0) & unknown[np.maximum(items, 0)]
+    if relevant is None:
+        ok = (items >= 0) & unknown[np.maximum(items, 0)]
+    else:
+        ok = np.moveaxis(open_positions(sub, unknown, relevant), 0, 1).reshape(Q, S * k)
     srt = np.sort(np.where(ok, items, -1), 1)
     first = np.concatenate([np.ones((Q, 1), bool), srt[:, 1:] != srt[:, :-1]], 1)
     return ((srt >= 0) & first).sum(1)

@@ -69,6 +69,8 @@ def get_findings_inputs(wildcards):
     if bounded:
         out["bounds_tau"] = BOUNDS_TAU.format(testset=bounded)
         out["bounds_counts"] = BOUNDS_COUNTS.format(testset=bounded)
+        if config["sampling"]["enabled"]:
+            out["sampling_budgets"] = SAMPLING_BUDGETS.format(testset=bounded)
     if HOYT_DATASETS or HOYT_TEST_SETS:
         out["hoyt_size_trend"] = HOYT_SIZE_TREND
     dataset = testset_dataset(STUDY["original"])
