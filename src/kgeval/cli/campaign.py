@@ -49,6 +49,9 @@ def _create(p):
     p.add_argument("--max-depth", type=SchemaNumber("pooling", "depth"), default=10, help="deepest pool depth")
     p.add_argument("--prior", choices=("logistic", "binned", "uniform"), default="logistic",
                    help="the plan's relevance prior")
+    p.add_argument("--order", choices=("plan", "mtc"), default="plan",
+                   help="serving order: the sheet's (plan), or MTC's priority recomputed as labels arrive, the "
+                        "audit items in their plan slots (mtc; needs --scores)")
 
     def run(a):
         from pathlib import Path
@@ -67,7 +70,7 @@ def _create(p):
             require_inputs([a.kg, pairs])
             study = {"dumps": dumps, "kg_path": a.kg, "plan_pairs": pairs, "k": a.k, "prior": a.prior,
                      "max_depth": a.max_depth}
-        n, m = create_campaign(a.db, a.sheet, a.plan_items, a.comparisons, a.title, study)
+        n, m = create_campaign(a.db, a.sheet, a.plan_items, a.comparisons, a.title, study, a.order)
         print(f"{a.db}\t{n} items\t{m} comparisons")
         return 0
 

@@ -27,6 +27,7 @@
       cell(tr, c.a, "a"); cell(tr, c.b, "b"); cell(tr, c.metric, "metric");
       cell(tr, fmt(c.delta), "delta"); cell(tr, fmt(c.low), "low"); cell(tr, fmt(c.high), "high");
       cell(tr, c.decided ? (c.low > 0 ? "A better" : "B better") : "not yet", "decided");
+      cell(tr, fmt(c.bound_low), "bound_low"); cell(tr, fmt(c.bound_high), "bound_high");
       cell(tr, String(c.judgments), "judgments"); cell(tr, String(c.expected), "expected");
       if (c.decided) tr.classList.add("is-decided");
       body.appendChild(tr);
