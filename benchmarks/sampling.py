@@ -4,7 +4,8 @@ judgments (``resources/testsets/FB-Test-S-C.tsv``, built by the data stage: ``sn
 resources/testsets/FB-Test-S-C.tsv resources/testsets/FB-Test-S-C.questions.tsv
 resources/datasets/FB15k-237/kg.npz``). Times the plan for all 78 pairs (P@10 and RR@10, budget chosen by the
 prior) and the simulation with the default configuration, and writes ``sampling_simulation.csv``,
-``sampling_sequence.csv``, ``sampling_budgets_<metric>.csv`` and ``sampling_coverage.png`` into OUT.
+``sampling_sequence.csv``, ``sampling_budgets_<metric>.csv``, ``sampling_vs_mtc.csv`` (MTC's and depth order's
+counts per pair beside the sample's, :mod:`kgeval.sampling.baselines`) and ``sampling_coverage.png`` into OUT.
 
     python benchmarks/sampling.py OUT [--reps 500]
 """
@@ -22,7 +23,8 @@ import pandas as pd
 from kgeval.data.kg import KnowledgeGraph
 from kgeval.data.questions import load_questions
 from kgeval.data.testsets import TestSet
-from kgeval.sampling.figure import coverage_figure
+from kgeval.sampling.baselines import baselines, targets
+from kgeval.sampling.figure import coverage_figure, pair_budgets
 from kgeval.sampling.plan import make_plan
 from kgeval.sampling.problem import Problem
 from kgeval.sampling.simulation import sequence_errors, simulate
@@ -69,12 +71,19 @@ def main() -> None:
     table = simulate(u, priors, ("P@k", "RR@k"), (100, 200, 500, 1000, 2000, 5000), args.reps)
     seq = sequence_errors(u, p)
     timing["simulation_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    base = pd.concat([baselines(u, p, m, Problem(u.hidden_state(), u.truth, m).true) for m in ("P@k", "RR@k")],
+                     ignore_index=True)
+    versus = targets(base, pair_budgets(table))
+    timing["baselines_s"] = time.perf_counter() - t0
+    versus.to_csv(args.out / "sampling_vs_mtc.csv", index=False)
+    timing["target_met"] = f"{int(versus['target_met'].sum())} of {len(versus)}"
     timing.update(hidden=int(u.hidden.sum()), unknown=int((u.cand.state == -1).sum()), reps=args.reps)
     table.to_csv(args.out / "sampling_simulation.csv", index=False)
     seq.to_csv(args.out / "sampling_sequence.csv", index=False)
     coverage_figure(table, str(args.out / "sampling_coverage.png"), str(args.out / "sampling_coverage.pdf"),
                     f"FB-Test-S-C: sampled judgments on the {timing['hidden']:,} hidden published labels "
-                    f"({args.reps} repetitions)")
+                    f"({args.reps} repetitions)", versus)
     print(json.dumps(timing, indent=1))
 
 

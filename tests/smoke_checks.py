@@ -122,6 +122,10 @@ def main() -> int:
           f"sampling: coverage {overall['coverage'].min():.3f}-{overall['coverage'].max():.3f} at budgets >= 200")
     check(bool((census["coverage"] == 1.0).all()), f"sampling: a census ({len(census)} rows) covers every pair")
     check(len(read_export(sm / "sampling_plan.tsv")) > 0, "sampling: sampling_plan.tsv reads as an exported sheet")
+    vs = pd.read_csv(sm / "sampling_vs_mtc.csv")
+    counted = vs.dropna(subset=["mtc_hard"])
+    check(bool((counted["mtc_hard"] <= counted["hidden"]).all() and (counted["mtc_soft"] <= counted["mtc_hard"]).all()),
+          f"sampling: MTC's counts of {len(counted)} pairs within their hidden labels, soft stop <= hard stop")
     f5 = pd.read_csv(root / "results/analysis/figure5.csv")
     band, prior = f5[f5["Kind"] == "every labelling"], f5[f5["Kind"] == "expected under prior"]
     check(len(band) > 0 and bool(((band["tau_low"] <= band["tau"] + 1e-12) & (band["tau"] <= band["tau_high"] + 1e-12)).all()),

@@ -12,17 +12,20 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "TestCollection", "Result", "load_testset", "evaluate", "place", "compare",
-           "resolve_measures", "DataUnavailableError"]
+           "resolve_measures", "DataUnavailableError", "plan", "estimate", "SamplingPlan"]
 
 if TYPE_CHECKING:
     from .api import (
         DataUnavailableError,
         Result,
+        SamplingPlan,
         TestCollection,
         compare,
+        estimate,
         evaluate,
         load_testset,
         place,
+        plan,
         resolve_measures,
     )
 

@@ -84,3 +84,4 @@ TRAIN_BENCHMARK = "logs/benchmarks/train_model/{dataset}/{model}/seed{seed}.tsv"
 # sampling
 SAMPLING_PLAN = "results/sampling/{testset}/sampling_plan.tsv"
 SAMPLING_COVERAGE = "results/sampling/{testset}/sampling_coverage.png"
+SAMPLING_BUDGETS = "results/sampling/{testset}/sampling_budgets.csv"

@@ -17,7 +17,7 @@ rule sampling_plan:
         ),
         sidecar="results/sampling/{testset}/sampling_plan.csv",
         pairs=report(
-            "results/sampling/{testset}/sampling_budgets.csv",
+            SAMPLING_BUDGETS,
             caption="../report/sampling_budgets.rst",
             category="6. Beyond the paper",
             subcategory="Sampled judgments: {testset}",
@@ -60,6 +60,12 @@ rule sampling_simulation:
             subcategory="Sampled judgments: {testset}",
         ),
         sequence="results/sampling/{testset}/sampling_sequence.csv",
+        vs_mtc=report(
+            "results/sampling/{testset}/sampling_vs_mtc.csv",
+            caption="../report/sampling_vs_mtc.rst",
+            category="6. Beyond the paper",
+            subcategory="Sampled judgments: {testset}",
+        ),
         figure=report(
             SAMPLING_COVERAGE,
             caption="../report/sampling_coverage.rst",
@@ -101,7 +107,7 @@ rule sampling_estimates:
         unpack(get_testset_dumps),
         kg=get_testset_kg,
         sidecar="results/sampling/{testset}/sampling_plan.csv",
-        pairs="results/sampling/{testset}/sampling_budgets.csv",
+        pairs=SAMPLING_BUDGETS,
         labels="annotations/sampling/{testset}.labels.txt",
     output:
         estimates="results/sampling/{testset}/estimates.csv",

@@ -8,6 +8,7 @@ run_step(
     kg_path=snakemake.input.kg,
     out_table=snakemake.output.table,
     out_sequence=snakemake.output.sequence,
+    out_vs_mtc=snakemake.output.vs_mtc,
     out_figure=snakemake.output.figure,
     out_figure_pdf=snakemake.output.figure_pdf,
     testset=snakemake.wildcards.testset,

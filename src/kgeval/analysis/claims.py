@@ -52,6 +52,7 @@ class Outputs:
     kp_early_stopping: pd.DataFrame | None = None
     bounds_tau: pd.DataFrame | None = None  # results/bounds/<complete>/tau.csv
     bounds_counts: pd.DataFrame | None = None  # results/bounds/<complete>/judgments_to_decide.csv
+    sampling_budgets: pd.DataFrame | None = None  # results/sampling/<complete>/sampling_budgets.csv
 
     def need(self, name: str) -> Any:
         value = getattr(self, name)

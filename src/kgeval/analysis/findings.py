@@ -165,6 +165,25 @@ def judgments_to_decide_text(outputs: Outputs, intervals: list) -> str:
     return "; judgments to decide every pair: " + ", ".join(parts) if parts else ""
 
 
+def sample_text(outputs: Outputs) -> str:
+    """What the sampling plan expects (``sampling_budgets.csv``: its metric, per pair the budget its own design
+    needs, the plan's budget n): how many pairs a sample of n judgments is expected to decide at 95 %, and how many
+    stay undecided at n (empty text without the plan)."""
+    table = outputs.sampling_budgets
+    if table is None or table.empty:
+        return ""
+    n = float(table["plan_budget"].iloc[0])
+    need = pd.to_numeric(table["budget_needed"], errors="coerce")
+    decided = int((need <= n).sum())
+    metric = str(table["Metric"].iloc[0])
+    parts = []
+    if decided:
+        parts.append(f"{decided} of {len(table)} pairs decided by a sample of {n:,.0f} judgments (95 %)")
+    if decided < len(table):
+        parts.append(f"{len(table) - decided} undecided at {n:,.0f}")
+    return f"; sampled judgments ({metric}, the plan's expected budget): " + ", ".join(parts)
+
+
 # ---- 5. Table 4 ---------------------------------------------------------------------------------------------
 def _m5(o: Outputs) -> dict[str, float]:
     t4 = o.need("table4")
@@ -405,7 +424,9 @@ def findings(outputs: Outputs, claims: list[Claim] | None = None) -> pd.DataFram
             try:
                 intervals = c.bounds(outputs, values)
                 holds, extra = bounded_verdict(holds, intervals)
-                ours += extra + (judgments_to_decide_text(outputs, intervals) if holds == UNDECIDED else "")
+                if holds == UNDECIDED:
+                    extra += judgments_to_decide_text(outputs, intervals) + sample_text(outputs)
+                ours += extra
             except Missing:  # no bounds stage in this run: the verdict stands as measured
                 pass
         rows.append({"claim": c.claim, "paper": c.paper, "ours": ours, "holds": holds, "rule": c.rule})

@@ -9,6 +9,9 @@ Three calls cover the notebook workflow, in the style of ir_datasets, ir_measure
     result.aggregate                                         # one row per measure: micro and macro value
     place(result)                                            # rank and significance among the study's systems
 
+and two more decide a comparison with sampled judgments: ``plan(result, against=["ComplEx"])`` (the budget and
+the sheet to judge) and ``estimate(the_plan, "merged.labels.txt")`` (Δ̂ with its interval).
+
 Every number comes from the functions that build the workflow's own tables and that ``kgeval evaluate`` calls:
 a run is read and filtered by :mod:`kgeval.external.runfile` into a score dump, evaluated by
 :func:`kgeval.metrics.evaluate.evaluate` and placed by :mod:`kgeval.external.placement`; measure names resolve
@@ -19,7 +22,9 @@ with :func:`kgeval.metrics.registry.resolve` onto :data:`kgeval.metrics.registry
 from .data import DataUnavailableError, build_data, data_files
 from .evaluation import DEFAULT_MEASURES, Result, Run, evaluate, resolve_measures
 from .placement import compare, place
+from .sampling import SamplingPlan, estimate, plan
 from .testsets import TestCollection, load_testset
 
 __all__ = ["TestCollection", "Result", "load_testset", "evaluate", "place", "compare", "resolve_measures",
-           "DataUnavailableError", "data_files", "build_data", "DEFAULT_MEASURES", "Run"]
+           "DataUnavailableError", "data_files", "build_data", "DEFAULT_MEASURES", "Run", "plan", "estimate",
+           "SamplingPlan"]

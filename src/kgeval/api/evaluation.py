@@ -125,6 +125,7 @@ class Result:
     run_complete: bool
     evaluation: Any = field(repr=False)
     run: pd.DataFrame | None = field(default=None, repr=False)  # the run as evaluated: qid, docno, score
+    dump: Any = field(default=None, repr=False)  # the score dump (its top K, questions, judgments): plan() reads it
 
     def to_ranx(self):
         """The run as kgeval evaluated it, as a ``ranx.Run``: each question's top K after kgeval's filter (the
@@ -262,5 +263,5 @@ def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = 
                      "macro_column": m.macro if m.cut is None else f"recip_rank (cut at {m.cut})"})
     aggregate = pd.DataFrame(rows, columns=["measure", "micro", "macro", "micro_column", "macro_column"])
     return Result(name, tc, aggregate, pq, pa, table, int(meta["run_depth"]), bool(meta["run_complete"]), ev,
-                  evaluated_run)
+                  evaluated_run, dump)
 

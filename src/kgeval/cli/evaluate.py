@@ -66,6 +66,24 @@ def _evaluate(p: argparse.ArgumentParser):
     p.add_argument("--templates", default="annotations/templates.tsv",
                    help="question templates of the annotation sheet (derived from relation names without it)")
     p.add_argument("--batch", type=batch_type, default="external", help="batch name of the annotation sheet")
+    p.add_argument("--decide-against", default=None, metavar="SYSTEM[,SYSTEM...]",
+                   help="study systems to decide each SYSTEM against with sampled judgments on the pooled test "
+                        "set (default: every study system): per opponent the judgments a sample needs, and "
+                        "sampling_plan.tsv (annotate-export's format; sampling_plan.csv gives each item's pi and "
+                        "judging order) to judge")
+    p.add_argument("--judgments", default=None, metavar="LABELS",
+                   help="the merged labels (head relation tail Y|N, as annotate-merge writes them) of the "
+                        "sampling_plan.tsv an earlier run with the same options wrote: placement.csv and "
+                        "summary.md then give each difference's estimate with its 95 %% interval")
+    p.add_argument("--pool-depth", type=int, default=None, metavar="D",
+                   help="judgments made at pool depth <= D count as known to the sampled judgments (default: the "
+                        "config's pooling.depth, all of them); 0 leaves every pooled label unknown, so that the "
+                        "published labels can judge the sheet: a dry run of the round trip on real labels")
+    p.add_argument("--sample-metric", choices=("P", "DCG", "RBP", "RR", "Success"), default=None,
+                   help="metric of the sampled judgments (default: the config's sampling.plan_metric)")
+    p.add_argument("--sample-budget", type=SchemaNumber("sampling", "budget"), default=None,
+                   help="judgments of the plan (default: the config's sampling.budget, else the largest budget "
+                        "an opponent needs)")
 
     def run(a):
         from ..config import load_config_file, validate_config
@@ -81,6 +99,8 @@ def _evaluate(p: argparse.ArgumentParser):
         missing = files.missing()
         if missing:
             prepare_data(a, missing, argv_command())
+        if a.pool_depth is not None and not 0 <= a.pool_depth <= 1000:
+            p.error(f"--pool-depth {a.pool_depth}: expected an integer from 0 to 1,000")
         if len(a.name) > len(a.systems):
             p.error(f"{len(a.name)} --name for {len(a.systems)} SYSTEM arguments")
         systems = [parse_system(s, names, a.name[i] if i < len(a.name) else None, trust_pickle=a.trust_pickle)
@@ -93,12 +113,15 @@ def _evaluate(p: argparse.ArgumentParser):
                 name_type(s.name)
             except argparse.ArgumentTypeError as exc:
                 raise InputError(s.path, None, f"{exc}: label the system with --name") from None
-        inputs = [a.config, a.schema, *files.paths(), *(path for s in systems for path in s.files())]
+        inputs = [a.config, a.schema, *files.paths(), *(path for s in systems for path in s.files()),
+                  *([a.judgments] if a.judgments else [])]
         with OutputStage("evaluate", inputs=inputs, folder=a.out,
                          input_folders=[a.results, a.resources, *reference_folder(a.reference),
                                         *(s.path for s in systems)]) as stage:
+            against = [x.strip() for x in a.decide_against.split(",")] if a.decide_against is not None else None
             options = placement_options(config, names, a.results, a.unjudged_k, a.templates, a.batch,
-                                        a.tukey_trials, a.bootstrap, a.reference)
+                                        a.tukey_trials, a.bootstrap, a.reference, against, a.judgments,
+                                        a.sample_metric, a.sample_budget, a.pool_depth)
             done = evaluate_into(stage.root, systems, config, files, options, a.allow_missing, a.bootstrap)
             summary = (stage.root / "summary.md").read_text(encoding="utf-8")
         # the note saying where the systems were placed comes first; the summary's copy of it is not printed again

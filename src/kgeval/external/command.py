@@ -17,6 +17,7 @@ from ..data.kg import KnowledgeGraph
 from ..errors import InputError
 from .evaluate import evaluate_systems
 from .outputs import Options, study_files, write_outputs
+from .sampled import SamplingOptions, check_against
 from .systems import System
 
 
@@ -62,15 +63,54 @@ def testset_files(resources: str | Path, dataset: str, testsets: Sequence[str]) 
 
 def placement_options(config: dict[str, Any], testsets: Sequence[str], results: str | Path, unjudged_k: int,
                       templates: str | Path, batch: str, tukey_trials: int | None, bootstrap: int,
-                      reference: str) -> Options:
+                      reference: str, decide_against: Sequence[str] | None = None, judgments: str | None = None,
+                      sample_metric: str | None = None, sample_budget: float | None = None,
+                      pool_depth: int | None = None) -> Options:
     """The placement settings of an evaluation: the options given, and the config's for the rest (the pooled test
-    set, Tukey HSD trials, the bounded metrics)."""
+    set, Tukey HSD trials, the bounded metrics, the sampled judgments' design)."""
     kinds = {config["test_sets"][t]["kind"]: t for t in testsets}
     bounds = config.get("bounds", {})
     return Options(results, kinds.get("pooled", kinds.get("sample")), unjudged_k, templates, batch,
                    tukey_trials or config.get("analysis", {}).get("tukey_trials", 1000), repeats=bootstrap,
                    reference=reference, bounds_metrics=tuple(bounds.get("metrics", Options.bounds_metrics)),
-                   bounds_k=bounds.get("k", Options.bounds_k), rbp_p=bounds.get("rbp_p", Options.rbp_p))
+                   bounds_k=bounds.get("k", Options.bounds_k), rbp_p=bounds.get("rbp_p", Options.rbp_p),
+                   sampling=sampling_options(config, decide_against, judgments, sample_metric, sample_budget,
+                                             pool_depth))
+
+
+def sampling_options(config: dict[str, Any], decide_against: Sequence[str] | None = None,
+                     judgments: str | None = None, metric: str | None = None,
+                     budget: float | None = None, pool_depth: int | None = None) -> SamplingOptions:
+    """The sampled judgments' settings: the options given, the config's ``sampling`` keys for the rest."""
+    s = config.get("sampling", {})
+    d = SamplingOptions()
+    return SamplingOptions(enabled=s.get("enabled", d.enabled) or bool(decide_against or judgments),
+                           against=tuple(decide_against) if decide_against else None,
+                           metric=metric or s.get("plan_metric", d.metric),
+                           budget=budget if budget is not None else s.get("budget"),
+                           design=s.get("design", d.design), floor_share=s.get("floor_share", d.floor_share),
+                           level=s.get("level", d.level), max_budget=s.get("max_budget", d.max_budget),
+                           prior=config.get("bounds", {}).get("prior", d.prior), seed=s.get("seed", d.seed),
+                           mc_draws=s.get("mc_draws", d.mc_draws),
+                           max_depth=pool_depth if pool_depth is not None else
+                           config.get("pooling", {}).get("depth", d.max_depth), judgments=judgments)
+
+
+def check_decide_against(ref, options: Options) -> None:
+    """``--decide-against`` names study systems of the pooled test set, and ``--judgments`` needs that set's
+    per-item reference: checked before any dump is written."""
+    s = options.sampling
+    if s.against is None and s.judgments is None:
+        return
+    files = None if ref is None or ref.kind == "authors" else ref.files.get(options.pooled)
+    if files is None:
+        raise InputError(None, None, "--decide-against / --judgments need the study systems' top-k lists on the "
+                                     f"pooled test set ({options.pooled}): a results folder or a reference pack "
+                                     "that holds them")
+    if s.against is not None:
+        from .placement import study_systems
+
+        check_against(s.against, list(study_systems(files)["System"].astype(str)))
 
 
 @dataclass
@@ -89,6 +129,7 @@ def evaluate_into(root: str | Path, systems: list[System], config: dict[str, Any
     ``root`` (a staging folder): the placement reference is checked first, before any dump is written, so a name
     clash with a study system or a broken results folder stops the run early."""
     ref, note = study_files(options, list(files.testsets), [s.name for s in systems])
+    check_decide_against(ref, options)
     kg = KnowledgeGraph.load(files.kg)
     evaluations: dict = {}
     table, metas = evaluate_systems(systems, kg, files.testsets, Path(root), config["evaluation"]["trec_measures"],

@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +31,7 @@ from ..scores.dumps import load_dump
 from ..tables.reference import read_top_k
 from . import breakdown, placement, reference, unjudged
 from .report import write_summaries
+from .sampled import SamplingOptions, sampled
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,7 @@ class Options:
     bounds_metrics: tuple[str, ...] = ("P", "Success", "RR", "DCG", "RBP")  # the config's bounds.metrics
     bounds_k: int = 10  # the config's bounds.k
     rbp_p: float = 0.8  # the config's bounds.rbp_p
+    sampling: SamplingOptions = field(default_factory=SamplingOptions)  # sampled judgments (``sampled``)
 
 
 def study_files(options: Options, testsets: list[str], names: list[str]) -> tuple[reference.Reference | None, str]:
@@ -90,7 +92,7 @@ def write_outputs(out: str | Path, kg: KnowledgeGraph, table: pd.DataFrame, meta
         study = {t: placement.study_systems(f) for t, f in ref.files.items()}
     extra, tex_notes = [note], []
     if len(placed) and options.pooled is not None and ref is not None and ref.kind != "authors":
-        placed, text = _pair_decisions(placed, evaluations, ref, options)
+        placed, text = _pair_decisions(placed, evaluations, ref, options, out, kg, written)
         extra.append(text)
         tex_notes.append(text)
     if len(placed):
@@ -136,10 +138,10 @@ def _study_lists(ref: reference.Reference, t: str, opponents: list[str]) -> tupl
     return k, lists
 
 
-def _pair_decisions(placed: pd.DataFrame, evaluations: dict, ref: reference.Reference,
-                    options: Options) -> tuple[pd.DataFrame, str]:
-    """``placed`` with the pair columns of every evaluated system on the pooled test set, and the summary's
-    paragraph (or the reason there are none)."""
+def _pair_decisions(placed: pd.DataFrame, evaluations: dict, ref: reference.Reference, options: Options,
+                    out: Path, kg: KnowledgeGraph, written: dict[str, Path]) -> tuple[pd.DataFrame, str]:
+    """``placed`` with the pair columns of every evaluated system on the pooled test set (the exact bounds and
+    the sampled judgments' budgets and estimates), and the summary's paragraph (or the reason there are none)."""
     t = options.pooled
     mine = {name: dump for (name, tt), (_, dump) in evaluations.items() if tt == t}
     opponents = list(dict.fromkeys(placed.loc[placed["TestSet"] == t, "Opponent"].astype(str)))
@@ -150,7 +152,7 @@ def _pair_decisions(placed: pd.DataFrame, evaluations: dict, ref: reference.Refe
         return placed, found
     study_k, lists = found
     k = options.bounds_k
-    frames, parts = [], []
+    frames, parts, samples, sample_parts = [], [], [], []
     for name, dump in mine.items():
         qids = np.asarray(dump.questions.qid).astype(str)
         short = ([f"the study systems' ({study_k})"] if study_k < k else []) + ([name] if dump.k < k else [])
@@ -164,16 +166,34 @@ def _pair_decisions(placed: pd.DataFrame, evaluations: dict, ref: reference.Refe
         bounds = one_against_many(dump.run_entity[:, :k].astype(np.int64), entity, qrels_at_depth(dump),
                                   dump.questions.num_entities, tuple(options.bounds_metrics), options.rbp_p)
         frames.append(pair_columns(name, t, opponents, bounds))
+        if options.sampling.enabled:
+            rows, text = sampled(out, kg, name, dump, entity, opponents, k, options.rbp_p, options.sampling,
+                                 _templates(options), len(mine) > 1, written)
+            samples.append(rows.assign(TestSet=t))
+            sample_parts.append(text)
         parts.append(f"{name}: " + ", ".join(f"{p} decides {int(d.sum())} of {len(d)}"
                                              for p, (_, _, d) in bounds.items()))
     if frames:
         placed = placed.merge(pd.concat(frames, ignore_index=True), on=["System", "TestSet", "Opponent"],
                               how="left")
+    samples = [f for f in samples if len(f)]
+    if samples:
+        placed = placed.merge(pd.concat(samples, ignore_index=True), on=["System", "TestSet", "Opponent"], how="left")
     cols = ", ".join(f"{column_prefix(b, k)}_delta_lo / _delta_hi / _decided" for b in options.bounds_metrics[:1])
+    sample_text = ""
+    if sample_parts:
+        s = options.sampling
+        sample_text = (f" Sampled judgments on {t} ({s.design} design under the {s.prior} prior, "
+                       f"{s.floor_share:.0%} of the budget drawn uniformly as the audit of the prior; placement.csv's "
+                       f"{s.metric}@{k}_sample_* columns; docs/guide/sampling.md): " + "; ".join(sample_parts) + ".")
     return placed, (f"Pair decisions on {t} (published judgments, top {k}; placement.csv's {cols} and the other "
                     "bounded metrics' columns): how many comparisons with the study systems the judgments decide "
                     "under every labelling of the unjudged triples (Δ = the system minus the study system). "
-                    + "; ".join(parts) + ".")
+                    + "; ".join(parts) + "." + sample_text)
+
+
+def _templates(options: Options) -> dict:
+    return load_templates(options.templates) if Path(options.templates).is_file() else {}
 
 
 def _pool_coverage(out: Path, kg: KnowledgeGraph, evaluations: dict, options: Options,

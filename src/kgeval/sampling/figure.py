@@ -19,7 +19,9 @@ def pair_budgets(table: pd.DataFrame, share: float = 0.8) -> pd.DataFrame:
     return base.merge(ok.rename("budget_80").reset_index(), on=["Metric", "A", "B"], how="left")
 
 
-def coverage_figure(table: pd.DataFrame, png: str, pdf: str, title: str) -> None:
+def coverage_figure(table: pd.DataFrame, png: str, pdf: str, title: str, versus: pd.DataFrame | None = None) -> None:
+    """``versus`` (:func:`.baselines.targets`): MTC's hard-stop and depth order's counts per pair in the third
+    row, beside the sample's budgets."""
     names = list(dict.fromkeys(table["Metric"])) or ["none"]
     fig, axes = plt.subplots(3, len(names), figsize=(3.6 * len(names), 7.5), squeeze=False)
     overall = table[(table["A"] == "all") & (table["design"] != "pair_optimal")]
@@ -33,7 +35,14 @@ def coverage_figure(table: pd.DataFrame, png: str, pdf: str, title: str) -> None
         axes[0][c].axhline(0.95, color="grey", lw=0.6, ls="--")
         axes[0][c].set_title(name, fontsize=8)
         b = budgets[budgets["Metric"] == name]
-        axes[2][c].scatter(np.abs(b["true_delta"]), b["budget_80"], s=8)
+        axes[2][c].scatter(np.abs(b["true_delta"]), b["budget_80"], s=8, label="sample, 80 % decided")
+        if versus is not None and len(versus):
+            v = versus[versus["Metric"] == name]
+            axes[2][c].scatter(np.abs(v["true_delta"]), v["mtc_hard"], s=8, marker="x", color="C3",
+                               label="MTC, hard stop")
+            axes[2][c].scatter(np.abs(v["true_delta"]), v["depth_order"], s=8, marker="+", color="C2",
+                               label="depth order")
+            axes[2][c].legend(loc="upper right", fontsize=5)
         for r in range(3):
             axes[r][c].set_xscale("log")
         axes[2][c].set_yscale("log")

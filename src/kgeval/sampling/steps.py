@@ -8,18 +8,18 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..bounds.decide import METRIC_NAMES, item_triples
+from ..bounds.decide import METRIC_NAMES
 from ..bounds.prior import TRANSFER_CAVEAT
-from ..data.kg import HEAD, KnowledgeGraph
+from ..data.kg import KnowledgeGraph
 from ..errors import InputError
 from ..io import write_csv
 from ..pools.annotation import load_templates
-from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
-from ..pools.annotation.templates import question
+from .baselines import baselines, targets
 from .estimates import judged_estimates, plan_labels, prior_audit, read_plan_items
 from .figure import coverage_figure, pair_budgets
 from .plan import make_plan
 from .problem import Problem
+from .sheet import locate_items, write_plan_sheet
 from .simulation import sequence_errors, simulate
 from .universe import from_dumps
 from .weights import pairs
@@ -52,23 +52,7 @@ def plan_step(dumps: dict[str, str], kg_path: str, templates: str, out_sheet: st
     pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[metric], rbp_p, mc_draws, seed)
     cols = _pair_columns(u.systems, against)
     plan = make_plan(pb, p, u.systems, cols, budget, design, floor_share, level, max_budget, seed, metric)
-    triples = item_triples(u.items, u.questions, plan.items)
-    # a triple answers a head and a tail question: judged once, on the sheet once (its first place in the order)
-    _, first, inverse = np.unique(triples, axis=0, return_index=True, return_inverse=True)
-    rank = np.empty(first.size, np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(1, first.size + 1)
-    sheet_item = rank[inverse.ravel()]
-    batch, tmpl = f"sample-{testset or 'pool'}", load_templates(templates)
-    rows = [[batch, str(i), kg.entities[h], kg.relations[r], kg.entities[t], kg.display_name(h),
-             kg.display_name(t), question(kg, (h, r, t), tmpl), "", "", ""]
-            for i, (h, r, t) in enumerate(triples[np.sort(first)].tolist(), start=1)]
-    _write_sheet(out_sheet, EXPORT_HEADER, rows)
-    write_csv(pd.DataFrame({"item": sheet_item, "order": np.arange(1, plan.items.size + 1),
-                            "head_id": [kg.entities[h] for h in triples[:, 0]],
-                            "relation": [kg.relations[r] for r in triples[:, 1]],
-                            "tail_id": [kg.entities[t] for t in triples[:, 2]],
-                            "asks": np.where(u.questions.side[u.items.q[plan.items]] == HEAD, "head", "tail"),
-                            "pi": plan.pi, "p": plan.p, "audit": plan.audit}), out_items)
+    write_plan_sheet(u, kg, plan, load_templates(templates), f"sample-{testset or 'pool'}", out_sheet, out_items)
     write_csv(plan.pairs.assign(testset=testset, caveat=TRANSFER_CAVEAT), out_pairs)
     log.info("%s: %d items to judge (budget %.0f, %s design, %d pairs, %s)", out_sheet, plan.items.size,
              plan.budget, design, cols.size, metric)
@@ -103,25 +87,8 @@ def estimate_step(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pai
             raise InputError(plan_pairs, line, f"pair {pair[0]} – {pair[1]} is not a pair of the study's systems "
                                                f"({', '.join(u.systems)})")
         cols.append(index[pair])
-    unknown = np.flatnonzero(u.cand.state == -1)
-    trip = item_triples(u.items, u.questions, unknown)
-    asks = np.where(u.questions.side[u.items.q[unknown]] == HEAD, "head", "tail")
-    where = {(kg.entities[h], kg.relations[r], kg.entities[t], s): e
-             for (h, r, t), s, e in zip(trip.tolist(), asks, unknown)}
-    items = np.empty(len(plan), np.int64)
-    for i, key in enumerate(zip(plan["head_id"], plan["relation"], plan["tail_id"], plan["asks"])):
-        if key not in where:
-            raise InputError(plan_items, int(plan["line"].iloc[i]), f"item {' '.join(key[:3])} ({key[3]} "
-                             "question) is not an unknown of the study's top-k lists: the plan was made from "
-                             "other runs")
-        items[i] = where[key]
     p = u.pooled_prior(prior)
-    off = np.abs(p[items] - plan["p"].to_numpy()) > 1e-6 * np.maximum(1, p[items])
-    if off.any():
-        i = int(np.argmax(off))
-        raise InputError(plan_items, int(plan["line"].iloc[i]), f"p {plan['p'].iloc[i]:.6g} differs from the prior "
-                         f"refitted on the same inputs ({p[items[i]]:.6g}): the plan was made with another prior "
-                         "or other runs")
+    items = locate_items(plan, plan_items, u, kg, p)
     try:
         est = judged_estimates(u.cand, p, METRIC_NAMES[short], np.array(cols), u.systems, items,
                                plan["pi"].to_numpy(), x, plan["item"].to_numpy(int), rbp_p, level)
@@ -137,12 +104,14 @@ def estimate_step(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pai
 
 
 def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_sequence: str, out_figure: str,
-                    out_figure_pdf: str, k: int = 10, rbp_p: float = 0.8, metrics: tuple[str, ...] = ("P", "RR"),
+                    out_figure_pdf: str, out_vs_mtc: str | None = None, k: int = 10, rbp_p: float = 0.8, metrics: tuple[str, ...] = ("P", "RR"),
                     budgets: tuple[int, ...] = (100, 200, 500, 1000, 2000, 5000), reps: int = 500,
                     floor_share: float = 0.1, shift: float = 0.2, min_delta: float = 0.02, level: float = 0.95,
                     looks: int = 2000, sequence_reps: int = 200, prior: str = "logistic", folds: int = 5,
                     mc_draws: int = 64, seed: int = 0, max_depth: int = 10, testset: str = "") -> None:
-    """``sampling_simulation.csv``, the confidence sequence's table and ``sampling_coverage.png``."""
+    """``sampling_simulation.csv``, the confidence sequence's table, ``sampling_coverage.png`` and, with
+    ``out_vs_mtc``, per pair whose true |Δ| is at least ``min_delta`` the sample's budget beside MTC's hard- and
+    soft-stop counts and depth order's on the same universe (:mod:`.baselines`)."""
     kg = KnowledgeGraph.load(kg_path)
     u = from_dumps(dumps, kg, k, max_depth)
     if not u.hidden.any():
@@ -154,10 +123,23 @@ def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_seq
     linear = [METRIC_NAMES[m] for m in metrics if m in ("P", "DCG", "RBP")]
     seq = sequence_errors(u, p, linear[0], looks, sequence_reps, floor_share, 1 - level, rbp_p, seed) if linear \
         else pd.DataFrame()
+    versus = None
+    if out_vs_mtc is not None:
+        base = []
+        for m in metrics:
+            pb = Problem(u.hidden_state(), u.truth, METRIC_NAMES[m], rbp_p)
+            base.append(baselines(u, p, METRIC_NAMES[m], pb.true, min_delta, rbp_p=rbp_p, draws=mc_draws,
+                                  seed=seed))
+        versus = targets(pd.concat(base, ignore_index=True), pair_budgets(table))
     write_csv(table.assign(testset=testset), out_table)
     write_csv(seq.assign(testset=testset), out_sequence)
+    if versus is not None:
+        write_csv(versus.assign(testset=testset), out_vs_mtc)
     coverage_figure(table, out_figure, out_figure_pdf, f"{testset or 'pooled test set'}: sampled judgments on the "
-                    f"{int(u.hidden.sum()):,} hidden published labels ({reps} repetitions)")
+                    f"{int(u.hidden.sum()):,} hidden published labels ({reps} repetitions)", versus)
     overall = table[(table["A"] == "all") & (table["budget"] >= 200)]
     log.info("coverage at budgets ≥ 200: %.3f to %.3f; %d pairs' budgets for 80 %% decided", overall["coverage"].min(),
              overall["coverage"].max(), int(pair_budgets(table)["budget_80"].notna().sum()))
+    if versus is not None and len(versus):
+        log.info("%s: %d of %d pairs with |Δ| ≥ %g decided in 80 %% at ≤ 10 %% of MTC's hard-stop count", out_vs_mtc,
+                 int(versus["target_met"].sum()), len(versus), min_delta)

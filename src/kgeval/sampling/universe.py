@@ -39,6 +39,7 @@ class Universe:
     pooled: np.ndarray
     features: Features
     questions: Questions
+    depth: np.ndarray | None = None  # per item the pool depth that judged it (max_depth + 1: never judged)
 
     @property
     def cand(self):
@@ -50,9 +51,10 @@ class Universe:
         return self.cand.with_state(np.where(self.hidden, -1, np.maximum(s, 0)))
 
     def pooled_prior(self, kind: str = "logistic") -> np.ndarray:
-        """p(e) for every item, fitted on the pool's labels (the plan's prior)."""
+        """p(e) for every item, fitted on the pool's labels (the plan's prior); 0.5 where the pool labels
+        nothing beyond the test answers (``max_depth`` 0) or only one class."""
         y = self.truth[self.pooled]
-        if kind == "uniform" or y.min(initial=1) == y.max(initial=0):
+        if kind == "uniform" or y.size == 0 or y.min() == y.max():  # nothing to fit: no label, or one class
             return np.full(self.truth.size, 0.5)
         return fit_prior(self.features.take(np.flatnonzero(self.pooled)), y, kind).predict(self.features)
 
@@ -79,7 +81,8 @@ def build(systems: list[str], entity: np.ndarray, judged: Judged, questions: Que
     hidden = (s_zero == -1) & (s_deep >= 0)
     pooled = (s_deep >= 0) & (depth >= 1) & (depth <= max_depth)
     truth = np.maximum(s_deep, 0).astype(np.int8)
-    return Universe(list(systems), deep, truth, hidden, pooled, item_features(deep, kg, questions), questions)
+    return Universe(list(systems), deep, truth, hidden, pooled, item_features(deep, kg, questions), questions,
+                    depth)
 
 
 def from_dumps(dumps: dict[str, str], kg: KnowledgeGraph, k: int, max_depth: int) -> Universe:

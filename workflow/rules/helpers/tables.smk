@@ -63,6 +63,8 @@ def get_findings_inputs(wildcards):
     if bounded:
         out["bounds_tau"] = BOUNDS_TAU.format(testset=bounded)
         out["bounds_counts"] = BOUNDS_COUNTS.format(testset=bounded)
+        if config["sampling"]["enabled"]:
+            out["sampling_budgets"] = SAMPLING_BUDGETS.format(testset=bounded)
     dataset = testset_dataset(STUDY["original"])
     if dataset in KP_DATASETS:
         out["kp_correlations"] = KP_CORRELATIONS.format(dataset=dataset)

@@ -1,0 +1,80 @@
+"""A sampling plan on disk: ``sampling_plan.tsv`` (the annotation sheet in ``annotate-export``'s format, its
+triples numbered in judging order) and its sidecar ``sampling_plan.csv`` (one row per sampled (question, entity):
+its sheet ``item``, ``order``, π, p and audit flag), and back: the sidecar's rows as candidate items of a universe.
+The plan of the study's pairs (:mod:`.steps`) and the plan of an outside system (:mod:`.outside`) share both."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..bounds.decide import item_triples
+from ..data.kg import HEAD, KnowledgeGraph
+from ..errors import InputError
+from ..io import write_csv
+from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
+from ..pools.annotation.templates import question
+from .plan import Plan
+from .universe import Universe
+
+
+def _sheet_items(triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each distinct triple's first row and every row's sheet number: a triple answers a head and a tail
+    question, so it is judged once, on the sheet once (numbered by its first place in the judging order)."""
+    _, first, inverse = np.unique(triples, axis=0, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(1, first.size + 1)
+    return first, rank[inverse.ravel()]
+
+
+def write_plan_sheet(u: Universe, kg: KnowledgeGraph, plan: Plan, templates: dict, batch: str, out_sheet,
+                     out_items) -> pd.DataFrame:
+    """Write the sheet and the sidecar of ``plan``; returns the sidecar's frame."""
+    triples = item_triples(u.items, u.questions, plan.items)
+    first, sheet_item = _sheet_items(triples)
+    rows = [[batch, str(i), kg.entities[h], kg.relations[r], kg.entities[t], kg.display_name(h),
+             kg.display_name(t), question(kg, (h, r, t), templates), "", "", ""]
+            for i, (h, r, t) in enumerate(triples[np.sort(first)].tolist(), start=1)]
+    _write_sheet(out_sheet, EXPORT_HEADER, rows)
+    side = plan_sidecar(u, kg, plan, triples, sheet_item)
+    write_csv(side, out_items)
+    return side
+
+
+def plan_sidecar(u: Universe, kg: KnowledgeGraph, plan: Plan, triples: np.ndarray | None = None,
+                 sheet_item: np.ndarray | None = None) -> pd.DataFrame:
+    """The sidecar's frame: one row per drawn (question, entity) in judging order."""
+    if triples is None:
+        triples = item_triples(u.items, u.questions, plan.items)
+        sheet_item = _sheet_items(triples)[1]
+    return pd.DataFrame({"item": sheet_item, "order": np.arange(1, plan.items.size + 1),
+                         "head_id": [kg.entities[h] for h in triples[:, 0]],
+                         "relation": [kg.relations[r] for r in triples[:, 1]],
+                         "tail_id": [kg.entities[t] for t in triples[:, 2]],
+                         "asks": np.where(u.questions.side[u.items.q[plan.items]] == HEAD, "head", "tail"),
+                         "pi": plan.pi, "p": plan.p, "audit": plan.audit})
+
+
+def locate_items(plan: pd.DataFrame, plan_path, u: Universe, kg: KnowledgeGraph, p: np.ndarray) -> np.ndarray:
+    """The candidate index of every sidecar row (read by :func:`.estimates.read_plan_items`), each checked to be
+    an unknown of ``u``'s lists with the prior ``p`` the plan was drawn with: a plan made from other lists or
+    another prior is refused, never estimated with a bias."""
+    unknown = np.flatnonzero(u.cand.state == -1)
+    trip = item_triples(u.items, u.questions, unknown)
+    asks = np.where(u.questions.side[u.items.q[unknown]] == HEAD, "head", "tail")
+    where = {(kg.entities[h], kg.relations[r], kg.entities[t], s): e
+             for (h, r, t), s, e in zip(trip.tolist(), asks, unknown)}
+    items = np.empty(len(plan), np.int64)
+    for i, key in enumerate(zip(plan["head_id"], plan["relation"], plan["tail_id"], plan["asks"])):
+        if key not in where:
+            raise InputError(plan_path, int(plan["line"].iloc[i]), f"item {' '.join(key[:3])} ({key[3]} "
+                             "question) is not an unknown of the compared top-k lists: the plan was made from "
+                             "other runs")
+        items[i] = where[key]
+    off = np.abs(p[items] - plan["p"].to_numpy()) > 1e-6 * np.maximum(1, p[items])
+    if off.any():
+        i = int(np.argmax(off))
+        raise InputError(plan_path, int(plan["line"].iloc[i]), f"p {plan['p'].iloc[i]:.6g} differs from the prior "
+                         f"refitted on the same inputs ({p[items[i]]:.6g}): the plan was made with another prior "
+                         "or other runs")
+    return items
