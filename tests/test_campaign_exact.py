@@ -8,6 +8,7 @@ import pytest
 
 pytest.importorskip("starlette")
 from starlette.testclient import TestClient  # noqa: E402
+from test_evaluate_pairs import study_with_dumps  # noqa: E402, F401  (the study fixture)
 
 from kgeval.bounds.candidates import Candidates  # noqa: E402
 from kgeval.bounds.greedy import greedy  # noqa: E402
@@ -174,3 +175,39 @@ def test_mtc_order_keeps_the_audit_slots(tmp_path):
     assert sorted(served.tolist()) == list(range(units.size))
     plain = [s for s in served.tolist() if s not in audit]
     assert plain != sorted(plain)  # MTC's order, not the plan's
+
+
+def test_outside_plan_shows_live_as_evaluate_estimates(workdir, synth_kg, study_with_dumps, tmp_path, capsys):  # noqa: F811
+    """An outside system's plan (``kgeval evaluate --decide-against``) made into a campaign with --run-dump: once
+    the oracle's labels are final, each comparison's live Δ̂ is evaluate's P@10_sample_delta for that
+    opponent, and its exact bounds contain it."""
+    import pandas as pd
+    from test_evaluate_pairs import POOLED, STUDY
+    from test_sampling_outside import _evaluate, _oracle
+
+    from kgeval.campaign.export import import_labels
+    from kgeval.campaign.live import Live
+    from kgeval.cli import main
+
+    out = _evaluate(workdir, synth_kg, tmp_path, study_with_dumps, "--sample-budget", "6")
+    sheet = pd.read_csv(out / "sampling_plan.tsv", sep="\t", dtype=str)
+    labels = tmp_path / "merged.labels.txt"
+    _oracle(synth_kg, sheet).to_csv(labels, sep="\t", header=False, index=False)
+    out2 = _evaluate(workdir, synth_kg, tmp_path, study_with_dumps, "--sample-budget", "6", "--judgments",
+                     str(labels), out="eval2")
+    pl = pd.read_csv(out2 / "placement.csv").drop_duplicates("Opponent").set_index("Opponent")
+    db = tmp_path / "c.db"
+    capsys.readouterr()
+    assert main(["campaign", "create", str(db), "--sheet", str(out / "sampling_plan.tsv"), "--plan-items",
+                 str(out / "sampling_plan.csv"), "--run-dump", str(out / "dumps" / "Mine" / POOLED), "--kg",
+                 str(workdir / "resources/datasets/Synth/kg.npz"), "--reference", str(study_with_dumps),
+                 "--against", ",".join(STUDY), "--order", "mtc"]) == 0
+    assert capsys.readouterr().out == f"{db}\t{sheet['item'].nunique()} items\t{len(STUDY)} comparisons\n"
+    conn = connect(db)
+    live = Live(conn)
+    import_labels(conn, labels)
+    rows = {r["b"]: r for r in live.snapshot(conn)["comparisons"]}
+    for opp in STUDY:
+        assert rows[opp]["a"] == "Mine"
+        assert rows[opp]["delta"] == pytest.approx(pl.loc[opp, "P@10_sample_delta"], abs=1e-9)  # csv: 10 digits
+        assert rows[opp]["bound_low"] <= rows[opp]["delta"] <= rows[opp]["bound_high"]

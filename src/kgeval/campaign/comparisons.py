@@ -126,3 +126,51 @@ def terms(pb: Problem, p: np.ndarray, cols: np.ndarray, units: np.ndarray, pi: n
               "bound_low": float(low[c]), "bound_high": float(high[c])} | {k: v[j] for k, v in per_item.items()}
              for j, c in enumerate(cols)]
     return comps, c1, c0
+
+
+def outside_comparisons(dump: str, reference: str, kg_path: str, plan_items: str, items: list[dict],
+                        against: list[str], metric: str = "P", k: int = 10, prior: str = "logistic",
+                        max_depth: int = 10, rbp_p: float = 0.8) -> tuple[list[dict], np.ndarray, np.ndarray]:
+    """The comparisons of an outside system's plan (``kgeval evaluate --decide-against``): ``dump`` the score
+    dump evaluate wrote (``<out>/dumps/<system>/<test set>``), the study's lists from the reference pack, the
+    universe rebuilt as evaluate built it (:func:`kgeval.sampling.outside.outside_universe`, every study system of
+    the pack's test set; ``max_depth`` its ``--pool-depth``), pairs (the outside system, each of ``against``)."""
+    from pathlib import Path
+
+    from ..sampling.outside import outside_universe
+    from ..scores.dumps import load_dump
+    from ..tables.reference import read_top_k
+
+    folder = Path(dump)
+    name, testset = folder.parent.name, folder.name
+    if metric not in METRIC_NAMES or not is_linear(METRIC_NAMES[metric]):
+        raise InputError(None, None, f"metric {metric!r}: live estimates need a linear metric (P, DCG, RBP)")
+    scores = Path(reference) / "scores" / testset
+    if scores.is_dir():  # a results folder: the study's score dumps
+        study = sorted(f.name for f in scores.iterdir() if (f / "meta.json").is_file())
+        found = (k, {s: (lambda x: pd.DataFrame(x.run_entity[:, :k].astype(np.int64), index=np.asarray(
+            x.questions.qid).astype(str)))(load_dump(scores / s)) for s in study})
+    else:  # a reference pack: its top-k lists
+        evaluation = Path(reference) / "metrics" / testset / "evaluation.csv"
+        try:
+            study = list(dict.fromkeys(pd.read_csv(evaluation, usecols=["System"])["System"].astype(str)))
+        except (OSError, ValueError, pd.errors.ParserError) as exc:
+            raise InputError(evaluation, None, f"cannot read the study's systems on {testset}: {exc}") from None
+        found = read_top_k(reference, testset, study)
+    unknown = [s for s in against if s not in study]
+    if unknown or not against:
+        raise InputError(None, None, f"--against {','.join(against)}: name study systems of {testset} "
+                                     f"({', '.join(study)})")
+    if found is None or found[0] < k:
+        raise InputError(reference, None, f"no top-{k} lists of the study's systems on {testset}")
+    d = load_dump(folder)
+    kg = KnowledgeGraph.load(kg_path)
+    qids = np.asarray(d.questions.qid).astype(str)
+    lists = found[1]
+    if any(not np.isin(qids, f.index).all() for f in lists.values()):
+        raise InputError(folder, None, f"the dump's questions are not those of the pack's {testset} lists")
+    entity = np.stack([lists[s].loc[qids].to_numpy(np.int64)[:, :k] for s in study])
+    u = outside_universe(name, d.run_entity[:, :k], entity, study, d.judged, d.questions, kg, k, max_depth)
+    table = pd.DataFrame({"Metric": metric, "A": name, "B": against})
+    return universe_comparisons(u, kg, read_plan_items(plan_items), plan_items, table, plan_items, items, prior,
+                                rbp_p)
