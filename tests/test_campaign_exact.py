@@ -211,3 +211,39 @@ def test_outside_plan_shows_live_as_evaluate_estimates(workdir, synth_kg, study_
         assert rows[opp]["a"] == "Mine"
         assert rows[opp]["delta"] == pytest.approx(pl.loc[opp, "P@10_sample_delta"], abs=1e-9)  # csv: 10 digits
         assert rows[opp]["bound_low"] <= rows[opp]["delta"] <= rows[opp]["bound_high"]
+
+
+def test_mtc_order_after_an_undo_of_a_final_label(tmp_path):
+    """An annotator withdraws the judgment that made an item final and the adjudicator gives it the other label,
+    after the order has read it: at every step the server's order serves what an order rebuilt from the file
+    serves, and every item is served once."""
+    from kgeval.campaign.protocol import undo
+
+    cand, p, truth = mtc_case()
+    units = np.flatnonzero(cand.state == -1)[::-1]
+    conn = campaign_of(tmp_path / "c.db", cand, p, units, "DCG@k", order="mtc")
+    order = MtcOrder(conn)
+    for name, role in (("ana", "annotator"), ("bo", "annotator"), ("adj", "adjudicator")):
+        add_person(conn, name, role)
+    ana, bo, adj = conn.execute("SELECT id, name, role FROM people ORDER BY id").fetchall()
+    got = []
+    while True:
+        expect = MtcOrder(conn).pick(conn)  # a rebuild from the file, before the server's order moves
+        if (item := next_item(conn, ana, order)) is None:
+            assert expect is None
+            break
+        assert item == expect
+        if len(got) == 3:  # the order has read the third item's label: bo withdraws it, the adjudicator flips it
+            flipped = got[2]
+            y = "ny"[1 - int(truth[units[flipped - 1]])]
+            assert undo(conn, bo) == flipped
+            judge(conn, bo, flipped, y, SRC if y == "y" else "")
+            assert next_item(conn, adj, order) == flipped
+            judge(conn, adj, flipped, y, SRC if y == "y" else "")
+            assert conn.execute("SELECT final_label FROM items WHERE id = ?", (flipped,)).fetchone()[0] == (y == "y")
+        assert next_item(conn, bo, order) == item
+        y = "ny"[int(truth[units[item - 1]])]
+        judge(conn, ana, item, y, SRC if y == "y" else "")
+        judge(conn, bo, item, y, SRC if y == "y" else "")
+        got.append(item)
+    assert sorted(got) == list(range(1, units.size + 1))

@@ -156,11 +156,13 @@ class MtcOrder:
 
     def _sync(self, conn: sqlite3.Connection) -> None:
         """Apply the labels that became final since the last call; start again after an undo."""
-        count, idsum = conn.execute("SELECT COUNT(*), COALESCE(SUM(id), 0) FROM items WHERE state = 'final'"
-                                    ).fetchone()
+        # the set of (item, label) pairs final, summed: an undo, or an undo and a new label, changes it
+        count, idsum = conn.execute("SELECT COUNT(*), COALESCE(SUM(id * (final_label + 2)), 0) FROM items WHERE "
+                                    "state = 'final'").fetchone()
         new = conn.execute("SELECT id, final_label, final_seq FROM items WHERE state = 'final' AND final_seq > ? "
                            "ORDER BY final_seq", (self.seq,)).fetchall()
-        if self.serving is None or count != self.count + len(new) or idsum != self.idsum + sum(r[0] for r in new):
+        if self.serving is None or count != self.count + len(new) or \
+                idsum != self.idsum + sum(r[0] * (r[1] + 2) for r in new):
             # first call, or a final label was withdrawn (undo): rebuild from the file
             self.serving = Serving(self.exact, self._fresh(conn))
             new = conn.execute("SELECT id, final_label, final_seq FROM items WHERE state = 'final' ORDER BY "
