@@ -163,6 +163,29 @@ def test_mtc_order_is_the_bounds_module_greedy_order(tmp_path):
     assert (np.array(got) - 1).tolist() == served.tolist()
 
 
+def test_mtc_campaign_decides_by_the_exact_bounds(tmp_path):
+    """Served in MTC's order, a comparison is decided when its exact bounds exclude 0: the offline simulation
+    (two judgments per item, no disagreement) decides each pair at twice the item count at which MTC's greedy
+    run resolves it by sign, and the HTTP run agrees."""
+    from kgeval.campaign.simulate import offline, over_http
+
+    cand, p, truth = mtc_case()
+    U = np.flatnonzero(cand.state == -1)
+    engine = LinearPairs(cand, p, "DCG@k")
+    trace = greedy(engine, lambda items: truth[items], batch=1)
+    lo, hi = engine.bounds()
+    units = U[::-1]
+    db = tmp_path / "c.db"
+    conn = campaign_of(db, cand, p, units, "DCG@k", order="mtc")
+    off = offline(conn, truth[units], 0.0, 0)
+    at = [c["decided_at"] for c in off["comparisons"]]
+    by_sign = (lo > 1e-12) | (hi < -1e-12)
+    assert by_sign.any()
+    assert at == [2 * int(trace.decided_at[j]) if by_sign[j] else None for j in range(lo.size)]
+    conn.close()
+    assert over_http(db, truth[units], 0.0, 0) == off
+
+
 def test_mtc_order_keeps_the_audit_slots(tmp_path):
     """Audit items are served in the plan's slots (here the 1st, 4th and 9th item started), in the plan's order;
     the rest by MTC."""

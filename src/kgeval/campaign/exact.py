@@ -8,7 +8,10 @@ upper one; its label x counts d_e·x in both. So a final Y moves the lower bound
 a final N moves them by −dneg and −dpos: the same numbers as :meth:`~kgeval.bounds.linear.LinearPairs.reveal`,
 as sums over the final items (sparse items × comparisons matrices, one product per update).
 
-Order. MTC (:mod:`kgeval.bounds.linear`) ranks an unjudged item by Σ over the undecided pairs of d_e² p_e(1 − p_e),
+Order. Served in MTC's order, the final labels are no longer a random draw: the confidence sequence of
+:mod:`kgeval.campaign.live`, which treats them as draws with probability ∝ π, loses its guarantee (the first items
+are those that move Δ most), so a campaign in this order decides a comparison by its exact bounds only
+(:func:`decision_rule`). MTC (:mod:`kgeval.bounds.linear`) ranks an unjudged item by Σ over the undecided pairs of d_e² p_e(1 − p_e),
 ties by Σ d_e², then (here) by the plan's position: per item and comparison ``mtc`` and ``mtc_tie`` hold the
 two terms, so a ranking is two sparse products and one sort, redone only when the set of undecided comparisons
 changes (the priorities are per item, as in :func:`kgeval.bounds.greedy.greedy`); between changes the next item
@@ -27,6 +30,13 @@ from scipy import sparse
 
 from ..bounds.candidates import TOL
 from ..bounds.greedy import order_items
+
+
+def decision_rule(conn: sqlite3.Connection) -> str:
+    """``exact`` (the exact bounds decide) for a campaign served in MTC's order, else ``sequence`` (the
+    confidence sequence decides; the items arrive in the plan's random order)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'order'").fetchone()
+    return "exact" if row is not None and row[0] == "mtc" else "sequence"
 
 
 def _matrix(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, shape) -> sparse.csr_matrix:
@@ -59,6 +69,15 @@ class Exact:
         y[items] = np.asarray(labels) == 0
         low = self.low0 + self.dpos.T @ x - self.dneg.T @ y
         high = self.high0 + self.dneg.T @ x - self.dpos.T @ y
+        return low, high
+
+    def paths(self, items: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per comparison (rows) the exact bounds after each of ``items`` (0-based, in the order they became
+        final, columns) became final with its label."""
+        x = (np.asarray(labels) == 1)[:, None]
+        dpos, dneg = self.dpos[items].toarray(), self.dneg[items].toarray()
+        low = self.low0[:, None] + np.cumsum(np.where(x, dpos, -dneg), 0).T
+        high = self.high0[:, None] + np.cumsum(np.where(x, dneg, -dpos), 0).T
         return low, high
 
     def undecided(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:

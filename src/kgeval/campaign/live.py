@@ -6,7 +6,8 @@ Each comparison is stored as ``base``, the range ``[lo, hi]`` and per item the t
 give, ``c1`` (Y) and ``c0`` (N): the t-th final label gives the draw Y_t = base + c_x of
 :mod:`kgeval.sampling.sequence` (an item drawn with probability q ∝ π, Y_t unbiased for Δ), and the
 empirical-Bernstein confidence sequence on Y_1..Y_t is valid at every look, so the live page may declare a
-comparison decided the moment its interval leaves 0, however often it is looked at. The same rule
+comparison decided the moment its interval leaves 0, however often it is looked at (in the plan's random order;
+served in MTC's order, a campaign decides by the exact bounds: :mod:`kgeval.campaign.exact`). The same rule
 (:func:`decided_at`) gives the offline simulation's answer, so that a campaign run through the server and its
 simulation decide at the same judgment.
 """
@@ -17,6 +18,7 @@ import sqlite3
 
 import numpy as np
 
+from ..bounds.candidates import TOL
 from ..pools.annotation.agreement import cohen_kappa
 from ..sampling.sequence import eb_sequence
 
@@ -110,9 +112,9 @@ class Live:
         self.lo = np.array([c["lo"] for c in self.comps], float)
         self.hi = np.array([c["hi"] for c in self.comps], float)
         self.alpha, self._key, self._last = alpha, None, None
-        from .exact import Exact
+        from .exact import Exact, decision_rule
 
-        self.exact = Exact(conn)
+        self.exact, self.rule = Exact(conn), decision_rule(conn)
 
     def snapshot(self, conn: sqlite3.Connection) -> dict:
         """What ``GET /api/{token}/live`` returns."""
@@ -138,9 +140,12 @@ class Live:
         for j, c in enumerate(self.comps):
             seen = order.size > 0
             lo_j, hi_j = (float(low[j, -1]), float(high[j, -1])) if seen else (float(c["lo"]), float(c["hi"]))
+            decided = lo_j > 0 or hi_j < 0
+            if self.rule == "exact":  # TOL: the bounds' sums drift by ~1e-16 where Δ_lo is exactly 0
+                decided = bool(b_low[j] > TOL or b_high[j] < -TOL)
             rows.append({"a": c["a"], "b": c["b"], "metric": c["metric"],
                          "delta": float(est[j, -1]) if seen else None, "low": lo_j, "high": hi_j,
-                         "decided": bool(lo_j > 0 or hi_j < 0), "judgments": int(done[j]),
+                         "decided": bool(decided), "rule": self.rule, "judgments": int(done[j]),
                          "bound_low": _number(b_low[j]), "bound_high": _number(b_high[j]),
                          "expected": int(self.bears[j].sum() - done[j])})
         out["comparisons"] = rows

@@ -24,8 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..bounds.candidates import TOL
 from ..errors import KgevalError
-from .exact import Exact, served_order
+from .exact import Exact, decision_rule, served_order
 from .live import ALPHA, decided_at, finals, load_comparisons, paths
 from .store import add_person, connect, meta
 
@@ -55,7 +56,16 @@ def offline(conn: sqlite3.Connection, truth: np.ndarray, rate: float, seed: int,
     base = np.array([c["base"] for c in comps], float)
     lo, hi = np.array([c["lo"] for c in comps], float), np.array([c["hi"] for c in comps], float)
     _, low, high = paths(base, lo, hi, c1, c0, ids[served], truth[served], alpha)
-    return _result(comps, decided_at(low, high, counts), int(counts[-1]) if counts.size else 0)
+    return _result(comps, _decided(conn, low, high, served, truth[served], counts),
+                   int(counts[-1]) if counts.size else 0)
+
+
+def _decided(conn: sqlite3.Connection, low, high, items: np.ndarray, labels: np.ndarray, counts) -> list:
+    """The live page's rule: the confidence sequence, or the exact bounds in MTC's order (``items`` 0-based)."""
+    if decision_rule(conn) == "exact":
+        low, high = Exact(conn).paths(items, labels)
+        return decided_at(low - TOL, high + TOL, counts)  # as the bounds module: beyond the sums' drift
+    return decided_at(low, high, counts)
 
 
 def _result(comps, at, total) -> dict:
@@ -123,11 +133,12 @@ def over_http(db: str | Path, truth: np.ndarray, rate: float, seed: int, alpha: 
         comps, c1, c0, _ = load_comparisons(conn)
         order, labels, counts = finals(conn)
         total = conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+        base = np.array([c["base"] for c in comps], float)
+        lo, hi = np.array([c["lo"] for c in comps], float), np.array([c["hi"] for c in comps], float)
+        _, low, high = paths(base, lo, hi, c1, c0, order, labels, alpha)
+        at = _decided(conn, low, high, np.searchsorted(ids, order), labels, counts)
         conn.close()
-    base = np.array([c["base"] for c in comps], float)
-    lo, hi = np.array([c["lo"] for c in comps], float), np.array([c["hi"] for c in comps], float)
-    _, low, high = paths(base, lo, hi, c1, c0, order, labels, alpha)
-    return _result(comps, decided_at(low, high, counts), int(total))
+    return _result(comps, at, int(total))
 
 
 def _ok(response) -> dict:
