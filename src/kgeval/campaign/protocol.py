@@ -3,7 +3,8 @@ other; a disagreement or a "can't tell" goes to the adjudicator with both answer
 or adjudication.
 
 Assignment: ``next`` gives an annotator their unfinished item, else reserves the first item in serving order
-that has a free place (at most two annotators per item) and that they have not judged; a reservation left
+that has a free place (at most two annotators per item) and that they have not judged (in MTC's order, an item
+another annotator started, else the order's next: :mod:`kgeval.campaign.exact`); a reservation left
 unjudged longer than the lease returns its place. A judgment needs the person's reservation, and the count check
 and the insert run in one write transaction, so the same item submitted by its two annotators at once gets
 exactly its two labels.
