@@ -7,6 +7,7 @@ judgments decide update as they go. One module per job:
 * :mod:`.sheet`: its items from a sampling plan, next-judgments or annotation sheet, in serving order;
 * :mod:`.protocol`: assignment, judgments, conflicts, adjudication, undo;
 * :mod:`.comparisons`, :mod:`.live`: the comparisons' terms and the live estimates, κ and rates;
+* :mod:`.exact`: the exact bounds of each comparison and the serving order by MTC's priority;
 * :mod:`.server` (with ``templates/`` and ``static/``): the pages and the JSON API;
 * :mod:`.export`, :mod:`.labelstudio`: the final labels out and in;
 * :mod:`.simulate`: an oracle through the HTTP API against the offline simulation;

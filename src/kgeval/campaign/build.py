@@ -58,11 +58,16 @@ def read_comparisons(path: str | Path, items: list[dict]) -> tuple[list[dict], n
 
 def create_campaign(db: str | Path, sheet: str | Path, plan_items: str | Path | None = None,
                     comparisons: str | Path | None = None, title: str | None = None,
-                    study: dict | None = None) -> tuple[int, int]:
+                    study: dict | None = None, order: str = "plan") -> tuple[int, int]:
     """Create the campaign file; returns the numbers of items and comparisons. The comparisons come from a
     ``comparisons`` file, or from the plan (``plan_items`` and ``study``: the keyword arguments of
-    :func:`kgeval.campaign.comparisons.plan_comparisons` but the plan's sidecar and the items)."""
+    :func:`kgeval.campaign.comparisons.plan_comparisons`, or of :func:`~kgeval.campaign.comparisons.
+    outside_comparisons` for an outside system's plan, but the plan's sidecar and the items). ``order``:
+    ``plan`` serves the items in the sheet's order, ``mtc`` by MTC's priority recomputed as labels arrive
+    (:mod:`kgeval.campaign.exact`; it needs the comparisons of a plan and the study's runs)."""
     db = Path(db)
+    if order not in ("plan", "mtc"):
+        raise InputError(None, None, f"order {order!r}: expected plan or mtc")
     for name in (sheet, plan_items, comparisons):
         if name is not None and not Path(name).is_file():
             raise InputError(name, None, "no such file")
@@ -74,13 +79,18 @@ def create_campaign(db: str | Path, sheet: str | Path, plan_items: str | Path | 
         if plan_items is None or comparisons is not None:
             raise InputError(sheet, None, "the study's runs give the comparisons of a sampling plan: give its "
                                           "sidecar (--plan-items) and no --comparisons file")
-        from .comparisons import plan_comparisons
+        from .comparisons import outside_comparisons, plan_comparisons
 
-        comps, c1, c0 = plan_comparisons(plan_items=str(plan_items), items=items, **study)
+        make = outside_comparisons if "dump" in study else plan_comparisons
+        comps, c1, c0 = make(plan_items=str(plan_items), items=items, **study)
+    if order == "mtc" and not any(c.get("bound_low") is not None for c in comps):
+        raise InputError(sheet, None, "--order mtc ranks the items by the exact bounds and MTC's priority of the "
+                                      "plan's comparisons: give the plan's sidecar and the study's runs")
     if not db.parent.is_dir():
         raise InputError(db, None, f"the folder {db.parent} does not exist or is not a folder")
     try:
-        create(db, items, {"title": title or items[0]["batch"] or Path(sheet).stem, "sheet": str(sheet)})
+        create(db, items, {"title": title or items[0]["batch"] or Path(sheet).stem, "sheet": str(sheet),
+                           "order": order})
         if comps:
             conn = connect(db)
             add_comparisons(conn, comps, c1, c0)

@@ -10,6 +10,13 @@ so that the mean of base + c over all T final labels is the plan's Horvitz–Tho
 as control variate (``kgeval sample-estimate``'s Δ̂, exactly), and each term is a draw of the confidence
 sequence (an item drawn with q_i = π_i / T). ``lo`` and ``hi`` bound the terms over the plan's items. Linear
 metrics only (P, DCG, RBP): a question metric's difference is observed only when a whole question is judged.
+
+Each comparison also carries what the exact bounds and MTC's order need (:mod:`kgeval.campaign.exact`): the
+bounds of Δ with every unknown of the study's lists unjudged (``bound_low``, ``bound_high``: the bounds module's
+:class:`~kgeval.bounds.linear.LinearPairs`), and per item the rows ``dpos`` = Σ_{e of i} max(0, d_e), ``dneg`` =
+Σ min(0, d_e) (what its label moves the bounds by), ``mtc`` = Σ d_e² p_e(1 − p_e) and ``mtc_tie`` = Σ d_e² (its
+MTC priority and tie-break on this pair). They ride in the comparison dicts so that the (comps, c1, c0) triple
+the callers unpack stays as it is.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..bounds.decide import METRIC_NAMES, item_triples
+from ..bounds.linear import LinearPairs
 from ..data.kg import HEAD, KnowledgeGraph
 from ..errors import InputError
 from ..sampling.estimates import read_plan_items
@@ -78,21 +86,91 @@ def universe_comparisons(u: Universe, kg: KnowledgeGraph, plan: pd.DataFrame, pl
     if (col < 0).any():
         raise InputError(plan_items, int(plan["line"].iloc[int(np.argmax(col < 0))]), "item is not an item of the "
                                                                                        "sheet")
+    # a final label fixes every unknown unit of its triple (asked as a head and as a tail question), drawn or not
+    of_triple: dict[tuple, list[int]] = {}
+    for (h, r, t, _), e in where.items():
+        of_triple.setdefault((h, r, t), []).append(e)
+    first = np.flatnonzero(~plan["item"].duplicated().to_numpy())
+    every = [(e, col[i]) for i in first
+             for e in of_triple[plan["head_id"].iloc[i], plan["relation"].iloc[i], plan["tail_id"].iloc[i]]]
+    every = np.array(every, np.int64).reshape(-1, 2)
     return terms(pb, p, np.array(cols), units, plan["pi"].to_numpy(), col, len(items), u.systems,
-                 METRIC_NAMES[short])
+                 METRIC_NAMES[short], rbp_p, every[:, 0], every[:, 1])
 
 
 def terms(pb: Problem, p: np.ndarray, cols: np.ndarray, units: np.ndarray, pi: np.ndarray, item_of: np.ndarray,
-          n_items: int, systems: list[str], metric: str) -> tuple[list[dict], np.ndarray, np.ndarray]:
+          n_items: int, systems: list[str], metric: str, rbp_p: float = 0.8, all_units: np.ndarray | None = None,
+          all_item_of: np.ndarray | None = None) -> tuple[list[dict], np.ndarray, np.ndarray]:
     """The live terms of the pairs ``cols`` (see the module docstring) from the plan's drawn ``units``
-    (candidate items) with their π and the sheet item (0-based, serving order) each belongs to."""
+    (candidate items) with their π and the sheet item (0-based, serving order) each belongs to. The exact
+    bounds and MTC's terms count ``all_units`` (default: the drawn ones), every unknown unit a sheet item's label
+    fixes, with their items ``all_item_of``."""
     base = pb.known[cols] + p[pb.U] @ pb.d[:, cols]
     d = pb.d[np.searchsorted(pb.U, units)][:, cols]  # (units × comparisons)
     pe = p[units]
     c1, c0 = np.zeros((cols.size, n_items)), np.zeros((cols.size, n_items))
     np.add.at(c1.T, item_of, n_items * d * ((1 - pe) / pi)[:, None])
     np.add.at(c0.T, item_of, n_items * d * (-pe / pi)[:, None])
+    low, high = LinearPairs(pb.cand, p, metric, rbp_p).bounds()
+    if all_units is None:
+        all_units, all_item_of = units, item_of
+    d, pe = pb.d[np.searchsorted(pb.U, all_units)][:, cols], p[all_units]
+    per_item = {}
+    for name, v in (("dpos", np.maximum(d, 0)), ("dneg", np.minimum(d, 0)),
+                    ("mtc", d * d * (pe * (1 - pe))[:, None]), ("mtc_tie", d * d)):
+        per_item[name] = np.zeros((cols.size, n_items))
+        np.add.at(per_item[name].T, all_item_of, v)
     comps = [{"a": systems[pb.a[c]], "b": systems[pb.b[c]], "metric": metric, "base": float(base[j]),
               "lo": float(base[j] + min(0.0, c0[j].min(), c1[j].min())),
-              "hi": float(base[j] + max(0.0, c0[j].max(), c1[j].max()))} for j, c in enumerate(cols)]
+              "hi": float(base[j] + max(0.0, c0[j].max(), c1[j].max())),
+              "bound_low": float(low[c]), "bound_high": float(high[c])} | {k: v[j] for k, v in per_item.items()}
+             for j, c in enumerate(cols)]
     return comps, c1, c0
+
+
+def outside_comparisons(dump: str, reference: str, kg_path: str, plan_items: str, items: list[dict],
+                        against: list[str], metric: str = "P", k: int = 10, prior: str = "logistic",
+                        max_depth: int = 10, rbp_p: float = 0.8) -> tuple[list[dict], np.ndarray, np.ndarray]:
+    """The comparisons of an outside system's plan (``kgeval evaluate --decide-against``): ``dump`` the score
+    dump evaluate wrote (``<out>/dumps/<system>/<test set>``), the study's lists from the reference pack, the
+    universe rebuilt as evaluate built it (:func:`kgeval.sampling.outside.outside_universe`, every study system of
+    the pack's test set; ``max_depth`` its ``--pool-depth``), pairs (the outside system, each of ``against``)."""
+    from pathlib import Path
+
+    from ..sampling.outside import outside_universe
+    from ..scores.dumps import load_dump
+    from ..tables.reference import read_top_k
+
+    folder = Path(dump)
+    name, testset = folder.parent.name, folder.name
+    if metric not in METRIC_NAMES or not is_linear(METRIC_NAMES[metric]):
+        raise InputError(None, None, f"metric {metric!r}: live estimates need a linear metric (P, DCG, RBP)")
+    scores = Path(reference) / "scores" / testset
+    if scores.is_dir():  # a results folder: the study's score dumps
+        study = sorted(f.name for f in scores.iterdir() if (f / "meta.json").is_file())
+        found = (k, {s: (lambda x: pd.DataFrame(x.run_entity[:, :k].astype(np.int64), index=np.asarray(
+            x.questions.qid).astype(str)))(load_dump(scores / s)) for s in study})
+    else:  # a reference pack: its top-k lists
+        evaluation = Path(reference) / "metrics" / testset / "evaluation.csv"
+        try:
+            study = list(dict.fromkeys(pd.read_csv(evaluation, usecols=["System"])["System"].astype(str)))
+        except (OSError, ValueError, pd.errors.ParserError) as exc:
+            raise InputError(evaluation, None, f"cannot read the study's systems on {testset}: {exc}") from None
+        found = read_top_k(reference, testset, study)
+    unknown = [s for s in against if s not in study]
+    if unknown or not against:
+        raise InputError(None, None, f"--against {','.join(against)}: name study systems of {testset} "
+                                     f"({', '.join(study)})")
+    if found is None or found[0] < k:
+        raise InputError(reference, None, f"no top-{k} lists of the study's systems on {testset}")
+    d = load_dump(folder)
+    kg = KnowledgeGraph.load(kg_path)
+    qids = np.asarray(d.questions.qid).astype(str)
+    lists = found[1]
+    if any(not np.isin(qids, f.index).all() for f in lists.values()):
+        raise InputError(folder, None, f"the dump's questions are not those of the pack's {testset} lists")
+    entity = np.stack([lists[s].loc[qids].to_numpy(np.int64)[:, :k] for s in study])
+    u = outside_universe(name, d.run_entity[:, :k], entity, study, d.judged, d.questions, kg, k, max_depth)
+    table = pd.DataFrame({"Metric": metric, "A": name, "B": against})
+    return universe_comparisons(u, kg, read_plan_items(plan_items), plan_items, table, plan_items, items, prior,
+                                rbp_p)

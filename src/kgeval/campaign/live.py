@@ -1,11 +1,13 @@
 """Live estimates of a campaign: per comparison Δ̂ and its anytime-valid interval from the final labels so far,
-Cohen's κ between the annotators, judgments per hour per person.
+the exact bounds of Δ (:mod:`kgeval.campaign.exact`), Cohen's κ between the annotators, judgments per hour per
+person.
 
 Each comparison is stored as ``base``, the range ``[lo, hi]`` and per item the two values its final label can
 give, ``c1`` (Y) and ``c0`` (N): the t-th final label gives the draw Y_t = base + c_x of
 :mod:`kgeval.sampling.sequence` (an item drawn with probability q ∝ π, Y_t unbiased for Δ), and the
 empirical-Bernstein confidence sequence on Y_1..Y_t is valid at every look, so the live page may declare a
-comparison decided the moment its interval leaves 0, however often it is looked at. The same rule
+comparison decided the moment its interval leaves 0, however often it is looked at (in the plan's random order;
+served in MTC's order, a campaign decides by the exact bounds: :mod:`kgeval.campaign.exact`). The same rule
 (:func:`decided_at`) gives the offline simulation's answer, so that a campaign run through the server and its
 simulation decide at the same judgment.
 """
@@ -16,6 +18,7 @@ import sqlite3
 
 import numpy as np
 
+from ..bounds.candidates import TOL
 from ..pools.annotation.agreement import cohen_kappa
 from ..sampling.sequence import eb_sequence
 
@@ -95,6 +98,10 @@ def rates(conn: sqlite3.Connection) -> dict[str, float | None]:
     return out
 
 
+def _number(x: float) -> float | None:
+    return None if np.isnan(x) else float(x)
+
+
 class Live:
     """The comparisons (fixed when the campaign is created: read once) and the snapshot of the labels so far,
     recomputed only when a judgment changed something."""
@@ -105,6 +112,9 @@ class Live:
         self.lo = np.array([c["lo"] for c in self.comps], float)
         self.hi = np.array([c["hi"] for c in self.comps], float)
         self.alpha, self._key, self._last = alpha, None, None
+        from .exact import Exact, decision_rule
+
+        self.exact, self.rule = Exact(conn), decision_rule(conn)
 
     def snapshot(self, conn: sqlite3.Connection) -> dict:
         """What ``GET /api/{token}/live`` returns."""
@@ -125,29 +135,42 @@ class Live:
             conn.execute("COMMIT")
         est, low, high = paths(self.base, self.lo, self.hi, self.c1, self.c0, order, labels, self.alpha)
         done = self.bears[:, order].sum(1)
+        b_low, b_high = self.exact.bounds(np.searchsorted(self.exact.ids, order), labels)
         rows = []
         for j, c in enumerate(self.comps):
             seen = order.size > 0
             lo_j, hi_j = (float(low[j, -1]), float(high[j, -1])) if seen else (float(c["lo"]), float(c["hi"]))
+            decided = lo_j > 0 or hi_j < 0
+            if self.rule == "exact":  # TOL: the bounds' sums drift by ~1e-16 where Δ_lo is exactly 0
+                decided = bool(b_low[j] > TOL or b_high[j] < -TOL)
             rows.append({"a": c["a"], "b": c["b"], "metric": c["metric"],
                          "delta": float(est[j, -1]) if seen else None, "low": lo_j, "high": hi_j,
-                         "decided": bool(lo_j > 0 or hi_j < 0), "judgments": int(done[j]),
+                         "decided": bool(decided), "rule": self.rule, "judgments": int(done[j]),
+                         "bound_low": _number(b_low[j]), "bound_high": _number(b_high[j]),
                          "expected": int(self.bears[j].sum() - done[j])})
         out["comparisons"] = rows
         self._key, self._last = key, out
         return out
 
 
+EXACT = ("dpos", "dneg", "mtc", "mtc_tie")
+
+
 def add_comparisons(conn: sqlite3.Connection, comps: list[dict], c1: np.ndarray, c0: np.ndarray) -> None:
-    """Store comparisons (dicts a, b, metric, base, lo, hi) with their (comparisons × items in serving order)
-    coefficients; items whose two values are equal do not bear on the comparison and are not stored."""
+    """Store comparisons (dicts a, b, metric, base, lo, hi and, when known, bound_low, bound_high and the item
+    rows of :data:`EXACT`) with their (comparisons × items in serving order) coefficients; an item that moves
+    neither the estimate nor the bounds of a comparison is not stored for it."""
     from .store import write
 
     ids = np.array([r[0] for r in conn.execute("SELECT id FROM items ORDER BY pos")], np.int64)
     with write(conn):
         for j, c in enumerate(comps):
-            cid = conn.execute("INSERT INTO comparisons (a, b, metric, base, lo, hi) VALUES (?, ?, ?, ?, ?, ?)",
-                               (c["a"], c["b"], c["metric"], c["base"], c["lo"], c["hi"])).lastrowid
-            keep = np.flatnonzero(c1[j] != c0[j])
-            conn.executemany("INSERT INTO coefficients VALUES (?, ?, ?, ?)",
-                             zip([cid] * keep.size, ids[keep].tolist(), c1[j, keep].tolist(), c0[j, keep].tolist()))
+            cid = conn.execute("INSERT INTO comparisons (a, b, metric, base, lo, hi, bound_low, bound_high) VALUES "
+                               "(?, ?, ?, ?, ?, ?, ?, ?)", (c["a"], c["b"], c["metric"], c["base"], c["lo"],
+                                                            c["hi"], c.get("bound_low"), c.get("bound_high"))
+                               ).lastrowid
+            ex = [np.asarray(c[k], float) if k in c else np.zeros(ids.size) for k in EXACT]
+            keep = np.flatnonzero((c1[j] != c0[j]) | (ex[0] != 0) | (ex[1] != 0))
+            conn.executemany("INSERT INTO coefficients VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                             zip([cid] * keep.size, ids[keep].tolist(), c1[j, keep].tolist(), c0[j, keep].tolist(),
+                                 *(e[keep].tolist() for e in ex)))

@@ -3,7 +3,8 @@ other; a disagreement or a "can't tell" goes to the adjudicator with both answer
 or adjudication.
 
 Assignment: ``next`` gives an annotator their unfinished item, else reserves the first item in serving order
-that has a free place (at most two annotators per item) and that they have not judged; a reservation left
+that has a free place (at most two annotators per item) and that they have not judged (in MTC's order, an item
+another annotator started, else the order's next: :mod:`kgeval.campaign.exact`); a reservation left
 unjudged longer than the lease returns its place. A judgment needs the person's reservation, and the count check
 and the insert run in one write transaction, so the same item submitted by its two annotators at once gets
 exactly its two labels.
@@ -52,12 +53,13 @@ def verified(source: str) -> bool:
     return any(host == d or host.endswith("." + d) for d in VERIFIED_SOURCES)
 
 
-def _expire(conn: sqlite3.Connection, now: float) -> None:
+def _expire(conn: sqlite3.Connection, now: float) -> int:
     stale = conn.execute("SELECT item, person FROM assignments WHERE judged = 0 AND at < ?",
                          (now - LEASE_S,)).fetchall()
     for row in stale:
         conn.execute("DELETE FROM assignments WHERE item = ? AND person = ?", (row["item"], row["person"]))
         conn.execute("UPDATE items SET n_assigned = n_assigned - 1 WHERE id = ?", (row["item"],))
+    return len(stale)
 
 
 def _unfinished(conn: sqlite3.Connection, person: sqlite3.Row) -> int | None:
@@ -66,8 +68,20 @@ def _unfinished(conn: sqlite3.Connection, person: sqlite3.Row) -> int | None:
     return None if row is None else int(row["item"])
 
 
-def next_item(conn: sqlite3.Connection, person: sqlite3.Row) -> int | None:
-    """The item this person judges next (reserved for an annotator), or None when none is left for them."""
+def _by_order(conn: sqlite3.Connection, person: sqlite3.Row, order) -> sqlite3.Row | None:
+    """An item one other annotator has started (it becomes final soonest), else the order's next fresh one."""
+    row = conn.execute("SELECT id FROM items WHERE state = 'open' AND n_assigned = 1 AND NOT EXISTS (SELECT 1 "
+                       "FROM assignments a WHERE a.item = items.id AND a.person = ?) ORDER BY pos LIMIT 1",
+                       (person["id"],)).fetchone()
+    if row is not None:
+        return row
+    item = order.pick(conn)
+    return None if item is None else {"id": item}
+
+
+def next_item(conn: sqlite3.Connection, person: sqlite3.Row, order=None) -> int | None:
+    """The item this person judges next (reserved for an annotator), or None when none is left for them.
+    ``order``: a :class:`kgeval.campaign.exact.MtcOrder` (``--order mtc``); None serves in the plan's order."""
     if person["role"] == "adjudicator":
         row = conn.execute("SELECT id FROM items WHERE state = 'conflict' ORDER BY pos LIMIT 1").fetchone()
         return None if row is None else int(row["id"])
@@ -81,10 +95,14 @@ def next_item(conn: sqlite3.Connection, person: sqlite3.Row) -> int | None:
         mine = _unfinished(conn, person)  # a second request of the same person got here first
         if mine is not None:
             return mine
-        _expire(conn, now)
-        row = conn.execute("SELECT id FROM items WHERE state = 'open' AND n_assigned < 2 AND NOT EXISTS "
-                           "(SELECT 1 FROM assignments a WHERE a.item = items.id AND a.person = ?) ORDER BY pos "
-                           "LIMIT 1", (person["id"],)).fetchone()
+        if _expire(conn, now) and order is not None:
+            order.expired()
+        if order is not None:
+            row = _by_order(conn, person, order)
+        else:
+            row = conn.execute("SELECT id FROM items WHERE state = 'open' AND n_assigned < 2 AND NOT EXISTS "
+                               "(SELECT 1 FROM assignments a WHERE a.item = items.id AND a.person = ?) ORDER BY "
+                               "pos LIMIT 1", (person["id"],)).fetchone()
         if row is None:
             return None
         conn.execute("INSERT INTO assignments (item, person, at) VALUES (?, ?, ?)", (row["id"], person["id"], now))

@@ -51,6 +51,11 @@ def create_app(db: str | Path):
     first = connect(db)
     secret = meta(first)["secret"]
     live = Live(first)
+    order = None
+    if meta(first).get("order") == "mtc":
+        from .exact import MtcOrder
+
+        order = MtcOrder(first)
     lock = threading.Lock()  # the live snapshot's cache is shared by the server's threads
     local = threading.local()
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=select_autoescape(default=True))
@@ -117,7 +122,7 @@ def create_app(db: str | Path):
     @api(("annotator", "adjudicator"))
     def next_(person, body, request):
         c = conn()
-        return item_view(c, person, next_item(c, person))
+        return item_view(c, person, next_item(c, person, order))
 
     @api(("annotator", "adjudicator"), write=True)
     def judge_(person, body, request):

@@ -2,7 +2,8 @@
 simulated offline; both must decide each comparison at the same judgment.
 
 The oracle answers from known labels (the published judgments: ``head relation tail Y|N``; an item they do not
-label is N, as the official evaluation counts it). Two annotators judge every item in serving order; the second
+label is N, as the official evaluation counts it). Two annotators judge every item in serving order (the plan's,
+or MTC's as the labels arrive: :func:`kgeval.campaign.exact.served_order`); the second
 gives the wrong answer with the set disagreement rate, drawn once per item from the seed (so that the HTTP run's
 thread timing cannot change which items disagree); an adjudicator, answering the truth, resolves each
 disagreement. The offline function reaches the judgment counts by arithmetic (two per item, three with a
@@ -23,9 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..bounds.candidates import TOL
 from ..errors import KgevalError
+from .exact import Exact, decision_rule, served_order
 from .live import ALPHA, decided_at, finals, load_comparisons, paths
-from .store import add_person, connect
+from .store import add_person, connect, meta
 
 SOURCE = "https://en.wikipedia.org/wiki/Special:Search"
 
@@ -46,11 +49,23 @@ def offline(conn: sqlite3.Connection, truth: np.ndarray, rate: float, seed: int,
     comps, c1, c0, _ = load_comparisons(conn)
     ids = np.array([r[0] for r in conn.execute("SELECT id FROM items ORDER BY pos")], np.int64)
     flip = disagreements(ids.size, rate, seed)
-    counts = np.cumsum(2 + flip.astype(int))
+    served = np.arange(ids.size)
+    if meta(conn).get("order") == "mtc":
+        served = served_order(Exact(conn), truth)
+    counts = np.cumsum(2 + flip[served].astype(int))
     base = np.array([c["base"] for c in comps], float)
     lo, hi = np.array([c["lo"] for c in comps], float), np.array([c["hi"] for c in comps], float)
-    _, low, high = paths(base, lo, hi, c1, c0, ids, truth, alpha)
-    return _result(comps, decided_at(low, high, counts), int(counts[-1]) if counts.size else 0)
+    _, low, high = paths(base, lo, hi, c1, c0, ids[served], truth[served], alpha)
+    return _result(comps, _decided(conn, low, high, served, truth[served], counts),
+                   int(counts[-1]) if counts.size else 0)
+
+
+def _decided(conn: sqlite3.Connection, low, high, items: np.ndarray, labels: np.ndarray, counts) -> list:
+    """The live page's rule: the confidence sequence, or the exact bounds in MTC's order (``items`` 0-based)."""
+    if decision_rule(conn) == "exact":
+        low, high = Exact(conn).paths(items, labels)
+        return decided_at(low - TOL, high + TOL, counts)  # as the bounds module: beyond the sums' drift
+    return decided_at(low, high, counts)
 
 
 def _result(comps, at, total) -> dict:
@@ -118,11 +133,12 @@ def over_http(db: str | Path, truth: np.ndarray, rate: float, seed: int, alpha: 
         comps, c1, c0, _ = load_comparisons(conn)
         order, labels, counts = finals(conn)
         total = conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+        base = np.array([c["base"] for c in comps], float)
+        lo, hi = np.array([c["lo"] for c in comps], float), np.array([c["hi"] for c in comps], float)
+        _, low, high = paths(base, lo, hi, c1, c0, order, labels, alpha)
+        at = _decided(conn, low, high, np.searchsorted(ids, order), labels, counts)
         conn.close()
-    base = np.array([c["base"] for c in comps], float)
-    lo, hi = np.array([c["lo"] for c in comps], float), np.array([c["hi"] for c in comps], float)
-    _, low, high = paths(base, lo, hi, c1, c0, order, labels, alpha)
-    return _result(comps, decided_at(low, high, counts), int(total))
+    return _result(comps, at, int(total))
 
 
 def _ok(response) -> dict:

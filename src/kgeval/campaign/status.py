@@ -22,9 +22,11 @@ def status_text(db: str | Path) -> str:
              f"for adjudication, {counts.get('open', 0)} open; {snap['judgments']} judgments; kappa {kappa}"]
     lines += [f"  {role}\t{name}\t{n} judgments" for name, role, n in people]
     for c in snap["comparisons"]:
-        verdict = ("decided: " + (f"{c['a']} better" if c["low"] > 0 else f"{c['b']} better")) if c["decided"] \
-            else "undecided"
+        a_better = c["bound_low"] > 0 if c["rule"] == "exact" else c["low"] > 0
+        verdict = ("decided: " + (f"{c['a']} better" if a_better else f"{c['b']} better")
+                   + (" (exact bounds)" if c["rule"] == "exact" else "")) if c["decided"] else "undecided"
         delta = "–" if c["delta"] is None else f"{c['delta']:+.4f}"
+        exact = "" if c["bound_low"] is None else f"\texact [{c['bound_low']:+.4f}, {c['bound_high']:+.4f}]"
         lines.append(f"  {c['metric']}\t{c['a']} − {c['b']}\t{delta}\t[{c['low']:+.4f}, {c['high']:+.4f}]\t"
-                     f"{verdict}\t{c['judgments']} judged, {c['expected']} to go")
+                     f"{verdict}\t{c['judgments']} judged, {c['expected']} to go{exact}")
     return "\n".join(lines)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import InputError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 ROLES = ("annotator", "adjudicator", "curator")
 
 SCHEMA = """
@@ -40,6 +40,8 @@ CREATE TABLE items (
 );
 CREATE INDEX items_free ON items (pos) WHERE state = 'open' AND n_assigned < 2;
 CREATE INDEX items_conflict ON items (pos) WHERE state = 'conflict';
+CREATE INDEX items_half ON items (pos) WHERE state = 'open' AND n_assigned = 1;
+CREATE INDEX items_final ON items (final_seq) WHERE state = 'final';
 CREATE TABLE people (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
     role TEXT NOT NULL CHECK (role IN ('annotator', 'adjudicator', 'curator')),
@@ -63,11 +65,14 @@ CREATE INDEX judgments_person ON judgments (person, id);
 CREATE TABLE comparisons (
     id INTEGER PRIMARY KEY, a TEXT NOT NULL, b TEXT NOT NULL, metric TEXT NOT NULL,
     base REAL NOT NULL, lo REAL NOT NULL, hi REAL NOT NULL,
+    bound_low REAL, bound_high REAL,
     UNIQUE (a, b, metric)
 );
 CREATE TABLE coefficients (
     comparison INTEGER NOT NULL REFERENCES comparisons (id), item INTEGER NOT NULL REFERENCES items (id),
     c1 REAL NOT NULL, c0 REAL NOT NULL,
+    dpos REAL NOT NULL DEFAULT 0, dneg REAL NOT NULL DEFAULT 0,
+    mtc REAL NOT NULL DEFAULT 0, mtc_tie REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (comparison, item)
 );
 """

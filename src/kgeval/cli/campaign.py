@@ -49,6 +49,20 @@ def _create(p):
     p.add_argument("--max-depth", type=SchemaNumber("pooling", "depth"), default=10, help="deepest pool depth")
     p.add_argument("--prior", choices=("logistic", "binned", "uniform"), default="logistic",
                    help="the plan's relevance prior")
+    p.add_argument("--run-dump", default=None,
+                   help="with --plan-items and --kg, for the plan `kgeval evaluate --decide-against` wrote: its "
+                        "score dump <out>/dumps/<system>/<test set> (instead of --scores)")
+    p.add_argument("--reference", default="reference/default", help="with --run-dump: the reference pack the "
+                                                                   "evaluation placed the system in")
+    p.add_argument("--against", default=None, metavar="SYSTEM[,SYSTEM...]",
+                   help="with --run-dump: the study systems evaluate's --decide-against named")
+    p.add_argument("--sample-metric", choices=("P", "DCG", "RBP"), default="P",
+                   help="with --run-dump: evaluate's --sample-metric")
+    p.add_argument("--pool-depth", type=int, default=None, metavar="D",
+                   help="with --run-dump: evaluate's --pool-depth (default: --max-depth)")
+    p.add_argument("--order", choices=("plan", "mtc"), default="plan",
+                   help="serving order: the sheet's (plan), or MTC's priority recomputed as labels arrive, the "
+                        "audit items in their plan slots (mtc; needs --scores)")
 
     def run(a):
         from pathlib import Path
@@ -67,7 +81,14 @@ def _create(p):
             require_inputs([a.kg, pairs])
             study = {"dumps": dumps, "kg_path": a.kg, "plan_pairs": pairs, "k": a.k, "prior": a.prior,
                      "max_depth": a.max_depth}
-        n, m = create_campaign(a.db, a.sheet, a.plan_items, a.comparisons, a.title, study)
+        if a.run_dump is not None:
+            if a.scores is not None or a.plan_items is None or a.kg is None or not a.against:
+                p.error("--run-dump needs --plan-items, --kg and --against (and no --scores)")
+            require_inputs([a.kg, a.run_dump])
+            study = {"dump": a.run_dump, "reference": a.reference, "kg_path": a.kg, "k": a.k, "prior": a.prior,
+                     "against": [s.strip() for s in a.against.split(",")], "metric": a.sample_metric,
+                     "max_depth": a.max_depth if a.pool_depth is None else a.pool_depth}
+        n, m = create_campaign(a.db, a.sheet, a.plan_items, a.comparisons, a.title, study, a.order)
         print(f"{a.db}\t{n} items\t{m} comparisons")
         return 0
 

@@ -26,7 +26,10 @@
       tr.dataset.pair = c.a + "|" + c.b + "|" + c.metric;
       cell(tr, c.a, "a"); cell(tr, c.b, "b"); cell(tr, c.metric, "metric");
       cell(tr, fmt(c.delta), "delta"); cell(tr, fmt(c.low), "low"); cell(tr, fmt(c.high), "high");
-      cell(tr, c.decided ? (c.low > 0 ? "A better" : "B better") : "not yet", "decided");
+      const aBetter = c.rule === "exact" ? c.bound_low > 0 : c.low > 0;
+      cell(tr, c.decided ? (aBetter ? "A better" : "B better") + (c.rule === "exact" ? " (exact)" : "") : "not yet",
+           "decided");
+      cell(tr, fmt(c.bound_low), "bound_low"); cell(tr, fmt(c.bound_high), "bound_high");
       cell(tr, String(c.judgments), "judgments"); cell(tr, String(c.expected), "expected");
       if (c.decided) tr.classList.add("is-decided");
       body.appendChild(tr);
