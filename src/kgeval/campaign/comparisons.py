@@ -24,14 +24,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..bounds.decide import METRIC_NAMES, item_triples
+from ..bounds.decide import METRIC_NAMES
 from ..bounds.linear import LinearPairs
-from ..data.kg import HEAD, KnowledgeGraph
+from ..data.kg import KnowledgeGraph
 from ..errors import InputError
 from ..sampling.estimates import read_plan_items
 from ..sampling.problem import Problem
+from ..sampling.sheet import locate_items, pair_columns, read_plan_pairs, unknown_units
 from ..sampling.universe import Universe, from_dumps
-from ..sampling.weights import is_linear, pairs
+from ..sampling.weights import is_linear
 
 
 def plan_comparisons(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pairs: str, items: list[dict],
@@ -39,14 +40,9 @@ def plan_comparisons(dumps: dict[str, str], kg_path: str, plan_items: str, plan_
                      ) -> tuple[list[dict], np.ndarray, np.ndarray]:
     """The comparisons of the plan's pairs with their (comparisons × items in serving order) terms."""
     plan = read_plan_items(plan_items)
-    try:
-        table = pd.read_csv(plan_pairs, dtype={"Metric": str, "A": str, "B": str})
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise InputError(plan_pairs, None, f"cannot read the plan's pairs: {exc}") from None
-    if not {"Metric", "A", "B"} <= set(table.columns) or table.empty or table["Metric"].nunique() != 1:
-        raise InputError(plan_pairs, None, "expected the plan's sampling_budgets.csv: one metric, its pairs A, B")
+    table = read_plan_pairs(plan_pairs)
     short = table["Metric"].iloc[0]
-    if short not in METRIC_NAMES or not is_linear(METRIC_NAMES[short]):
+    if not is_linear(METRIC_NAMES[short]):
         raise InputError(plan_pairs, 2, f"metric {short!r}: live estimates need a linear metric (P, DCG, RBP)")
     kg = KnowledgeGraph.load(kg_path)
     return universe_comparisons(from_dumps(dumps, kg, k, max_depth), kg, plan, plan_items, table, plan_pairs, items,
@@ -59,26 +55,9 @@ def universe_comparisons(u: Universe, kg: KnowledgeGraph, plan: pd.DataFrame, pl
     """:func:`plan_comparisons` on the study's lists already built (from score dumps, or from a reference pack's
     lists: :func:`kgeval.sampling.reference.reference_universe`), the plan's sidecar and pairs read."""
     short = table["Metric"].iloc[0]
-    a, b = pairs(len(u.systems))
-    index = {(u.systems[i], u.systems[j]): c for c, (i, j) in enumerate(zip(a, b))}
-    cols = []
-    for line, pair in enumerate(zip(table["A"], table["B"]), start=2):
-        if pair not in index:
-            raise InputError(plan_pairs, line, f"pair {pair[0]} – {pair[1]} is not a pair of the study's systems "
-                                               f"({', '.join(u.systems)})")
-        cols.append(index[pair])
-    unknown = np.flatnonzero(u.cand.state == -1)
-    trip = item_triples(u.items, u.questions, unknown)
-    asks = np.where(u.questions.side[u.items.q[unknown]] == HEAD, "head", "tail")
-    where = {(kg.entities[h], kg.relations[r], kg.entities[t], s): e
-             for (h, r, t), s, e in zip(trip.tolist(), asks, unknown)}
-    units = np.empty(len(plan), np.int64)
-    for i, key in enumerate(zip(plan["head_id"], plan["relation"], plan["tail_id"], plan["asks"])):
-        if key not in where:
-            raise InputError(plan_items, int(plan["line"].iloc[i]), f"item {' '.join(key[:3])} ({key[3]} "
-                             "question) is not an unknown of the study's top-k lists: the plan was made from "
-                             "other runs")
-        units[i] = where[key]
+    cols = pair_columns(u.systems, table, plan_pairs)
+    where = unknown_units(u, kg)
+    units = locate_items(plan, plan_items, u, kg, None, where)
     p = u.pooled_prior(prior)
     pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[short], rbp_p, 0)
     pos = {it["sheet_item"]: i for i, it in enumerate(items)}
@@ -94,7 +73,7 @@ def universe_comparisons(u: Universe, kg: KnowledgeGraph, plan: pd.DataFrame, pl
     every = [(e, col[i]) for i in first
              for e in of_triple[plan["head_id"].iloc[i], plan["relation"].iloc[i], plan["tail_id"].iloc[i]]]
     every = np.array(every, np.int64).reshape(-1, 2)
-    return terms(pb, p, np.array(cols), units, plan["pi"].to_numpy(), col, len(items), u.systems,
+    return terms(pb, p, cols, units, plan["pi"].to_numpy(), col, len(items), u.systems,
                  METRIC_NAMES[short], rbp_p, every[:, 0], every[:, 1])
 
 

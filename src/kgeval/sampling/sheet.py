@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..bounds.decide import item_triples
+from ..bounds.decide import METRIC_NAMES, item_triples
 from ..data.kg import HEAD, KnowledgeGraph
 from ..errors import InputError
 from ..io import write_csv
@@ -16,6 +16,7 @@ from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
 from ..pools.annotation.templates import question
 from .plan import Plan
 from .universe import Universe
+from .weights import pairs
 
 
 def _sheet_items(triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -55,15 +56,50 @@ def plan_sidecar(u: Universe, kg: KnowledgeGraph, plan: Plan, triples: np.ndarra
                          "pi": plan.pi, "p": plan.p, "audit": plan.audit})
 
 
-def locate_items(plan: pd.DataFrame, plan_path, u: Universe, kg: KnowledgeGraph, p: np.ndarray) -> np.ndarray:
-    """The candidate index of every sidecar row (read by :func:`.estimates.read_plan_items`), each checked to be
-    an unknown of ``u``'s lists with the prior ``p`` the plan was drawn with: a plan made from other lists or
-    another prior is refused, never estimated with a bias."""
+def read_plan_pairs(plan_pairs) -> pd.DataFrame:
+    """The plan's ``sampling_budgets.csv``: one metric and its pairs A, B (the metric a name of the bounds'
+    resolver)."""
+    try:
+        table = pd.read_csv(plan_pairs, dtype={"Metric": str, "A": str, "B": str})
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(plan_pairs, None, f"cannot read the plan's pairs: {exc}") from None
+    if not {"Metric", "A", "B"} <= set(table.columns) or table.empty or table["Metric"].nunique() != 1:
+        raise InputError(plan_pairs, None, "expected the plan's sampling_budgets.csv: one metric, its pairs A, B")
+    short = table["Metric"].iloc[0]
+    if short not in METRIC_NAMES:
+        raise InputError(plan_pairs, 2, f"metric {short!r}: expected one of {', '.join(METRIC_NAMES)}")
+    return table
+
+
+def pair_columns(systems: list[str], table: pd.DataFrame, plan_pairs) -> np.ndarray:
+    """The column (in :func:`.weights.pairs` order) of every pair of the plan's table; a pair of other systems is
+    refused with its line."""
+    a, b = pairs(len(systems))
+    index = {(systems[i], systems[j]): c for c, (i, j) in enumerate(zip(a, b))}
+    cols = []
+    for line, pair in enumerate(zip(table["A"], table["B"]), start=2):
+        if pair not in index:
+            raise InputError(plan_pairs, line, f"pair {pair[0]} – {pair[1]} is not a pair of the study's systems "
+                                               f"({', '.join(systems)})")
+        cols.append(index[pair])
+    return np.array(cols, np.int64)
+
+
+def unknown_units(u: Universe, kg: KnowledgeGraph) -> dict[tuple[str, str, str, str], int]:
+    """Every unknown of ``u``'s lists by (head id, relation, tail id, asked side): its candidate index."""
     unknown = np.flatnonzero(u.cand.state == -1)
     trip = item_triples(u.items, u.questions, unknown)
     asks = np.where(u.questions.side[u.items.q[unknown]] == HEAD, "head", "tail")
-    where = {(kg.entities[h], kg.relations[r], kg.entities[t], s): e
-             for (h, r, t), s, e in zip(trip.tolist(), asks, unknown)}
+    return {(kg.entities[h], kg.relations[r], kg.entities[t], s): e
+            for (h, r, t), s, e in zip(trip.tolist(), asks, unknown.tolist())}
+
+
+def locate_items(plan: pd.DataFrame, plan_path, u: Universe, kg: KnowledgeGraph, p: np.ndarray | None,
+                 where: dict | None = None) -> np.ndarray:
+    """The candidate index of every sidecar row (read by :func:`.estimates.read_plan_items`), each checked to be
+    an unknown of ``u``'s lists and, unless ``p`` is None, drawn with the prior ``p``: a plan made from other
+    lists or another prior is refused, never estimated with a bias. ``where``: :func:`unknown_units`, if known."""
+    where = unknown_units(u, kg) if where is None else where
     items = np.empty(len(plan), np.int64)
     for i, key in enumerate(zip(plan["head_id"], plan["relation"], plan["tail_id"], plan["asks"])):
         if key not in where:
@@ -71,6 +107,8 @@ def locate_items(plan: pd.DataFrame, plan_path, u: Universe, kg: KnowledgeGraph,
                              "question) is not an unknown of the compared top-k lists: the plan was made from "
                              "other runs")
         items[i] = where[key]
+    if p is None:
+        return items
     off = np.abs(p[items] - plan["p"].to_numpy()) > 1e-6 * np.maximum(1, p[items])
     if off.any():
         i = int(np.argmax(off))

@@ -19,7 +19,7 @@ from .estimates import judged_estimates, plan_labels, prior_audit, read_plan_ite
 from .figure import coverage_figure, pair_budgets
 from .plan import make_plan
 from .problem import Problem
-from .sheet import locate_items, write_plan_sheet
+from .sheet import locate_items, pair_columns, read_plan_pairs, write_plan_sheet
 from .simulation import sequence_errors, simulate
 from .universe import Universe, from_dumps
 from .weights import pairs
@@ -78,29 +78,15 @@ def estimate_step(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pai
 
     plan = read_plan_items(plan_items)
     x = plan_labels(plan, plan_items, _read_qrels_rows(labels), labels)
-    try:
-        table = pd.read_csv(plan_pairs, dtype={"Metric": str, "A": str, "B": str})
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise InputError(plan_pairs, None, f"cannot read the plan's pairs: {exc}") from None
-    if not {"Metric", "A", "B"} <= set(table.columns) or table.empty or table["Metric"].nunique() != 1:
-        raise InputError(plan_pairs, None, "expected the plan's sampling_budgets.csv: one metric, its pairs A, B")
+    table = read_plan_pairs(plan_pairs)
     short = table["Metric"].iloc[0]
-    if short not in METRIC_NAMES:
-        raise InputError(plan_pairs, 2, f"metric {short!r}: expected one of {', '.join(METRIC_NAMES)}")
     kg = KnowledgeGraph.load(kg_path)
     u = from_dumps(dumps, kg, k, max_depth)
-    a, b = pairs(len(u.systems))
-    index = {(u.systems[i], u.systems[j]): c for c, (i, j) in enumerate(zip(a, b))}
-    cols = []
-    for line, pair in enumerate(zip(table["A"], table["B"]), start=2):
-        if pair not in index:
-            raise InputError(plan_pairs, line, f"pair {pair[0]} – {pair[1]} is not a pair of the study's systems "
-                                               f"({', '.join(u.systems)})")
-        cols.append(index[pair])
+    cols = pair_columns(u.systems, table, plan_pairs)
     p = u.pooled_prior(prior)
     items = locate_items(plan, plan_items, u, kg, p)
     try:
-        est = judged_estimates(u.cand, p, METRIC_NAMES[short], np.array(cols), u.systems, items,
+        est = judged_estimates(u.cand, p, METRIC_NAMES[short], cols, u.systems, items,
                                plan["pi"].to_numpy(), x, plan["item"].to_numpy(int), rbp_p, level)
     except ValueError as exc:
         raise InputError(plan_items, None, str(exc)) from None
