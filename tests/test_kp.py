@@ -311,8 +311,10 @@ def test_steps_end_to_end(synth_kg, tmp_path):
         select_best([str(ck)], models[name], tmp_path / "results" / name / "selection.json")
         records[name] = tmp_path / "kp" / f"{name}.json"
         rec = kp_model_step(str(models[name]), str(kg_path), str(records[name]), name, sample_multiple=1.0,
-                            device="cpu")
+                            device="cpu", graph_kernel={"kernel": "shortest_path", "edges": 40, "runs": 2,
+                                                        "bins": 10})
         assert rec["kp_test"] > 0 and rec["kp_train"] > 0 and np.isfinite(rec["conicity"])
+        assert 0 < rec["gk_test"] <= np.sqrt(2) and 0 < rec["gk_train"] <= np.sqrt(2)
         assert set(rec["seconds"]["test"]) == {"sampling", "scoring", "diagrams", "distance", "total"}
         timings[name] = tmp_path / "kp" / "timing" / f"{name}.json"
         t = timing_step(str(models[name]), str(models[name]) + ".json", str(kg_path), str(timings[name]), name,
@@ -322,7 +324,7 @@ def test_steps_end_to_end(synth_kg, tmp_path):
 
     # a third, fake model so that the correlation table has three points
     fake = read_json(records["DistMult"])
-    fake.update(kp_test=0.0, kp_train=0.0, conicity=0.1, avl=1.0)
+    fake.update(kp_test=0.0, kp_train=0.0, conicity=0.1, avl=1.0, gk_test=0.0, gk_train=0.0)
     records["Fake"] = tmp_path / "kp" / "Fake.json"
     write_json(records["Fake"], fake)
     ev = pd.DataFrame({"System": ["DistMult", "TransE", "Fake"]})
@@ -333,7 +335,10 @@ def test_steps_end_to_end(synth_kg, tmp_path):
     ev.to_csv(tmp_path / "evaluation.csv", index=False)
     df = correlations_step({k: str(v) for k, v in records.items()}, str(tmp_path / "evaluation.csv"),
                            str(tmp_path / "corr.csv"), str(tmp_path / "corr.md"), str(tmp_path / "values.csv"))
-    assert len(df) == 12 and {"micro_mrr", "macro_mr", "n_models"} <= set(df.columns)
+    assert len(df) == 18 and {"micro_mrr", "macro_mr", "n_models"} <= set(df.columns)
+    gk = df[(df["measure"] == "GK(test)") & (df["correlation"] == "pearson")].iloc[0]
+    assert gk["n_models"] == 3 and gk["micro_mrr"] == pytest.approx(correlate(
+        [read_json(records[m])["gk_test"] for m in ("DistMult", "TransE", "Fake")], [0.3, 0.2, 0.01])["pearson"])
 
     es = {}
     for name in ("DistMult", "TransE"):

@@ -28,6 +28,7 @@ rule kp_model:
     params:
         kp=KP_PARAMS,
         splits=KP["splits"],
+        graph_kernel=KP_GRAPH_KERNEL,
     script:
         "../scripts/kp_model.py"
 

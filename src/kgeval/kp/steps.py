@@ -45,6 +45,12 @@ def kp_params(config: dict[str, Any]) -> dict[str, Any]:
     return {k: kp[k] for k in ("sample_multiple", "projections", "seed", "p", "batch_size")}
 
 
+def graph_kernel_params(config: dict[str, Any]) -> dict[str, Any] | None:
+    """The graph-kernel baseline's parameters (kp.graph_kernel without ``enabled``), or None when it is off."""
+    gk = dict(kp_settings(config)["graph_kernel"])
+    return None if not gk.pop("enabled") else gk
+
+
 def kp_testset(config: dict[str, Any], dataset: str) -> str:
     """The full test set of a dataset, whose evaluation.csv KP is correlated with."""
     full = full_testsets(config, dataset)
@@ -84,7 +90,8 @@ def kp_early_stopping_models(config: dict[str, Any], dataset: str) -> list[str]:
 # the ranking metrics of the paper's Table 2, micro and macro, as named in evaluation.csv
 RANKING_METRICS = [f"{avg}_{m}" for avg in ("micro", "macro")
                    for m in ("hits@1", "hits@3", "hits@10", "mr", "mrr")]
-MEASURES = {"Conicity": "conicity", "AVL": "avl", "KP(train)": "kp_train", "KP(test)": "kp_test"}
+MEASURES = {"Conicity": "conicity", "AVL": "avl", "GK(train)": "gk_train", "GK(test)": "gk_test",
+            "KP(train)": "kp_train", "KP(test)": "kp_test"}
 CORRELATIONS = ("pearson", "spearman", "kendall")
 KP_STEPS = ("sampling", "scoring", "diagrams", "distance")  # kgeval.kp.persistence.STEPS (not imported: gudhi, POT, torch)
 
@@ -121,11 +128,14 @@ def _software() -> dict[str, str]:
 # ---- KP(test), KP(train) and the geometric baselines of one model ---------------------------------------------------
 def kp_model_step(model_path: str, kg_path: str, out: str, model_name: str, splits: list[str] | None = None,
                   sample_multiple: float = 1.0, projections: int = 50, seed: int = 0, p: float = 2.0,
-                  batch_size: int = 4096, device: str | None = "auto") -> dict[str, Any]:
-    """KP of one trained model on each split (test and train), conicity and AVL → JSON."""
+                  batch_size: int = 4096, device: str | None = "auto",
+                  graph_kernel: dict[str, Any] | None = None) -> dict[str, Any]:
+    """KP of one trained model on each split (test and train), conicity and AVL, and with ``graph_kernel``
+    (kp.graph_kernel: kernel, edges, runs, bins) the graph-kernel baseline GK of each split → JSON."""
     from ..data.kg import KnowledgeGraph
     from ..models.checkpoint import load_model, resolve_device
-    from .persistence import geometry_baselines, knowledge_persistence, known_keys
+    from .kernel import graph_kernel_distance
+    from .persistence import geometry_baselines, knowledge_persistence, known_keys, kp_graphs
 
     kg = KnowledgeGraph.load(kg_path)
     dev = resolve_device(device)
@@ -136,9 +146,18 @@ def kp_model_step(model_path: str, kg_path: str, out: str, model_name: str, spli
         results[split] = knowledge_persistence(model, kg, split, known=known, model_name=model_name,
                                                **_kp_kwargs(sample_multiple, projections, seed, p, batch_size))
     geometry = geometry_baselines(model)
+    gk: dict[str, float] = {}
+    gk_seconds: dict[str, float] = {}
+    if graph_kernel:
+        for split in results:
+            t0 = time.perf_counter()
+            pos, neg = kp_graphs(model, kg, split, sample_multiple, seed, batch_size, known, model_name)
+            gk[f"gk_{split}"] = graph_kernel_distance(pos, neg, seed=seed, **graph_kernel)
+            gk_seconds[split] = time.perf_counter() - t0
     record = {"model": model_name, "dataset": kg.name, "device": str(dev), "model_sha256": sha256_file(model_path),
               "parameters": {**_kp_kwargs(sample_multiple, projections, seed, p, batch_size)},
-              "seed": seed, "software": _software(), **geometry,
+              "graph_kernel": graph_kernel or None, "gk_seconds": gk_seconds,
+              "seed": seed, "software": _software(), **geometry, **gk,
               **{f"kp_{s}": r.value for s, r in results.items()},
               "kp": {s: r.to_dict() for s, r in results.items()},
               "seconds": {s: r.seconds for s, r in results.items()}}

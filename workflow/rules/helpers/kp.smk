@@ -2,6 +2,7 @@
 # beside rules.
 
 from kgeval.kp.steps import (
+    graph_kernel_params,
     kp_datasets,
     kp_early_stopping_models,
     kp_params,
@@ -13,6 +14,7 @@ from kgeval.kp.steps import (
 # every KP computation
 KP = kp_settings(config)
 KP_PARAMS = kp_params(config)
+KP_GRAPH_KERNEL = graph_kernel_params(config)
 KP_DATASETS = kp_datasets(config)
 KP_ES_MODELS = sorted(
     {m for d in KP_DATASETS for m in kp_early_stopping_models(config, d)}
