@@ -347,9 +347,24 @@ def test_steps_end_to_end(synth_kg, tmp_path):
                                       [str(tmp_path / "models" / name / "seed0.pt")], str(kg_path),
                                       str(tmp_path / "snap" / name), str(es[name]), name, device="cpu")
         assert d["epoch"].tolist() == [2, 4, 6] and d["kp_valid"].gt(0).all() and d["test_mrr"].gt(0).all()
+        assert d[["test_hits@1", "test_hits@10"]].ge(0).all().all() and (d["test_hits@1"] <= d["test_hits@10"]).all()
     table = early_stopping_table_step({k: str(v) for k, v in es.items()}, str(tmp_path / "es.csv"),
-                                      str(tmp_path / "es.md"), str(tmp_path / "es_ck.csv"))
-    assert len(table) == 2 * 2 * 2 and table["checkpoints"].eq(3).all()
+                                      str(tmp_path / "es.md"), str(tmp_path / "es_ck.csv"),
+                                      str(tmp_path / "range.csv"), str(tmp_path / "range.md"))
+    # 2 models × 2 KP splits × (valid MRR, test MRR, Hits@1, Hits@10)
+    assert len(table) == 2 * 2 * 4 and table["checkpoints"].eq(3).all()
+    detail = pd.read_csv(tmp_path / "es_ck.csv")
+    h1 = table[(table["model"] == "TransE") & (table["kp"] == "KP(test)") & (table["metric"] == "test_hits@1")]
+    t = detail[detail["model"] == "TransE"]
+    best = t["test_hits@1"].max()
+    assert h1["relative_error"].iloc[0] == pytest.approx(abs(best - t.loc[t["kp_test"].idxmax(), "test_hits@1"]) / best)
+    rng = pd.read_csv(tmp_path / "range.csv")
+    pooled = rng[(rng["points"] == "all checkpoints") & (rng["kp"] == "KP(test)") & (rng["metric"] == "test_mrr")]
+    assert pooled["n"].iloc[0] == 6 and pooled["models"].iloc[0] == 2
+    assert pooled["pearson"].iloc[0] == pytest.approx(np.corrcoef(detail["kp_test"], detail["test_mrr"])[0, 1])
+    assert pooled["metric_min"].iloc[0] == detail["test_mrr"].min()
+    sel = rng[(rng["points"] == "selected")]
+    assert sel["n"].eq(2).all() and sel["pearson"].isna().all()  # two points: undefined
 
     tt = timing_table_step({k: str(v) for k, v in timings.items()}, str(tmp_path / "t.csv"), str(tmp_path / "t.md"))
     shares = tt[[c for c in tt.columns if c.endswith("_share")]].sum(axis=1)

@@ -295,6 +295,28 @@ def test_claim_11c_kp_within_a_model_across_epochs():
     assert row(F.Outputs(NAMES), "11c")["holds"] == "not measured"
 
 
+def test_claim_11d_kp_on_the_papers_model_set():
+    v = pd.DataFrame({"System": ["TransE", "TransH", "ConvKB", "DistMult", "RotatE"],
+                      "KP(test)": [1.0, 2.0, 3.0, 100.0, float("nan")],
+                      "micro_mrr": [0.1, 0.3, 0.2, 0.0, 0.3], "micro_hits@10": [0.2, 0.4, 0.6, 0.0, 0.5]})
+    r = row(F.Outputs(NAMES, kp_values=v), "11d")
+    # DistMult is not of the paper's set, RotatE has no KP: Pearson of (1, 2, 3) with (.1, .3, .2) = 0.5, (.2, .4, .6) = 1
+    assert r["ours"] == "0.500 / 1.000 (3 of 7 models, MRR 0.100–0.300)" and r["holds"] == "partly"
+    assert row(F.Outputs(NAMES, kp_values=v.iloc[[0, 3, 4]]), "11d")["holds"] == "not measured"
+
+
+def test_claim_11e_kp_over_a_wide_mrr_range():
+    rng = pd.DataFrame({"points": ["selected", "all checkpoints", "all checkpoints"],
+                        "kp": ["KP(test)", "KP(test)", "KP(valid)"], "metric": ["test_mrr"] * 3,
+                        "n": [3, 12, 12], "models": [3, 3, 3], "metric_min": [0.2, 0.01, 0.01],
+                        "metric_max": [0.25, 0.25, 0.25], "pearson": [0.1, 0.8, -0.5]})
+    r = row(F.Outputs(NAMES, kp_model_range=rng), "11e")
+    assert r["ours"] == "pooled 0.800 (12 checkpoints of 3 models, MRR 0.010–0.250); selected 0.100 (MRR 0.200–0.250)"
+    assert r["holds"] == "yes"
+    rng["pearson"] = [0.1, 0.2, 0.9]
+    assert row(F.Outputs(NAMES, kp_model_range=rng), "11e")["holds"] == "no"
+
+
 def test_findings_without_inputs_read_na_and_the_step_writes_four_columns(tmp_path):
     out = F.findings(F.Outputs(NAMES))
     assert len(out) == len(F.CLAIMS) >= 12 and set(out["holds"]) == {"not measured"}

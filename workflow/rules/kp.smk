@@ -45,7 +45,7 @@ rule kp_correlations:
             subcategory="{dataset}",
         ),
         markdown="results/kp/{dataset}/correlations.md",
-        values="results/kp/{dataset}/values.csv",
+        values=KP_VALUES,
     log:
         "logs/kp_correlations/{dataset}.log",
     benchmark:
@@ -100,6 +100,13 @@ rule kp_early_stopping:
         ),
         markdown="results/kp/{dataset}/early_stopping.md",
         checkpoints="results/kp/{dataset}/early_stopping_checkpoints.csv",
+        model_range=report(
+            KP_MODEL_RANGE,
+            caption="../report/kp_model_range.rst",
+            category="7. Knowledge Persistence",
+            subcategory="{dataset}",
+        ),
+        model_range_markdown="results/kp/{dataset}/model_range.md",
     log:
         "logs/kp_early_stopping/{dataset}.log",
     benchmark:

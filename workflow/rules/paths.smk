@@ -69,10 +69,12 @@ KP_RECORD = "results/kp/{dataset}/{model}.json"
 KP_TIMING_RECORD = "results/kp/{dataset}/timing/{model}.json"
 KP_EARLY_STOPPING_RECORD = "results/kp/{dataset}/early_stopping/{model}.csv"
 KP_CORRELATIONS = "results/kp/{dataset}/correlations.csv"
+KP_VALUES = "results/kp/{dataset}/values.csv"
 KP_TIMING = "results/kp/{dataset}/timing.csv"
 KP_CARBON = "results/kp/{dataset}/carbon.csv"
 KP_CARBON_FIGURE = "results/kp/{dataset}/carbon.png"
 KP_EARLY_STOPPING = "results/kp/{dataset}/early_stopping.csv"
+KP_MODEL_RANGE = "results/kp/{dataset}/model_range.csv"
 
 # summary stage
 MODEL_QUALITY = "results/tables/model_quality.csv"

@@ -50,6 +50,8 @@ class Outputs:
     kp_correlations: pd.DataFrame | None = None
     kp_timing: pd.DataFrame | None = None
     kp_early_stopping: pd.DataFrame | None = None
+    kp_values: pd.DataFrame | None = None  # results/kp/<dataset>/values.csv (per-model KP and ranking metrics)
+    kp_model_range: pd.DataFrame | None = None  # results/kp/<dataset>/model_range.csv
     bounds_tau: pd.DataFrame | None = None  # results/bounds/<complete>/tau.csv
     bounds_counts: pd.DataFrame | None = None  # results/bounds/<complete>/judgments_to_decide.csv
 
