@@ -12,11 +12,11 @@ plausible; kgeval (like PyKEEN's ``ConvKBInteraction``) scores higher = more pla
 b negated. Equal to PyKEEN's ``ConvKB`` (conv weight (N, 1, 1, 3) and bias, linear (1, N·d) and bias) given the
 same weights.
 
-All-entity scores: the candidate enters every feature inside the ReLU, so no matrix product applies. The
-question's part a_{c,i} = ω_c1 h_i + ω_c2 r_i + b_c is computed once, the candidate's ω_c3 e_i added over blocks
-of entities (``KGEModel.chunked``; the (question × entity) blocks of ``blocked`` would hold a single entity at
-N·d = 5,000 features), so no (batch × |E| × N × d) tensor
-exceeds the chunk budget. Head questions are the same with the roles of ω_c1 and ω_c3 swapped.
+All-entity scores: the candidate enters every feature inside the ReLU, so no single matrix product applies. The
+question's part a_{c,i} = ω_c1 h_i + ω_c2 r_i + b_c is computed once; ReLU(x) = (x + |x|)/2 then splits the
+score into matrix products and two L1 distances over the N·d features (``torch.cdist``; see ``ConvKB._all``).
+With feature dropout in training the elementwise form runs over entity chunks (``KGEModel.chunked``). Head
+questions are the same with the roles of ω_c1 and ω_c3 swapped.
 
 Defaults are the paper's FB15k-237 setting: d = 100, N = 50 filters, the filters initialised to
 [0.1, 0.1, −0.1] (the paper's truncated-normal alternative is ``init_filters="normal"``), dropout 0 on the
@@ -83,11 +83,32 @@ class ConvKB(KGEModel):
         return self._features(a + self.conv_weight[:, 2, None] * self.entity(o)[:, None, :])
 
     def _all(self, a: torch.Tensor, col: int) -> torch.Tensor:
-        """Scores of every entity in column ``col`` of A, given the question's part a (B, N, d)."""
+        """Scores of every entity in column ``col`` of A, given the question's part a (B, N, d).
+
+        With ReLU(x) = (x + |x|)/2 and, per feature (c, i), w·|a + ω e| = sign(w) · |u − v| for u = |w| a and
+        v = −|w| ω e, the score is a linear part (two matrix-vector products) plus half the L1 distance between
+        u and v over the features with w > 0 minus that over the features with w < 0: two ``torch.cdist``
+        calls instead of a (B × |E| × N·d) elementwise pass. Exact (float rounding aside); with dropout on
+        the features (training) the elementwise form over entity chunks is used.
+        """
         coef = self.conv_weight[:, col, None]  # (N, 1)
         ents = self.entity.weight
-        return self.chunked(lambda sl: self._features(a[:, None] + coef * ents[sl, None, :]), len(a),
-                            self.filters * self.dim)
+        if self.training and self.drop.p > 0:
+            return self.chunked(lambda sl: self._features(a[:, None] + coef * ents[sl, None, :]), len(a),
+                                self.filters * self.dim)
+        w = self.weight.view(self.filters, self.dim)
+        lin = (a * w).sum((-1, -2))[:, None] + (ents @ (w * coef).sum(0))[None, :]  # Σ w (a + ω e)
+        aw = w.abs()
+        u = (aw * a).flatten(1)  # (B, N·d)
+        v = (-(aw * coef)[None] * ents[:, None, :]).flatten(1)  # (|E|, N·d)
+        pos = (w > 0).flatten()
+        neg = (w < 0).flatten()
+        l1 = torch.zeros_like(lin)
+        if pos.any():
+            l1 = l1 + torch.cdist(u[:, pos], v[:, pos], p=1)
+        if neg.any():
+            l1 = l1 - torch.cdist(u[:, neg], v[:, neg], p=1)
+        return 0.5 * (lin + l1) + self.bias
 
     def _score_sp(self, s, p):
         return self._all(self._partial(self.entity(s), self.relation(p), 0), 2)
