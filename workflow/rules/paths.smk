@@ -75,6 +75,10 @@ KP_CARBON = "results/kp/{dataset}/carbon.csv"
 KP_CARBON_FIGURE = "results/kp/{dataset}/carbon.png"
 KP_EARLY_STOPPING = "results/kp/{dataset}/early_stopping.csv"
 KP_MODEL_RANGE = "results/kp/{dataset}/model_range.csv"
+KP_VARIANTS_RECORD = "results/kp/{dataset}/variants/{model}.csv"
+KP_SAMPLE_SIZE = "results/kp/{dataset}/sample_size.csv"
+KP_SAMPLE_SIZE_FIGURE = "results/kp/{dataset}/sample_size.png"
+KP_VARIANTS = "results/kp/{dataset}/variants.csv"
 
 # summary stage
 MODEL_QUALITY = "results/tables/model_quality.csv"

@@ -464,3 +464,58 @@ def carbon_step(timings: dict[str, str], out_csv: str, out_md: str, out_png: str
         fh.write(to_markdown(df[cols] if len(df) else df, 6))
     plot_carbon(df, out_png, out_pdf, title=f"Carbon footprint, ranking vs KP{' — ' + dataset if dataset else ''}")
     return df
+
+
+# ---- Figure 5 and Table 10: sample size, distance and dimension (kgeval.kp.variants) ---------------------------
+def variants_settings(config: dict[str, Any]) -> dict[str, Any] | None:
+    """kp.variants without ``enabled``, or None when the study is off (the default run)."""
+    v = dict(kp_settings(config)["variants"])
+    return None if not v.pop("enabled") else v
+
+
+def kp_variants_model_step(model_path: str, kg_path: str, out: str, model_name: str,
+                           sample_multiples: list[float], seeds: list[int], split: str = "test",
+                           exact_max_points: int = 2000, sample_multiple: float = 1.0, projections: int = 50,
+                           seed: int = 0, p: float = 2.0, batch_size: int = 4096,
+                           device: str | None = "auto") -> pd.DataFrame:
+    """KP of one model for every sample multiple and seed (Figure 5) and every distance and dimension at the
+    configured multiple and seed (Table 10) → CSV."""
+    from ..data.kg import KnowledgeGraph
+    from ..models.checkpoint import load_model, resolve_device
+    from .variants import variants_model_step_rows
+
+    kg = KnowledgeGraph.load(kg_path)
+    model = load_model(model_path, kg, device=resolve_device(device))
+    rows = variants_model_step_rows(model, kg, model_name, list(sample_multiples), list(seeds), split,
+                                    projections, p, batch_size, exact_max_points, sample_multiple, seed)
+    df = pd.DataFrame(rows)
+    write_csv(df, out)
+    return df
+
+
+def kp_variants_table_step(records: dict[str, str], evaluation_csv: str, out_sample_csv: str, out_sample_md: str,
+                           out_png: str, out_pdf: str, out_variants_csv: str, out_variants_md: str,
+                           dataset: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Figure 5 (correlation with the ranking metrics against the sample multiple, mean ± sd over seeds) and
+    Table 10 (sliced vs exact Wasserstein, 0- vs 1-dimensional persistence) across the models."""
+    from .variants import plot_sample_size, sample_size_table, variant_table
+
+    ev = pd.read_csv(evaluation_csv).set_index("System")
+    detail = pd.concat([pd.read_csv(p) for p in records.values()], ignore_index=True)
+    missing = sorted(set(detail["model"]) - set(ev.index))
+    if missing:
+        raise KeyError(f"{evaluation_csv}: no row for model(s) {', '.join(missing)}")
+    micro = [m for m in RANKING_METRICS if m.startswith("micro_")]
+    size = sample_size_table(detail, ev, micro, correlate)
+    variants = variant_table(detail, ev, micro, correlate)
+    on = f" on {dataset}" if dataset else ""
+    write_table(size, out_sample_csv, out_sample_md, digits=3,
+                caption=f"Correlation of KP(test) with the micro ranking metrics across {detail['model'].nunique()} "
+                        f"models{on} as the sampled fraction varies (paper's Figure 5): mean and sd over seeds.")
+    write_table(variants, out_variants_csv, out_variants_md, digits=3,
+                caption=f"KP variants{on} (paper's Table 10 and the persistence dimension): correlation with the "
+                        "micro ranking metrics across models for the sliced and the exact Wasserstein distance and "
+                        "0- and 1-dimensional persistence; median_seconds per KP computation.")
+    plot_sample_size(size, out_png, out_pdf, ["micro_mrr", "micro_hits@1", "micro_hits@10", "micro_mr"],
+                     title=f"KP(test) vs sample size{on}")
+    return size, variants

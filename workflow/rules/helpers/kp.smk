@@ -8,6 +8,7 @@ from kgeval.kp.steps import (
     kp_params,
     kp_settings,
     kp_testset,
+    variants_settings,
 )
 
 # the kp block with its defaults; KP_PARAMS (sample size, projections, seed, p, batch size) is the same for
@@ -15,6 +16,7 @@ from kgeval.kp.steps import (
 KP = kp_settings(config)
 KP_PARAMS = kp_params(config)
 KP_GRAPH_KERNEL = graph_kernel_params(config)
+KP_VARIANTS_SETTINGS = variants_settings(config)
 KP_DATASETS = kp_datasets(config)
 KP_ES_MODELS = sorted(
     {m for d in KP_DATASETS for m in kp_early_stopping_models(config, d)}
@@ -46,5 +48,12 @@ def get_early_stopping_records(wildcards):
 def get_timing_records(wildcards):
     return {
         f"timing_{m}": KP_TIMING_RECORD.format(dataset=wildcards.dataset, model=m)
+        for m in SYSTEMS
+    }
+
+
+def get_variants_records(wildcards):
+    return {
+        f"var_{m}": KP_VARIANTS_RECORD.format(dataset=wildcards.dataset, model=m)
         for m in SYSTEMS
     }
