@@ -332,10 +332,14 @@ def test_steps_end_to_end(synth_kg, tmp_path):
         for m in ("hits@1", "hits@3", "hits@10", "mrr"):
             ev[f"{avg}_{m}"] = [0.3, 0.2, 0.01]
         ev[f"{avg}_mr"] = [10.0, 20.0, 100.0]
+    ev["micro_umf_a-1_p1_uniform"] = [0.1, 0.3, 0.2]  # a stratified metric (Table 6)
     ev.to_csv(tmp_path / "evaluation.csv", index=False)
     df = correlations_step({k: str(v) for k, v in records.items()}, str(tmp_path / "evaluation.csv"),
                            str(tmp_path / "corr.csv"), str(tmp_path / "corr.md"), str(tmp_path / "values.csv"))
-    assert len(df) == 18 and {"micro_mrr", "macro_mr", "n_models"} <= set(df.columns)
+    assert len(df) == 18 and {"micro_mrr", "macro_mr", "n_models", "micro_umf_a-1_p1_uniform"} <= set(df.columns)
+    kp_strat = df[(df["measure"] == "KP(test)") & (df["correlation"] == "kendall")]["micro_umf_a-1_p1_uniform"]
+    kp_vals = [read_json(records[m])["kp_test"] for m in ("DistMult", "TransE", "Fake")]
+    assert kp_strat.iloc[0] == pytest.approx(correlate(kp_vals, [0.1, 0.3, 0.2])["kendall"])
     gk = df[(df["measure"] == "GK(test)") & (df["correlation"] == "pearson")].iloc[0]
     assert gk["n_models"] == 3 and gk["micro_mrr"] == pytest.approx(correlate(
         [read_json(records[m])["gk_test"] for m in ("DistMult", "TransE", "Fake")], [0.3, 0.2, 0.01])["pearson"])

@@ -96,6 +96,11 @@ CORRELATIONS = ("pearson", "spearman", "kendall")
 KP_STEPS = ("sampling", "scoring", "diagrams", "distance")  # kgeval.kp.persistence.STEPS (not imported: gudhi, POT, torch)
 
 
+def stratified_metrics(columns) -> list[str]:
+    """The unified-metric columns of an evaluation table (``micro_umf_…``, ``macro_umf_…``), in table order."""
+    return [c for c in columns if c.startswith(("micro_umf_", "macro_umf_"))]
+
+
 def correlate(x, y) -> dict[str, float]:
     """Pearson, Spearman and Kendall τ-b of two vectors over their finite pairs (NaN if fewer than 3 or
     constant)."""
@@ -168,8 +173,9 @@ def kp_model_step(model_path: str, kg_path: str, out: str, model_name: str, spli
 # ---- Table 2: correlation across models ---------------------------------------------------------------------------
 def correlations_step(kp_records: dict[str, str], evaluation_csv: str, out_csv: str, out_md: str,
                       out_values: str, dataset: str = "") -> pd.DataFrame:
-    """Pearson/Spearman/Kendall of KP(test), KP(train), conicity and AVL with the ranking metrics of the test
-    set (micro and macro MRR, MR, Hits@1/3/10) across the models: the paper's Table 2 (and 7, 8)."""
+    """Pearson/Spearman/Kendall of KP(test), KP(train), conicity, AVL and GK with the ranking metrics of the test
+    set (micro and macro MRR, MR, Hits@1/3/10) across the models: the paper's Table 2 (and 7, 8); and with the
+    stratified (unified, entity-weighted) metrics the table carries: the paper's Table 6."""
     ev = pd.read_csv(evaluation_csv).set_index("System")
     missing = [m for m in kp_records if m not in ev.index]
     if missing:
@@ -177,18 +183,21 @@ def correlations_step(kp_records: dict[str, str], evaluation_csv: str, out_csv: 
     absent = [c for c in RANKING_METRICS if c not in ev.columns]
     if absent:
         raise KeyError(f"{evaluation_csv}: missing column(s) {', '.join(absent)}")
+    # the paper's Table 6: the stratified metrics, here the unified metrics weighted over answer entities that
+    # every evaluation table carries (kgeval.metrics.umf: uniform = β 1, frequency = β 0)
+    metrics = RANKING_METRICS + stratified_metrics(ev.columns)
     rows = []
     for model, path in kp_records.items():
         rec = read_json(path)
         rows.append({"System": model, **{col: rec.get(key, np.nan) for col, key in MEASURES.items()},
-                     **{m: float(ev.loc[model, m]) for m in RANKING_METRICS}})
+                     **{m: float(ev.loc[model, m]) for m in metrics}})
     values = pd.DataFrame(rows)
     table = []
     for corr in CORRELATIONS:
         for measure in MEASURES:
             row = {"correlation": corr, "measure": measure,
                    "n_models": int(np.isfinite(values[measure].to_numpy(float)).sum())}
-            for metric in RANKING_METRICS:
+            for metric in metrics:
                 row[metric] = correlate(values[measure], values[metric])[corr]
             table.append(row)
     df = pd.DataFrame(table)
