@@ -104,3 +104,20 @@ def test_graph_kernel_distance_seeded_identical_and_empty():
     assert math.isnan(graph_kernel_distance(pos, empty))
     with pytest.raises(ValueError, match="unknown graph kernel 'rbf'"):
         graph_kernel_distance(pos, neg, kernel="rbf")
+
+
+def test_kp_graphs_are_kps_own_graphs(synth_kg):
+    """GK compares the very graphs KP compares: same edge counts and the same joint normalisation."""
+    import torch
+
+    from kgeval.kp.persistence import knowledge_persistence, kp_graphs
+    from kgeval.models import build_model
+
+    torch.manual_seed(0)
+    model = build_model("DistMult", synth_kg.num_entities, synth_kg.num_relations, dim=8).eval()
+    r = knowledge_persistence(model, synth_kg, "test", sample_multiple=0.5, seed=4)
+    pos, neg = kp_graphs(model, synth_kg, "test", sample_multiple=0.5, seed=4)
+    assert (len(pos[2]), len(neg[2])) == (r.n_edges_positive, r.n_edges_negative)
+    both = np.concatenate([pos[2], neg[2]])
+    assert both.min() == 0.0 and both.max() == pytest.approx(2.0)
+    assert np.all(pos[0] < pos[1]) and np.all(neg[0] < neg[1])
