@@ -317,6 +317,18 @@ def test_claim_11e_kp_over_a_wide_mrr_range():
     assert row(F.Outputs(NAMES, kp_model_range=rng), "11e")["holds"] == "no"
 
 
+def test_claim_11f_kp_robust_to_the_sample_size():
+    t = pd.DataFrame({"sample_multiple": [1.0, 0.1, 0.5, 0.5], "correlation": ["pearson", "pearson", "pearson", "kendall"],
+                      "metric": ["micro_mrr"] * 4, "mean": [0.9, 0.85, 0.8, -1.0], "sd": [0.01, 0.05, 0.02, 0.0],
+                      "seeds": [3, 3, 3, 3]})
+    r = row(F.Outputs(NAMES, kp_sample_size=t), "11f")
+    assert r["ours"] == "0.850 at c = 0.1 … 0.900 at c = 1 (spread 0.100, sd ≤ 0.050 over 3 seeds)"
+    assert r["holds"] == "yes"
+    t.loc[1, "mean"] = 0.5  # spread 0.4, smallest mean 0.5
+    assert row(F.Outputs(NAMES, kp_sample_size=t), "11f")["holds"] == "partly"
+    assert row(F.Outputs(NAMES), "11f")["holds"] == "not measured"
+
+
 def test_findings_without_inputs_read_na_and_the_step_writes_four_columns(tmp_path):
     out = F.findings(F.Outputs(NAMES))
     assert len(out) == len(F.CLAIMS) >= 12 and set(out["holds"]) == {"not measured"}

@@ -25,6 +25,7 @@ ALMOST_AS_STABLE = 0.05   # Figure 7(c): micro mean τ within this of macro's
 MR_FACTOR = 2.0           # claim 10: mean rank "≈" within this factor
 KP_STRONG = 0.7           # claim 11: "correlates": Pearson at least this
 KP_SMALL_SHARE = 0.1      # claim 11b: "a small fraction": KP at most this share of the ranking's time
+KP_ROBUST_SPREAD = 0.1    # claim 11f: "robust to the sample size": mean Pearson over c within this range
 
 MICRO, MACRO = MICRO_STUDY, MACRO_STUDY
 
@@ -52,6 +53,7 @@ class Outputs:
     kp_early_stopping: pd.DataFrame | None = None
     kp_values: pd.DataFrame | None = None  # results/kp/<dataset>/values.csv (per-model KP and ranking metrics)
     kp_model_range: pd.DataFrame | None = None  # results/kp/<dataset>/model_range.csv
+    kp_sample_size: pd.DataFrame | None = None  # results/kp/<dataset>/sample_size.csv (kp.variants only)
     bounds_tau: pd.DataFrame | None = None  # results/bounds/<complete>/tau.csv
     bounds_counts: pd.DataFrame | None = None  # results/bounds/<complete>/judgments_to_decide.csv
 

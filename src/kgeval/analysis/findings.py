@@ -16,6 +16,7 @@ from .claims import (
     ABOUT_08,
     ALMOST_AS_STABLE,
     KLD_REL,
+    KP_ROBUST_SPREAD,
     KP_SMALL_SHARE,
     KP_STRONG,
     MACRO,
@@ -346,6 +347,24 @@ def _h11e(v: dict[str, float]) -> str:
     return PARTLY if v["pooled"] > 0.3 else NO
 
 
+def _m11f(o: Outputs) -> dict[str, float]:
+    """Figure 5: the mean (over seeds) Pearson of KP(test) with micro MRR at each sample multiple."""
+    t = o.need("kp_sample_size")
+    t = t[(t["correlation"] == "pearson") & (t["metric"] == "micro_mrr")].sort_values("sample_multiple")
+    if t.empty:
+        raise Missing("sample-size rows pearson/micro_mrr")
+    return {"lo_c": float(t["sample_multiple"].iloc[0]), "hi_c": float(t["sample_multiple"].iloc[-1]),
+            "at_lo": float(t["mean"].iloc[0]), "at_hi": float(t["mean"].iloc[-1]),
+            "min": float(t["mean"].min()), "spread": float(t["mean"].max() - t["mean"].min()),
+            "sd": float(t["sd"].max()), "seeds": float(t["seeds"].min())}
+
+
+def _h11f(v: dict[str, float]) -> str:
+    if v["spread"] <= KP_ROBUST_SPREAD and v["min"] >= KP_STRONG:
+        return YES
+    return PARTLY if v["spread"] <= KP_ROBUST_SPREAD or v["min"] > 0.3 else NO
+
+
 _SHORT = {"micro_mr": "MR", "micro_mrr": "MRR", "micro_hits@1": "H@1", "micro_hits@3": "H@3", "micro_hits@10": "H@10"}
 
 
@@ -442,6 +461,12 @@ CLAIMS: list[Claim] = [
           lambda v: (f"pooled {v['pooled']:.3f} ({int(v['n'])} checkpoints of {int(v['models'])} models, MRR "
                      f"{v['lo']:.3f}–{v['hi']:.3f}); selected {v['selected']:.3f} (MRR {v['sel_lo']:.3f}–"
                      f"{v['sel_hi']:.3f})"), _h11e),
+    Claim("11f. Figure 5: KP(test)'s correlation with MRR across models holds as the sampled fraction shrinks",
+          "stable correlation over sample sizes (Bastos et al., Figure 5)",
+          f"mean Pearson over seeds per sample multiple; yes: every mean ≥ {KP_STRONG} and spread ≤ "
+          f"{KP_ROBUST_SPREAD}; partly: either; no: neither (kp.variants only)", _m11f,
+          lambda v: (f"{v['at_lo']:.3f} at c = {v['lo_c']:g} … {v['at_hi']:.3f} at c = {v['hi_c']:g} (spread "
+                     f"{v['spread']:.3f}, sd ≤ {v['sd']:.3f} over {int(v['seeds'])} seeds)"), _h11f),
 ]
 
 
