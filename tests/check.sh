@@ -4,7 +4,7 @@
 #      snakemake --lint, snakefmt --check; with a data mirror, the wheel installed outside the checkout
 #      (tests/wheel_check.py) and the judging campaign's load and kill -9 checks (benchmarks/campaign_load.py
 #      --quick);
-#   2. dry runs of the default and the smoke configuration;
+#   2. dry runs of the default, the smoke and the kp-paper (and its smoke) configurations;
 #   3. the whole workflow on the tiny synthetic configuration, and its HTML report;
 #   then side by side, two at a time (4 beside 5 and then 6):
 #   4. fault tolerance: kill the tiny workflow during training and during a score dump, rerun, and compare every
@@ -86,9 +86,12 @@ if [ -n "${KGEVAL_MIRROR:-}" ]; then
 else
   echo "== wheel check: skipped (no KGEVAL_MIRROR)"
 fi
-part "dry runs (default, smoke)"
+part "dry runs (default, smoke, kp-paper)"
 snakemake --dry-run --cores 2 --quiet rules --
 snakemake --dry-run --cores 2 --configfile config/smoke.yaml --replace-workflow-config --quiet rules --
+# Knowledge Persistence's own model set (issue 41): outside the default run, so CI only plans it
+snakemake --dry-run --cores 2 --configfile config/kp-paper.yaml --replace-workflow-config --quiet rules --
+snakemake --dry-run --cores 2 --configfile config/kp-paper-smoke.yaml --replace-workflow-config --quiet rules --
 
 part "tiny workflow (config/tiny.yaml)"
 TINY=(--configfile config/tiny.yaml --replace-workflow-config)

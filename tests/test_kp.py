@@ -311,8 +311,10 @@ def test_steps_end_to_end(synth_kg, tmp_path):
         select_best([str(ck)], models[name], tmp_path / "results" / name / "selection.json")
         records[name] = tmp_path / "kp" / f"{name}.json"
         rec = kp_model_step(str(models[name]), str(kg_path), str(records[name]), name, sample_multiple=1.0,
-                            device="cpu")
+                            device="cpu", graph_kernel={"kernel": "shortest_path", "edges": 40, "runs": 2,
+                                                        "bins": 10})
         assert rec["kp_test"] > 0 and rec["kp_train"] > 0 and np.isfinite(rec["conicity"])
+        assert 0 < rec["gk_test"] <= np.sqrt(2) and 0 < rec["gk_train"] <= np.sqrt(2)
         assert set(rec["seconds"]["test"]) == {"sampling", "scoring", "diagrams", "distance", "total"}
         timings[name] = tmp_path / "kp" / "timing" / f"{name}.json"
         t = timing_step(str(models[name]), str(models[name]) + ".json", str(kg_path), str(timings[name]), name,
@@ -322,7 +324,7 @@ def test_steps_end_to_end(synth_kg, tmp_path):
 
     # a third, fake model so that the correlation table has three points
     fake = read_json(records["DistMult"])
-    fake.update(kp_test=0.0, kp_train=0.0, conicity=0.1, avl=1.0)
+    fake.update(kp_test=0.0, kp_train=0.0, conicity=0.1, avl=1.0, gk_test=0.0, gk_train=0.0)
     records["Fake"] = tmp_path / "kp" / "Fake.json"
     write_json(records["Fake"], fake)
     ev = pd.DataFrame({"System": ["DistMult", "TransE", "Fake"]})
@@ -330,10 +332,17 @@ def test_steps_end_to_end(synth_kg, tmp_path):
         for m in ("hits@1", "hits@3", "hits@10", "mrr"):
             ev[f"{avg}_{m}"] = [0.3, 0.2, 0.01]
         ev[f"{avg}_mr"] = [10.0, 20.0, 100.0]
+    ev["micro_umf_a-1_p1_uniform"] = [0.1, 0.3, 0.2]  # a stratified metric (Table 6)
     ev.to_csv(tmp_path / "evaluation.csv", index=False)
     df = correlations_step({k: str(v) for k, v in records.items()}, str(tmp_path / "evaluation.csv"),
                            str(tmp_path / "corr.csv"), str(tmp_path / "corr.md"), str(tmp_path / "values.csv"))
-    assert len(df) == 12 and {"micro_mrr", "macro_mr", "n_models"} <= set(df.columns)
+    assert len(df) == 18 and {"micro_mrr", "macro_mr", "n_models", "micro_umf_a-1_p1_uniform"} <= set(df.columns)
+    kp_strat = df[(df["measure"] == "KP(test)") & (df["correlation"] == "kendall")]["micro_umf_a-1_p1_uniform"]
+    kp_vals = [read_json(records[m])["kp_test"] for m in ("DistMult", "TransE", "Fake")]
+    assert kp_strat.iloc[0] == pytest.approx(correlate(kp_vals, [0.1, 0.3, 0.2])["kendall"])
+    gk = df[(df["measure"] == "GK(test)") & (df["correlation"] == "pearson")].iloc[0]
+    assert gk["n_models"] == 3 and gk["micro_mrr"] == pytest.approx(correlate(
+        [read_json(records[m])["gk_test"] for m in ("DistMult", "TransE", "Fake")], [0.3, 0.2, 0.01])["pearson"])
 
     es = {}
     for name in ("DistMult", "TransE"):
@@ -342,9 +351,24 @@ def test_steps_end_to_end(synth_kg, tmp_path):
                                       [str(tmp_path / "models" / name / "seed0.pt")], str(kg_path),
                                       str(tmp_path / "snap" / name), str(es[name]), name, device="cpu")
         assert d["epoch"].tolist() == [2, 4, 6] and d["kp_valid"].gt(0).all() and d["test_mrr"].gt(0).all()
+        assert d[["test_hits@1", "test_hits@10"]].ge(0).all().all() and (d["test_hits@1"] <= d["test_hits@10"]).all()
     table = early_stopping_table_step({k: str(v) for k, v in es.items()}, str(tmp_path / "es.csv"),
-                                      str(tmp_path / "es.md"), str(tmp_path / "es_ck.csv"))
-    assert len(table) == 2 * 2 * 2 and table["checkpoints"].eq(3).all()
+                                      str(tmp_path / "es.md"), str(tmp_path / "es_ck.csv"),
+                                      str(tmp_path / "range.csv"), str(tmp_path / "range.md"))
+    # 2 models × 2 KP splits × (valid MRR, test MRR, Hits@1, Hits@10)
+    assert len(table) == 2 * 2 * 4 and table["checkpoints"].eq(3).all()
+    detail = pd.read_csv(tmp_path / "es_ck.csv")
+    h1 = table[(table["model"] == "TransE") & (table["kp"] == "KP(test)") & (table["metric"] == "test_hits@1")]
+    t = detail[detail["model"] == "TransE"]
+    best = t["test_hits@1"].max()
+    assert h1["relative_error"].iloc[0] == pytest.approx(abs(best - t.loc[t["kp_test"].idxmax(), "test_hits@1"]) / best)
+    rng = pd.read_csv(tmp_path / "range.csv")
+    pooled = rng[(rng["points"] == "all checkpoints") & (rng["kp"] == "KP(test)") & (rng["metric"] == "test_mrr")]
+    assert pooled["n"].iloc[0] == 6 and pooled["models"].iloc[0] == 2
+    assert pooled["pearson"].iloc[0] == pytest.approx(np.corrcoef(detail["kp_test"], detail["test_mrr"])[0, 1])
+    assert pooled["metric_min"].iloc[0] == detail["test_mrr"].min()
+    sel = rng[(rng["points"] == "selected")]
+    assert sel["n"].eq(2).all() and sel["pearson"].isna().all()  # two points: undefined
 
     tt = timing_table_step({k: str(v) for k, v in timings.items()}, str(tmp_path / "t.csv"), str(tmp_path / "t.md"))
     shares = tt[[c for c in tt.columns if c.endswith("_share")]].sum(axis=1)

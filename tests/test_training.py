@@ -169,3 +169,33 @@ def test_train_seed_runs_the_configured_threads_whatever_the_caller_set(synth_kg
     assert all(torch.equal(a[k], b[k]) for k in a)
     with pytest.raises(ValueError, match="threads"):
         TrainConfig(threads=0)
+
+
+def test_evaluate_ranking_hits_and_mrr_equal_a_brute_force_filtered_ranking(synth_kg):
+    """evaluate_ranking (the KP early-stopping metrics) against an independent loop: each test triple ranked
+    among all entities, both sides, every other known triple filtered out, ties counted half."""
+    import numpy as np
+    import torch
+
+    from kgeval.models import build_model
+    from kgeval.training.trainer import evaluate_ranking
+
+    torch.manual_seed(0)
+    model = build_model("DistMult", synth_kg.num_entities, synth_kg.num_relations, dim=8).eval()
+    got = evaluate_ranking(model, synth_kg, "test")
+    known = {tuple(t) for t in synth_kg.known().tolist()}
+    ranks = []
+    with torch.no_grad():
+        for h, r, t in synth_kg.splits["test"].tolist():
+            for side, scores in (("t", model.score_sp(torch.tensor([h]), torch.tensor([r]))[0]),
+                                 ("h", model.score_po(torch.tensor([r]), torch.tensor([t]))[0])):
+                s = scores.numpy()
+                target = t if side == "t" else h
+                other = [(h, r, e) if side == "t" else (e, r, t) for e in range(len(s))]
+                keep = np.array([e == target or o not in known for e, o in enumerate(other)])
+                gt, eq = (s[keep] > s[target]).sum(), (s[keep] == s[target]).sum() - 1
+                ranks.append(1 + gt + eq / 2)
+    ranks = np.array(ranks)
+    assert got["mrr"] == pytest.approx(np.mean(1 / ranks), rel=1e-6)
+    assert got["hits@1"] == pytest.approx(np.mean(ranks <= 1)) and got["hits@10"] == pytest.approx(np.mean(ranks <= 10))
+    assert got["mrr"] == evaluate_mrr(model, synth_kg, "test")

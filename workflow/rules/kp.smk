@@ -28,6 +28,7 @@ rule kp_model:
     params:
         kp=KP_PARAMS,
         splits=KP["splits"],
+        graph_kernel=KP_GRAPH_KERNEL,
     script:
         "../scripts/kp_model.py"
 
@@ -44,7 +45,7 @@ rule kp_correlations:
             subcategory="{dataset}",
         ),
         markdown="results/kp/{dataset}/correlations.md",
-        values="results/kp/{dataset}/values.csv",
+        values=KP_VALUES,
     log:
         "logs/kp_correlations/{dataset}.log",
     benchmark:
@@ -99,6 +100,13 @@ rule kp_early_stopping:
         ),
         markdown="results/kp/{dataset}/early_stopping.md",
         checkpoints="results/kp/{dataset}/early_stopping_checkpoints.csv",
+        model_range=report(
+            KP_MODEL_RANGE,
+            caption="../report/kp_model_range.rst",
+            category="7. Knowledge Persistence",
+            subcategory="{dataset}",
+        ),
+        model_range_markdown="results/kp/{dataset}/model_range.md",
     log:
         "logs/kp_early_stopping/{dataset}.log",
     benchmark:
@@ -192,6 +200,67 @@ rule kp_carbon:
         "../scripts/kp_carbon.py"
 
 
+rule kp_variants_model:
+    input:
+        model=MODEL,
+        kg=KG,
+    output:
+        record=KP_VARIANTS_RECORD,
+    log:
+        "logs/kp_variants_model/{dataset}/{model}.log",
+    benchmark:
+        "logs/benchmarks/kp_variants_model/{dataset}/{model}.tsv"
+    wildcard_constraints:
+        model=alternatives(SYSTEMS),
+    conda:
+        "../../envs/models.yaml"
+    threads: 1  # fixed: torch's thread count changes float summation order, so results must not depend on --cores
+    resources:
+        mem_mb=8000,
+        runtime=120,
+    params:
+        kp=KP_PARAMS,
+        variants=KP_VARIANTS_SETTINGS or {},
+    script:
+        "../scripts/kp_variants_model.py"
+
+
+rule kp_variants:
+    input:
+        unpack(get_variants_records),
+        evaluation=get_kp_evaluation,
+    output:
+        sample_size=report(
+            KP_SAMPLE_SIZE,
+            caption="../report/kp_sample_size.rst",
+            category="7. Knowledge Persistence",
+            subcategory="{dataset}",
+        ),
+        sample_size_markdown="results/kp/{dataset}/sample_size.md",
+        png=report(
+            KP_SAMPLE_SIZE_FIGURE,
+            caption="../report/kp_sample_size_figure.rst",
+            category="7. Knowledge Persistence",
+            subcategory="{dataset}",
+        ),
+        pdf="results/kp/{dataset}/sample_size.pdf",
+        variants=report(
+            KP_VARIANTS,
+            caption="../report/kp_variants.rst",
+            category="7. Knowledge Persistence",
+            subcategory="{dataset}",
+        ),
+        variants_markdown="results/kp/{dataset}/variants.md",
+    log:
+        "logs/kp_variants/{dataset}.log",
+    benchmark:
+        "logs/benchmarks/kp_variants/{dataset}.tsv"
+    conda:
+        "../../envs/analysis.yaml"
+    script:
+        "../scripts/kp_variants.py"
+
+
 add_final_outputs(
     [
         path.format(dataset=d)
@@ -201,5 +270,9 @@ add_final_outputs(
     + expand(
         KP_EARLY_STOPPING,
         dataset=[d for d in KP_DATASETS if kp_early_stopping_models(config, d)],
+    )
+    + expand(
+        [KP_SAMPLE_SIZE, KP_SAMPLE_SIZE_FIGURE, KP_VARIANTS],
+        dataset=KP_DATASETS if KP_VARIANTS_SETTINGS else [],
     )
 )

@@ -8,4 +8,6 @@ run_step(
     out_csv=snakemake.output.table,
     out_md=snakemake.output.markdown,
     out_checkpoints=snakemake.output.checkpoints,
+    out_range=snakemake.output.model_range,
+    out_range_md=snakemake.output.model_range_markdown,
 )

@@ -9,5 +9,6 @@ run_step(
     out=snakemake.output.record,
     model_name=snakemake.wildcards.model,
     splits=list(snakemake.params.splits),
+    graph_kernel=snakemake.params.graph_kernel,
     **snakemake.params.kp,
 )

@@ -26,6 +26,7 @@ MR_FACTOR = 2.0           # claim 10: mean rank "≈" within this factor
 KP_STRONG = 0.7           # claim 11: "correlates": Pearson at least this
 KP_SMALL_SHARE = 0.1      # claim 11b: "a small fraction": KP at most this share of the ranking's time
 SIZE_TAU = 0.3            # claim 12: a metric "follows the dataset size" when |τ(size, metric)| exceeds this
+KP_ROBUST_SPREAD = 0.1    # claim 11f: "robust to the sample size": mean Pearson over c within this range
 
 MICRO, MACRO = MICRO_STUDY, MACRO_STUDY
 
@@ -51,6 +52,9 @@ class Outputs:
     kp_correlations: pd.DataFrame | None = None
     kp_timing: pd.DataFrame | None = None
     kp_early_stopping: pd.DataFrame | None = None
+    kp_values: pd.DataFrame | None = None  # results/kp/<dataset>/values.csv (per-model KP and ranking metrics)
+    kp_model_range: pd.DataFrame | None = None  # results/kp/<dataset>/model_range.csv
+    kp_sample_size: pd.DataFrame | None = None  # results/kp/<dataset>/sample_size.csv (kp.variants only)
     bounds_tau: pd.DataFrame | None = None  # results/bounds/<complete>/tau.csv
     bounds_counts: pd.DataFrame | None = None  # results/bounds/<complete>/judgments_to_decide.csv
     hoyt_size_trend: pd.DataFrame | None = None  # results/tables/hoyt_size_trend.csv

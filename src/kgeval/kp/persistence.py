@@ -347,6 +347,26 @@ def knowledge_persistence(model: Any, kg: KnowledgeGraph, split: str = "test", s
     return result
 
 
+def kp_graphs(model: Any, kg: KnowledgeGraph, split: str = "test", sample_multiple: float = 1.0, seed: int = 0,
+              batch_size: int = 4096, known: np.ndarray | None = None, model_name: str | None = None,
+              max_rounds: int = 100) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray],
+                                               tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """G+ and G− as ``knowledge_persistence`` builds them for the same arguments (steps 1-5: the same samples,
+    scores and joint normalisation), as (u, v, w') edge arrays, for the graph-kernel baseline (``kp.kernel``)."""
+    name = model_name or type(model).__name__
+    triples = kg.splits[split]
+    if len(triples) == 0:
+        raise KPError(f"split {split!r} of knowledge graph {kg.name} has no triples")
+    rng_pos, rng_neg, _ = seeds_for(seed)
+    pos = sample_positives(triples, max(1, int(round(sample_multiple * kg.num_entities))), rng_pos)
+    neg = corrupt(pos, kg.num_entities, kg.num_relations, known_keys(kg) if known is None else known, rng_neg,
+                  max_rounds)
+    up, vp, wp = build_graph(pos, score_triples(model, pos, batch_size, name, f"positive ({split})"))
+    un, vn, wn = build_graph(neg, score_triples(model, neg, batch_size, name, f"negative ({split})"))
+    wp_n, wn_n, _, _ = normalise_jointly(wp, wn)
+    return (up, vp, wp_n), (un, vn, wn_n)
+
+
 # ---- geometric baselines (Sharma et al., 2018) ----------------------------------------------------------------------
 def _embeddings(model: Any) -> np.ndarray | None:
     try:

@@ -45,6 +45,12 @@ def kp_params(config: dict[str, Any]) -> dict[str, Any]:
     return {k: kp[k] for k in ("sample_multiple", "projections", "seed", "p", "batch_size")}
 
 
+def graph_kernel_params(config: dict[str, Any]) -> dict[str, Any] | None:
+    """The graph-kernel baseline's parameters (kp.graph_kernel without ``enabled``), or None when it is off."""
+    gk = dict(kp_settings(config)["graph_kernel"])
+    return None if not gk.pop("enabled") else gk
+
+
 def kp_testset(config: dict[str, Any], dataset: str) -> str:
     """The full test set of a dataset, whose evaluation.csv KP is correlated with."""
     full = full_testsets(config, dataset)
@@ -84,9 +90,15 @@ def kp_early_stopping_models(config: dict[str, Any], dataset: str) -> list[str]:
 # the ranking metrics of the paper's Table 2, micro and macro, as named in evaluation.csv
 RANKING_METRICS = [f"{avg}_{m}" for avg in ("micro", "macro")
                    for m in ("hits@1", "hits@3", "hits@10", "mr", "mrr")]
-MEASURES = {"Conicity": "conicity", "AVL": "avl", "KP(train)": "kp_train", "KP(test)": "kp_test"}
+MEASURES = {"Conicity": "conicity", "AVL": "avl", "GK(train)": "gk_train", "GK(test)": "gk_test",
+            "KP(train)": "kp_train", "KP(test)": "kp_test"}
 CORRELATIONS = ("pearson", "spearman", "kendall")
 KP_STEPS = ("sampling", "scoring", "diagrams", "distance")  # kgeval.kp.persistence.STEPS (not imported: gudhi, POT, torch)
+
+
+def stratified_metrics(columns) -> list[str]:
+    """The unified-metric columns of an evaluation table (``micro_umf_…``, ``macro_umf_…``), in table order."""
+    return [c for c in columns if c.startswith(("micro_umf_", "macro_umf_"))]
 
 
 def correlate(x, y) -> dict[str, float]:
@@ -121,11 +133,14 @@ def _software() -> dict[str, str]:
 # ---- KP(test), KP(train) and the geometric baselines of one model ---------------------------------------------------
 def kp_model_step(model_path: str, kg_path: str, out: str, model_name: str, splits: list[str] | None = None,
                   sample_multiple: float = 1.0, projections: int = 50, seed: int = 0, p: float = 2.0,
-                  batch_size: int = 4096, device: str | None = "auto") -> dict[str, Any]:
-    """KP of one trained model on each split (test and train), conicity and AVL → JSON."""
+                  batch_size: int = 4096, device: str | None = "auto",
+                  graph_kernel: dict[str, Any] | None = None) -> dict[str, Any]:
+    """KP of one trained model on each split (test and train), conicity and AVL, and with ``graph_kernel``
+    (kp.graph_kernel: kernel, edges, runs, bins) the graph-kernel baseline GK of each split → JSON."""
     from ..data.kg import KnowledgeGraph
     from ..models.checkpoint import load_model, resolve_device
-    from .persistence import geometry_baselines, knowledge_persistence, known_keys
+    from .kernel import graph_kernel_distance
+    from .persistence import geometry_baselines, knowledge_persistence, known_keys, kp_graphs
 
     kg = KnowledgeGraph.load(kg_path)
     dev = resolve_device(device)
@@ -136,9 +151,18 @@ def kp_model_step(model_path: str, kg_path: str, out: str, model_name: str, spli
         results[split] = knowledge_persistence(model, kg, split, known=known, model_name=model_name,
                                                **_kp_kwargs(sample_multiple, projections, seed, p, batch_size))
     geometry = geometry_baselines(model)
+    gk: dict[str, float] = {}
+    gk_seconds: dict[str, float] = {}
+    if graph_kernel:
+        for split in results:
+            t0 = time.perf_counter()
+            pos, neg = kp_graphs(model, kg, split, sample_multiple, seed, batch_size, known, model_name)
+            gk[f"gk_{split}"] = graph_kernel_distance(pos, neg, seed=seed, **graph_kernel)
+            gk_seconds[split] = time.perf_counter() - t0
     record = {"model": model_name, "dataset": kg.name, "device": str(dev), "model_sha256": sha256_file(model_path),
               "parameters": {**_kp_kwargs(sample_multiple, projections, seed, p, batch_size)},
-              "seed": seed, "software": _software(), **geometry,
+              "graph_kernel": graph_kernel or None, "gk_seconds": gk_seconds,
+              "seed": seed, "software": _software(), **geometry, **gk,
               **{f"kp_{s}": r.value for s, r in results.items()},
               "kp": {s: r.to_dict() for s, r in results.items()},
               "seconds": {s: r.seconds for s, r in results.items()}}
@@ -149,8 +173,9 @@ def kp_model_step(model_path: str, kg_path: str, out: str, model_name: str, spli
 # ---- Table 2: correlation across models ---------------------------------------------------------------------------
 def correlations_step(kp_records: dict[str, str], evaluation_csv: str, out_csv: str, out_md: str,
                       out_values: str, dataset: str = "") -> pd.DataFrame:
-    """Pearson/Spearman/Kendall of KP(test), KP(train), conicity and AVL with the ranking metrics of the test
-    set (micro and macro MRR, MR, Hits@1/3/10) across the models: the paper's Table 2 (and 7, 8)."""
+    """Pearson/Spearman/Kendall of KP(test), KP(train), conicity, AVL and GK with the ranking metrics of the test
+    set (micro and macro MRR, MR, Hits@1/3/10) across the models: the paper's Table 2 (and 7, 8); and with the
+    stratified (unified, entity-weighted) metrics the table carries: the paper's Table 6."""
     ev = pd.read_csv(evaluation_csv).set_index("System")
     missing = [m for m in kp_records if m not in ev.index]
     if missing:
@@ -158,18 +183,21 @@ def correlations_step(kp_records: dict[str, str], evaluation_csv: str, out_csv: 
     absent = [c for c in RANKING_METRICS if c not in ev.columns]
     if absent:
         raise KeyError(f"{evaluation_csv}: missing column(s) {', '.join(absent)}")
+    # the paper's Table 6: the stratified metrics, here the unified metrics weighted over answer entities that
+    # every evaluation table carries (kgeval.metrics.umf: uniform = β 1, frequency = β 0)
+    metrics = RANKING_METRICS + stratified_metrics(ev.columns)
     rows = []
     for model, path in kp_records.items():
         rec = read_json(path)
         rows.append({"System": model, **{col: rec.get(key, np.nan) for col, key in MEASURES.items()},
-                     **{m: float(ev.loc[model, m]) for m in RANKING_METRICS}})
+                     **{m: float(ev.loc[model, m]) for m in metrics}})
     values = pd.DataFrame(rows)
     table = []
     for corr in CORRELATIONS:
         for measure in MEASURES:
             row = {"correlation": corr, "measure": measure,
                    "n_models": int(np.isfinite(values[measure].to_numpy(float)).sum())}
-            for metric in RANKING_METRICS:
+            for metric in metrics:
                 row[metric] = correlate(values[measure], values[metric])[corr]
             table.append(row)
     df = pd.DataFrame(table)
@@ -206,10 +234,11 @@ def early_stopping_model_step(selection: str, seed_models: list[str], kg_path: s
                               memory_budget_mb: float = 1024, device: str | None = "auto",
                               compile: bool = False) -> pd.DataFrame:
     """KP at every evaluation checkpoint of the selected seed, beside the validation MRR recorded in its
-    trace (and, with ``test_mrr``, the filtered test MRR of the checkpoint) → one row per checkpoint."""
+    trace (and, with ``test_mrr``, the filtered test MRR, Hits@1 and Hits@10 of the checkpoint) → one row per
+    checkpoint."""
     from ..data.kg import KnowledgeGraph
     from ..models.checkpoint import load_model, resolve_device, sidecar
-    from ..training.trainer import evaluate_mrr
+    from ..training.trainer import evaluate_ranking
     from .persistence import knowledge_persistence, known_keys
 
     train_seed, checkpoint = _selected_seed_checkpoint(selection, seed_models)
@@ -231,8 +260,9 @@ def early_stopping_model_step(selection: str, seed_models: list[str], kg_path: s
         model = load_model(path, kg, device=dev, compile_distances=compile)
         row = {"model": model_name, "train_seed": train_seed, "epoch": int(snap["epoch"]),
                "valid_mrr": float(snap["valid_mrr"])}
-        if test_mrr:
-            row["test_mrr"] = evaluate_mrr(model, kg, "test", None, memory_budget_mb=memory_budget_mb)
+        if test_mrr:  # the paper's Table 4 metrics, from one ranking of the test split
+            ranking = evaluate_ranking(model, kg, "test", None, memory_budget_mb=memory_budget_mb)
+            row.update({f"test_{k}": ranking[k] for k in ("mrr", "hits@1", "hits@10")})
         for split in splits or ["valid", "test"]:
             r = knowledge_persistence(model, kg, split, known=known, model_name=f"{model_name}@{snap['epoch']}",
                                       **_kp_kwargs(sample_multiple, projections, seed, p, batch_size))
@@ -245,14 +275,19 @@ def early_stopping_model_step(selection: str, seed_models: list[str], kg_path: s
     return df
 
 
+ES_METRICS = ("valid_mrr", "test_mrr", "test_hits@1", "test_hits@10")  # Table 3 correlates MRR; Table 4 all three
+
+
 def early_stopping_table_step(per_model: dict[str, str], out_csv: str, out_md: str,
-                              out_checkpoints: str) -> pd.DataFrame:
-    """Correlation of KP with MRR across each model's checkpoints (paper's Table 3), and the relative error of
-    stopping at the checkpoint with the best KP instead of the best MRR (paper's Table 4)."""
+                              out_checkpoints: str, out_range: str | None = None,
+                              out_range_md: str | None = None) -> pd.DataFrame:
+    """Correlation of KP with MRR, Hits@1 and Hits@10 across each model's checkpoints (paper's Table 3), the
+    relative error of stopping at the checkpoint with the best KP instead of the best metric (paper's Table 4),
+    and with ``out_range`` the correlation over every checkpoint of every model pooled (``model_range_table``)."""
     frames = [pd.read_csv(path) for path in per_model.values()]
     detail = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     kp_cols = [c for c in detail.columns if c.startswith("kp_") and not c.endswith("_seconds")]
-    mrr_cols = [c for c in ("valid_mrr", "test_mrr") if c in detail.columns]
+    mrr_cols = [c for c in ES_METRICS if c in detail.columns]
     rows = []
     for model, g in detail.groupby("model", sort=False):
         for kp in kp_cols:
@@ -268,10 +303,37 @@ def early_stopping_table_step(per_model: dict[str, str], out_csv: str, out_md: s
     df = pd.DataFrame(rows)
     write_csv(detail, out_checkpoints)
     write_table(df, out_csv, out_md, digits=3,
-                caption="Correlation of KP with MRR across the evaluation checkpoints of one training run per model "
-                        "(paper's Table 3 layout; r Pearson, ρ Spearman, τ Kendall); relative_error: relative loss "
-                        "of the metric when stopping at the checkpoint with the best KP.")
+                caption="Correlation of KP with MRR, Hits@1 and Hits@10 across the evaluation checkpoints of one "
+                        "training run per model (paper's Table 3 layout; r Pearson, ρ Spearman, τ Kendall); "
+                        "relative_error: relative loss of the metric when stopping at the checkpoint with the best "
+                        "KP (paper's Table 4).")
+    if out_range:
+        write_table(model_range_table(detail), out_range, out_range_md, digits=3,
+                    caption="Does KP track the ranking metrics once their range is wide? Correlation of KP with "
+                            "the test metrics over the selected checkpoint of each model (a narrow range: the "
+                            "across-models question of Table 2) and over every checkpoint of every model pooled "
+                            "(under-trained checkpoints widen the range); metric_min/max give the range.")
     return df
+
+
+def model_range_table(detail: pd.DataFrame) -> pd.DataFrame:
+    """KP against the test metrics over two point sets of the early-stopping checkpoints: ``selected`` (each
+    model's checkpoint with the best validation MRR: one point per model, the models' own narrow range) and
+    ``all checkpoints`` (every checkpoint of every model, untrained to trained: a wide range)."""
+    kp_cols = [c for c in detail.columns if c.startswith("kp_") and not c.endswith("_seconds")]
+    metrics = [c for c in ES_METRICS if c.startswith("test_") and c in detail.columns]
+    if detail.empty or not metrics:
+        return pd.DataFrame()
+    selected = detail.loc[detail.groupby("model", sort=False)["valid_mrr"].idxmax()]
+    rows = []
+    for scope, points in (("selected", selected), ("all checkpoints", detail)):
+        for kp in kp_cols:
+            for metric in metrics:
+                rows.append({"points": scope, "kp": kp.replace("kp_", "KP(") + ")", "metric": metric,
+                             "n": len(points), "models": points["model"].nunique(),
+                             "metric_min": float(points[metric].min()), "metric_max": float(points[metric].max()),
+                             **correlate(points[kp], points[metric])})
+    return pd.DataFrame(rows)
 
 
 # ---- Table 5 and Figure 4: timing and energy -------------------------------------------------------------------
@@ -411,3 +473,58 @@ def carbon_step(timings: dict[str, str], out_csv: str, out_md: str, out_png: str
         fh.write(to_markdown(df[cols] if len(df) else df, 6))
     plot_carbon(df, out_png, out_pdf, title=f"Carbon footprint, ranking vs KP{' — ' + dataset if dataset else ''}")
     return df
+
+
+# ---- Figure 5 and Table 10: sample size, distance and dimension (kgeval.kp.variants) ---------------------------
+def variants_settings(config: dict[str, Any]) -> dict[str, Any] | None:
+    """kp.variants without ``enabled``, or None when the study is off (the default run)."""
+    v = dict(kp_settings(config)["variants"])
+    return None if not v.pop("enabled") else v
+
+
+def kp_variants_model_step(model_path: str, kg_path: str, out: str, model_name: str,
+                           sample_multiples: list[float], seeds: list[int], split: str = "test",
+                           exact_max_points: int = 2000, sample_multiple: float = 1.0, projections: int = 50,
+                           seed: int = 0, p: float = 2.0, batch_size: int = 4096,
+                           device: str | None = "auto") -> pd.DataFrame:
+    """KP of one model for every sample multiple and seed (Figure 5) and every distance and dimension at the
+    configured multiple and seed (Table 10) → CSV."""
+    from ..data.kg import KnowledgeGraph
+    from ..models.checkpoint import load_model, resolve_device
+    from .variants import variants_model_step_rows
+
+    kg = KnowledgeGraph.load(kg_path)
+    model = load_model(model_path, kg, device=resolve_device(device))
+    rows = variants_model_step_rows(model, kg, model_name, list(sample_multiples), list(seeds), split,
+                                    projections, p, batch_size, exact_max_points, sample_multiple, seed)
+    df = pd.DataFrame(rows)
+    write_csv(df, out)
+    return df
+
+
+def kp_variants_table_step(records: dict[str, str], evaluation_csv: str, out_sample_csv: str, out_sample_md: str,
+                           out_png: str, out_pdf: str, out_variants_csv: str, out_variants_md: str,
+                           dataset: str = "") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Figure 5 (correlation with the ranking metrics against the sample multiple, mean ± sd over seeds) and
+    Table 10 (sliced vs exact Wasserstein, 0- vs 1-dimensional persistence) across the models."""
+    from .variants import plot_sample_size, sample_size_table, variant_table
+
+    ev = pd.read_csv(evaluation_csv).set_index("System")
+    detail = pd.concat([pd.read_csv(p) for p in records.values()], ignore_index=True)
+    missing = sorted(set(detail["model"]) - set(ev.index))
+    if missing:
+        raise KeyError(f"{evaluation_csv}: no row for model(s) {', '.join(missing)}")
+    micro = [m for m in RANKING_METRICS if m.startswith("micro_")]
+    size = sample_size_table(detail, ev, micro, correlate)
+    variants = variant_table(detail, ev, micro, correlate)
+    on = f" on {dataset}" if dataset else ""
+    write_table(size, out_sample_csv, out_sample_md, digits=3,
+                caption=f"Correlation of KP(test) with the micro ranking metrics across {detail['model'].nunique()} "
+                        f"models{on} as the sampled fraction varies (paper's Figure 5): mean and sd over seeds.")
+    write_table(variants, out_variants_csv, out_variants_md, digits=3,
+                caption=f"KP variants{on} (paper's Table 10 and the persistence dimension): correlation with the "
+                        "micro ranking metrics across models for the sliced and the exact Wasserstein distance and "
+                        "0- and 1-dimensional persistence; median_seconds per KP computation.")
+    plot_sample_size(size, out_png, out_pdf, ["micro_mrr", "micro_hits@1", "micro_hits@10", "micro_mr"],
+                     title=f"KP(test) vs sample size{on}")
+    return size, variants

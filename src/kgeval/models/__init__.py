@@ -1,4 +1,5 @@
-"""The 13 models of the study, each faithful to its row in ``shared/specs/models.md``.
+"""The 13 models of the study, each faithful to its row in ``shared/specs/models.md``, and the three more of
+Knowledge Persistence's model set (TransH, TransR, ConvKB).
 
 ``build_model(name, num_entities, num_relations, graph=None, **hparams)`` builds one by name; ``MODELS`` lists
 them. Each exposes ``score_spo``, ``score_sp``, ``score_po`` and ``score_questions`` (see ``base.KGEModel``).
@@ -28,6 +29,10 @@ _REGISTRY = {
     "InteractE": "conv:InteractE",
     "CompGCN": "compgcn:CompGCN",
     "HittER": "hitter:HittER",
+    # Knowledge Persistence's model set adds these three (Bastos et al. 2023)
+    "TransH": "projected:TransH",
+    "TransR": "projected:TransR",
+    "ConvKB": "convkb:ConvKB",
 }
 MODELS = list(_REGISTRY)
 

@@ -215,8 +215,8 @@ def projection_check(df: pd.DataFrame) -> str:
 
 # ---- findings -----------------------------------------------------------------------------------------------
 FINDINGS_TABLES = ("figure2_kl", "figure4", "figure5", "table4", "figure6", "figure7", "figure8", "kp_correlations",
-                   "kp_timing", "kp_early_stopping", "bounds_tau", "bounds_counts", "hoyt_size_trend",
-                   "sampling_budgets")
+                   "kp_timing", "kp_early_stopping", "kp_values", "kp_model_range", "kp_sample_size", "bounds_tau",
+                   "bounds_counts", "hoyt_size_trend", "sampling_budgets")
 
 
 def findings_step(names: dict[str, str], evaluations: dict[str, str], tables: dict[str, str | None], out_csv: str,

@@ -77,6 +77,14 @@ class TrainResult:
 def evaluate_mrr(model: KGEModel, kg: KnowledgeGraph, split: str = "valid", max_triples: int | None = None,
                  seed: int = 0, memory_budget_mb: float = 512) -> float:
     """Filtered (train ∪ valid ∪ split), realistic micro MRR of ``model`` on a split."""
+    return evaluate_ranking(model, kg, split, max_triples, seed, memory_budget_mb)["mrr"]
+
+
+def evaluate_ranking(model: KGEModel, kg: KnowledgeGraph, split: str = "valid", max_triples: int | None = None,
+                     seed: int = 0, memory_budget_mb: float = 512, hits: tuple[int, ...] = (1, 10)
+                     ) -> dict[str, float]:
+    """Filtered (train ∪ valid ∪ split), realistic micro MRR and Hits@k of ``model`` on a split, from one
+    ranking: ``{"mrr": …, "hits@1": …, "hits@10": …}``."""
     from ..metrics.ranks import micro_ranks
 
     triples = kg.splits[split]
@@ -97,7 +105,9 @@ def evaluate_mrr(model: KGEModel, kg: KnowledgeGraph, split: str = "valid", max_
     finally:
         model.train(was_training)
     ranks = micro_ranks(judged.q, r.score, r.n_gt, r.n_eq, r.n_candidates, judged.label == 1)
-    return float(np.mean(1.0 / ranks.realistic))
+    out = {"mrr": float(np.mean(1.0 / ranks.realistic))}
+    out.update({f"hits@{k}": float(np.mean(ranks.realistic <= k)) for k in hits})
+    return out
 
 
 class Trainer:

@@ -2,17 +2,21 @@
 # beside rules.
 
 from kgeval.kp.steps import (
+    graph_kernel_params,
     kp_datasets,
     kp_early_stopping_models,
     kp_params,
     kp_settings,
     kp_testset,
+    variants_settings,
 )
 
 # the kp block with its defaults; KP_PARAMS (sample size, projections, seed, p, batch size) is the same for
 # every KP computation
 KP = kp_settings(config)
 KP_PARAMS = kp_params(config)
+KP_GRAPH_KERNEL = graph_kernel_params(config)
+KP_VARIANTS_SETTINGS = variants_settings(config)
 KP_DATASETS = kp_datasets(config)
 KP_ES_MODELS = sorted(
     {m for d in KP_DATASETS for m in kp_early_stopping_models(config, d)}
@@ -44,5 +48,12 @@ def get_early_stopping_records(wildcards):
 def get_timing_records(wildcards):
     return {
         f"timing_{m}": KP_TIMING_RECORD.format(dataset=wildcards.dataset, model=m)
+        for m in SYSTEMS
+    }
+
+
+def get_variants_records(wildcards):
+    return {
+        f"var_{m}": KP_VARIANTS_RECORD.format(dataset=wildcards.dataset, model=m)
         for m in SYSTEMS
     }

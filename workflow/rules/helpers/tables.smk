@@ -77,8 +77,12 @@ def get_findings_inputs(wildcards):
     if dataset in KP_DATASETS:
         out["kp_correlations"] = KP_CORRELATIONS.format(dataset=dataset)
         out["kp_timing"] = KP_TIMING.format(dataset=dataset)
+        out["kp_values"] = KP_VALUES.format(dataset=dataset)
         if kp_early_stopping_models(config, dataset):
             out["kp_early_stopping"] = KP_EARLY_STOPPING.format(dataset=dataset)
+            out["kp_model_range"] = KP_MODEL_RANGE.format(dataset=dataset)
+        if KP_VARIANTS_SETTINGS:
+            out["kp_sample_size"] = KP_SAMPLE_SIZE.format(dataset=dataset)
     return out
 
 
