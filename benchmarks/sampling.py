@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from kgeval.data.kg import KnowledgeGraph
 from kgeval.data.testsets import TestSet
