@@ -74,7 +74,11 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
         results: the study (as :func:`kgeval.place`): a results folder or reference pack holding the study
             systems' top-k lists.
         out: a folder to write ``sampling_plan.tsv`` (annotate-export's format) and ``sampling_plan.csv`` into.
-        floor_share, level, max_budget, seed: the config's ``sampling`` keys (default: the test set's config).
+        floor_share: the share of the budget drawn uniformly from never-pooled unknowns, the prior's audit
+            (default: the config's ``sampling.floor_share``).
+        level: the intervals' confidence level (default: ``sampling.level``).
+        max_budget: the largest budget a plan may propose (default: ``sampling.max_budget``).
+        seed: the plan's random seed (default: ``sampling.seed``).
         pool_depth: the deepest pool depth whose judgments count as known (default: the config's
             ``pooling.depth``, every published judgment). ``0`` keeps only the test answers and leaves every pooled
             label unknown, as the sampling simulation does: the published labels can then judge the sheet, a
