@@ -338,4 +338,6 @@ add_final_outputs(
     + ([REANALYSIS_RELEASE] if config["analysis"]["reanalyze"] else [])
 )
 # the paper's data section only where the completed test set carries the published pool files
-add_final_outputs([TABLE2_PRINTED, POOL_STATISTICS, TOP10_SHARES] if sigir_dataset() else [])
+add_final_outputs(
+    [TABLE2_PRINTED, POOL_STATISTICS, TOP10_SHARES] if sigir_dataset() else []
+)

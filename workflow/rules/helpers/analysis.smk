@@ -109,14 +109,17 @@ def get_release_tables(wildcards):
 def sigir_dataset():
     """The dataset of the completed test set where its config names the published pool files (file roles
     human_labeled and filtered) and the manifest pins the authors' release: the outputs of the paper's data
-    section (Table 2 as printed, the pool's statistics, the top-10 shares) need both; None elsewhere."""
+    section (Table 2 as printed, the pool's statistics, the top-10 shares) need both; None elsewhere.
+    """
     complete = STUDY.get("complete")
     if not complete:
         return None
     dataset = testset_dataset(complete)
     files = dataset_spec(dataset).get("files", {})
     pinned = any(p.startswith(RELEASE) for p in MANIFEST)
-    return dataset if pinned and "human_labeled" in files and "filtered" in files else None
+    return (
+        dataset if pinned and "human_labeled" in files and "filtered" in files else None
+    )
 
 
 def release_evaluation(role):
