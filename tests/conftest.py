@@ -156,3 +156,19 @@ def as_installed(installed_home, tmp_path, monkeypatch) -> Path:
     work.mkdir()
     monkeypatch.chdir(work)
     return work
+
+
+@pytest.fixture(scope="module")
+def nations_batch():
+    """PyKEEN's Nations triples factory and 16 random (h, r, t) rows of it: the batch on which the translational
+    and the KP-set models are compared with PyKEEN."""
+    pytest.importorskip("pykeen")
+    from pykeen.datasets import Nations
+
+    tf = Nations().training
+    gen = torch.Generator().manual_seed(0)
+    B = 16
+    hrt = torch.stack([torch.randint(0, tf.num_entities, (B,), generator=gen),
+                       torch.randint(0, tf.num_relations, (B,), generator=gen),
+                       torch.randint(0, tf.num_entities, (B,), generator=gen)], 1)
+    return tf, hrt

@@ -87,18 +87,6 @@ def test_convkb_default_filters_are_the_papers():
 
 
 # ---- agreement with PyKEEN 1.11 -------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def nations():
-    pytest.importorskip("pykeen")
-    from pykeen.datasets import Nations
-
-    tf = Nations().training
-    gen = torch.Generator().manual_seed(0)
-    B = 16
-    hrt = torch.stack([torch.randint(0, tf.num_entities, (B,), generator=gen),
-                       torch.randint(0, tf.num_relations, (B,), generator=gen),
-                       torch.randint(0, tf.num_entities, (B,), generator=gen)], 1)
-    return tf, hrt
 
 
 def _both(ours, pk, hrt):
@@ -110,10 +98,10 @@ def _both(ours, pk, hrt):
         torch.testing.assert_close(a, b, atol=ATOL, rtol=1e-5)
 
 
-def test_transh_equals_pykeen(nations):
+def test_transh_equals_pykeen(nations_batch):
     from pykeen.models import TransH as PkTransH
 
-    tf, hrt = nations
+    tf, hrt = nations_batch
     ours = TransH(tf.num_entities, tf.num_relations, dim=10).eval()
     randomize(ours)
     pk = PkTransH(triples_factory=tf, embedding_dim=10, scoring_fct_norm=2, power_norm=False,
@@ -128,10 +116,10 @@ def test_transh_equals_pykeen(nations):
 
 
 @pytest.mark.parametrize("norm", [1, 2])
-def test_transr_equals_pykeen(nations, norm):
+def test_transr_equals_pykeen(nations_batch, norm):
     from pykeen.models import TransR as PkTransR
 
-    tf, hrt = nations
+    tf, hrt = nations_batch
     ours = TransR(tf.num_entities, tf.num_relations, dim=6, relation_dim=4, norm=norm).eval()
     # L2: projections of norm above and below 1, so the clamp acts on some; L1: PyKEEN clamps the L1 norm where
     # the paper (and kgeval) clamp the L2 norm, so there every projection stays inside both balls
@@ -152,10 +140,10 @@ def test_transr_equals_pykeen(nations, norm):
     _both(ours, pk, hrt)
 
 
-def test_convkb_equals_pykeen(nations):
+def test_convkb_equals_pykeen(nations_batch):
     from pykeen.models import ConvKB as PkConvKB
 
-    tf, hrt = nations
+    tf, hrt = nations_batch
     ours = ConvKB(tf.num_entities, tf.num_relations, dim=6, filters=3, chunk_budget_mb=0.001).eval()
     randomize(ours)
     pk = PkConvKB(triples_factory=tf, embedding_dim=6, num_filters=3, random_seed=0).eval()

@@ -65,18 +65,6 @@ def spy_blocks(model) -> list[tuple[slice, slice]]:
 
 
 # ---- 1. agreement with PyKEEN 1.11 ------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def nations():
-    pytest.importorskip("pykeen")
-    from pykeen.datasets import Nations
-
-    tf = Nations().training
-    gen = torch.Generator().manual_seed(0)
-    B = 16
-    hrt = torch.stack([torch.randint(0, tf.num_entities, (B,), generator=gen),
-                       torch.randint(0, tf.num_relations, (B,), generator=gen),
-                       torch.randint(0, tf.num_entities, (B,), generator=gen)], 1)
-    return tf, hrt
 
 
 def kgeval_scores(model, hrt):
@@ -89,10 +77,10 @@ def pykeen_scores(model, hrt):
 
 
 @pytest.mark.parametrize("norm", [1, 2])
-def test_transe_equals_pykeen(nations, norm):
+def test_transe_equals_pykeen(nations_batch, norm):
     from pykeen.models import TransE as PkTransE
 
-    tf, hrt = nations
+    tf, hrt = nations_batch
     ours = TransE(tf.num_entities, tf.num_relations, dim=12, norm=norm, gamma=9.0, chunk_budget_mb=0.001).eval()
     randomize(ours)
     pk = PkTransE(triples_factory=tf, embedding_dim=12, scoring_fct_norm=norm, random_seed=0).eval()
@@ -109,13 +97,13 @@ def to_pykeen_complex(re: torch.Tensor, im: torch.Tensor) -> torch.Tensor:
     return torch.stack([re, im], -1).flatten(-2)
 
 
-def test_rotate_equals_pykeen(nations):
+def test_rotate_equals_pykeen(nations_batch):
     """PyKEEN's RotatE scores −‖h ∘ r − t‖₂ (complex 2-norm, no γ): equal to ours with ``norm=2`` up to γ. With
     the paper's ``norm=1`` our score is γ minus the sum of PyKEEN's interaction over single complex dimensions."""
     from pykeen.models import RotatE as PkRotatE
     from pykeen.nn.modules import RotatEInteraction
 
-    tf, hrt = nations
+    tf, hrt = nations_batch
     k, E = 6, tf.num_entities
     ours = RotatE(E, tf.num_relations, dim=k, norm=2, gamma=9.0, chunk_budget_mb=0.001).eval()
     randomize(ours)
