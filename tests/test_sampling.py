@@ -171,3 +171,42 @@ def test_a_census_covers_and_decides_only_a_real_difference():
     rows = _rows("P@k", "fitted", "optimal", 5000, est, true, np.array([40.0]), [0, 0], [1, 2], ["A", "B", "C"], 1)
     assert [r[7] for r in rows] == [1.0, 1.0, 1.0]  # coverage of both pairs and of their mean
     assert [r[9] for r in rows] == [1.0, 0.0, 0.5]  # decided
+
+
+def test_rank_order_cost_by_hand():
+    # one question, lists a = (e0, e1, e2) and b = (e2, e3, e0); e1 is relevant: a stops at e1 (e0, e1 judged),
+    # b finds nothing relevant and is judged to its end (e2, e3, e0): 4 distinct items in all
+    cand = Candidates(np.zeros(4, np.int64), np.array([[1, 2, 3, 0], [3, 0, 1, 2]]), np.full(4, -1), 1, 3)
+    pos, unknown = wt.position_items(cand), cand.state == -1
+    x = np.array([0, 1, 0, 0])
+    assert wt.question_costs(pos, unknown, None, x, judged=True).tolist() == [4]
+    # with e2 relevant too, b stops at its first item: e0, e1 (a) and e2 (b)
+    assert wt.question_costs(pos, unknown, None, np.array([0, 1, 1, 0]), judged=True).tolist() == [3]
+    # e0 relevant closes a at once and b at its third place: e0 (a), e2, e3 (b)
+    assert wt.question_costs(pos, unknown, None, np.array([1, 0, 0, 0]), judged=True).tolist() == [3]
+    # a known relevant item is never judged and closes its lists as before
+    known = Candidates(cand.item_q, cand.ranks, np.array([-1, -1, 1, -1]), 1, 3)
+    assert wt.question_costs(pos, known.state == -1, None, np.array([0, 0, 1, 0]), judged=True).tolist() == [2]
+    # every labelling at once (a leading axis) gives each one's count
+    xs = np.array([[0, 1, 0, 0], [0, 1, 1, 0], [1, 0, 0, 0]])
+    assert wt.question_costs(pos, unknown, None, xs, judged=True).tolist() == [[4], [3], [3]]
+
+
+def test_expected_rank_order_cost_against_enumeration():
+    from kgeval.sampling.problem import Problem
+
+    cand, *_ = instance(seed=4, S=3, Q=3, k=3, n_ent=4)
+    p = np.random.default_rng(5).uniform(0.1, 0.7, cand.n_items)
+    pb = Problem(cand, np.zeros(cand.n_items), "RR@k", mc_draws=4000, seed=1)
+    pos, unknown = wt.position_items(cand), cand.state == -1
+    exact = np.zeros(cand.n_questions)
+    for bits in itertools.product((0, 1), repeat=cand.n_items):
+        x = np.array(bits)
+        w = np.prod(np.where(x == 1, p, 1 - p))
+        exact += w * wt.question_costs(pos, unknown, np.array([0, 1]), x, judged=True)
+    mc = pb.cost_of([0], p)  # pair (0, 1)
+    np.testing.assert_allclose(mc, exact, atol=0.1)  # 4,000 draws: the standard error is below 0.02
+    assert (mc <= pb.cost_of([0]) + 1e-12).all()  # never more than judging every open unknown
+    assert (pb.judged_of([0]) == wt.question_costs(pos, unknown, np.array([0, 1]), pb.x, judged=True)).all()
+    everything = Problem(cand, np.zeros(cand.n_items), "RR@k", mc_draws=64, judging="all")
+    np.testing.assert_array_equal(everything.cost_of([0], p), pb.cost_of([0]))

@@ -66,3 +66,17 @@ def test_only_unknowns_above_a_known_relevant_item_are_judged():
     assert wt.inert_questions(pos, unknown, relevant, np.array([0]), np.array([1])).tolist() == [[True], [False]]
     assert wt.question_costs(pos, unknown, None, relevant).tolist() == [1, 1]
     assert wt.question_costs(pos, unknown).tolist() == [3, 1]  # without the known labels: every unknown
+
+
+def test_pair_budget_is_the_judgments_made_on_a_grid_twice_as_fine():
+    from kgeval.sampling.figure import pair_budgets
+    from kgeval.sampling.simulation import pair_grid
+
+    assert pair_grid((100, 200, 500)).tolist() == [100, 141, 200, 316, 500]
+    table = pd.DataFrame({"Metric": "RR@k", "design": "pair_optimal", "A": "a", "B": "b", "true_delta": 0.03,
+                          "budget": [100, 141, 200], "decided": [0.5, 0.85, 0.9],
+                          "mean_judgments": [96.0, 120.5, 190.0]})
+    out = pair_budgets(pd.concat([table, table.assign(design="optimal")]))
+    assert out[["budget_80", "design_budget"]].values.tolist() == [[120.5, 141.0]]
+    never = pair_budgets(table.assign(decided=0.1))
+    assert np.isnan(never["budget_80"].iloc[0]) and np.isnan(never["design_budget"].iloc[0])

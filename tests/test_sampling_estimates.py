@@ -82,6 +82,37 @@ def test_question_estimate_by_hand(metric):
         judged_estimates(cand, p, metric, cols, SYSTEMS, plan.items[1:], plan.pi[1:], x[1:])
 
 
+def test_question_items_below_a_relevant_item_may_stay_unjudged():
+    cand, p, oracle, cols, plan = _judged("RR@k", budget=30)
+    x = oracle[plan.items]
+    full = judged_estimates(cand, p, "RR@k", cols, SYSTEMS, plan.items, plan.pi, x)
+    # the items a judge working down every compared list in rank order never reaches
+    lab = np.where(cand.state == -1, 0, cand.state)
+    lab[plan.items] = x
+    pos = wt.position_items(cand)
+    reached = np.unique(pos[wt.open_positions(pos, cand.state == -1, lab, judged=True)])
+    skip = ~np.isin(plan.items, reached)
+    assert skip.any() and not skip.all()
+    part = judged_estimates(cand, p, "RR@k", cols, SYSTEMS, plan.items, plan.pi, np.where(skip, -1, x))
+    np.testing.assert_allclose(part["delta"], full["delta"], atol=1e-12)  # D_q is the same: the estimate too
+    np.testing.assert_allclose(part["var"], full["var"], atol=1e-15)
+    assert (part["judgments_used"] <= full["judgments_used"]).all()
+    assert part["judgments_used"].sum() < full["judgments_used"].sum()
+    needed = np.flatnonzero(~skip)[0]  # an item a list reaches, left unjudged: refused
+    with pytest.raises(ValueError, match="1 drawn items are not judged though a list that ranks them"):
+        judged_estimates(cand, p, "RR@k", cols, SYSTEMS, plan.items, plan.pi,
+                         np.where(np.arange(x.size) == needed, -1, np.where(skip, -1, x)))
+    # the plan writes a question's items together, from the top, with the lists that rank each
+    q = cand.item_q[plan.items]
+    assert np.unique(q).size == (np.diff(q) != 0).sum() + 1  # each question's items in one run
+    best = np.where((cand.ranks[:, plan.items] > 0), cand.ranks[:, plan.items], 99).min(0)
+    for qq in np.unique(q):
+        assert (np.diff(best[q == qq]) >= 0).all()
+    first = plan.lists[0].split()
+    assert first and all(int(cand.ranks[SYSTEMS.index(s.split(":")[0]), plan.items[0]]) == int(s.split(":")[1])
+                         for s in first)
+
+
 def test_prior_audit_counts_and_rates():
     plan = pd.DataFrame({"p": [0.2, 0.4, 0.6, 0.8], "audit": [True, False, True, False]})
     tab = prior_audit(plan, np.array([1, 0, 0, 1]))
@@ -120,6 +151,8 @@ def test_bad_plans_and_labels_are_one_line_errors(tmp_path):
         plan_labels(plan, path, rows + [(("h1", "r", "t1"), "N", 3)], "labels.txt")
     with pytest.raises(InputError, match=r"sampling_plan.csv:3: item h2 r t2 has no judgment in labels.txt"):
         plan_labels(plan, path, rows[:1], "labels.txt")
+    # a question plan may leave items unjudged (below a relevant item, checked by the estimate): −1
+    np.testing.assert_array_equal(plan_labels(plan, path, rows[:1], "labels.txt", questions=True), [1, -1, -1])
 
 
 def judged_plan(folder, kg, testset, metric="P"):

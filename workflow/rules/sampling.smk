@@ -42,6 +42,7 @@ rule sampling_plan:
         against=config["sampling"]["against"],
         prior=config["bounds"]["prior"],
         mc_draws=config["sampling"]["mc_draws"],
+        judging=config["sampling"]["judging"],
         seed=config["sampling"]["seed"],
         max_depth=config["pooling"]["depth"],
     script:
@@ -96,6 +97,7 @@ rule sampling_simulation:
         prior=config["bounds"]["prior"],
         folds=config["bounds"]["prior_folds"],
         mc_draws=config["sampling"]["mc_draws"],
+        judging=config["sampling"]["judging"],
         seed=config["sampling"]["seed"],
         max_depth=config["pooling"]["depth"],
     script:

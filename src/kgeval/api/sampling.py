@@ -68,7 +68,7 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
         result: a :func:`kgeval.evaluate` result on the pooled test set (``FB-Test-S-C``), without a depth.
         against: study system names (default: every study system of the reference).
         metric: ``P``, ``DCG`` or ``RBP`` (item sampling), ``RR`` or ``Success`` (question sampling: a sampled
-            question has every unknown of the compared top k judged), at the config's ``bounds.k``.
+            question has each compared top k judged from the top down to its first relevant item), at the config's ``bounds.k``.
         budget: the plan's expected judgments (default: the largest budget an opponent needs, at most
             ``max_budget``).
         results: the study (as :func:`kgeval.place`): a results folder or reference pack holding the study
@@ -145,7 +145,7 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
                          depth)
     op = outside_plan(u, metric, budget, cfg.get("design", "optimal"), floor_share, level, max_budget,
                       tc.config.get("bounds", {}).get("prior", "logistic"), seed, rbp_p, cfg.get("mc_draws", 64),
-                      wanted)
+                      wanted, cfg.get("judging", "rank_order"))
     files: dict[str, Path] = {}
     tmpl = Path(wd) / tc.config.get("annotation", {}).get("templates", "annotations/templates.tsv")
     if out is not None:

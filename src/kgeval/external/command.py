@@ -91,7 +91,7 @@ def sampling_options(config: dict[str, Any], decide_against: Sequence[str] | Non
                            design=s.get("design", d.design), floor_share=s.get("floor_share", d.floor_share),
                            level=s.get("level", d.level), max_budget=s.get("max_budget", d.max_budget),
                            prior=config.get("bounds", {}).get("prior", d.prior), seed=s.get("seed", d.seed),
-                           mc_draws=s.get("mc_draws", d.mc_draws),
+                           mc_draws=s.get("mc_draws", d.mc_draws), judging=s.get("judging", d.judging),
                            max_depth=pool_depth if pool_depth is not None else
                            config.get("pooling", {}).get("depth", d.max_depth), judgments=judgments)
 

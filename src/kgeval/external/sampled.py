@@ -12,11 +12,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..bounds.decide import METRIC_NAMES
 from ..data.kg import KnowledgeGraph
 from ..errors import BadValueError, InputError
 from ..sampling.estimates import plan_labels
 from ..sampling.outside import OutsidePlan, outside_estimates, outside_plan, outside_universe
 from ..sampling.sheet import write_plan_sheet
+from ..sampling.weights import is_linear
 
 PLAN_FILES = ("sampling_plan.tsv", "sampling_plan.csv")
 
@@ -36,6 +38,7 @@ class SamplingOptions:
     prior: str = "logistic"
     seed: int = 0
     mc_draws: int = 64
+    judging: str = "rank_order"
     max_depth: int = 10
     judgments: str | None = None  # the merged labels of the plan's sheet (the same seed and inputs redraw the plan)
 
@@ -71,7 +74,7 @@ def sampled(out: Path, kg: KnowledgeGraph, name: str, dump, study: np.ndarray, o
     if not (u.cand.state == -1).any():
         return pd.DataFrame(), f"{name}: every item of the compared top {k} lists is judged, nothing to sample"
     op = outside_plan(u, opts.metric, opts.budget, opts.design, opts.floor_share, opts.level, opts.max_budget,
-                      opts.prior, opts.seed, rbp_p, opts.mc_draws, wanted)
+                      opts.prior, opts.seed, rbp_p, opts.mc_draws, wanted, opts.judging)
     sheet, sidecar = file_names(name, several)
     side = write_plan_sheet(u, kg, op.plan, templates, f"sample-{name}", out / sheet, out / sidecar)
     if written is not None:
@@ -108,7 +111,7 @@ def judged(op: OutsidePlan, side: pd.DataFrame, sidecar: str, labels: str, rbp_p
     from ..pools.annotation.qrels import _read_qrels_rows
 
     plan = side.assign(line=np.arange(2, len(side) + 2))
-    x = plan_labels(plan, sidecar, _read_qrels_rows(labels), labels)
+    x = plan_labels(plan, sidecar, _read_qrels_rows(labels), labels, not is_linear(METRIC_NAMES[op.metric]))
     try:
         return outside_estimates(op, op.plan.items, plan["pi"].to_numpy(float), x, plan["item"].to_numpy(int),
                                  rbp_p, level)

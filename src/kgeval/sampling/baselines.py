@@ -69,7 +69,8 @@ def targets(base: pd.DataFrame, budgets: pd.DataFrame, share: float = 0.1) -> pd
     """Per pair of ``base``: the sample's budget deciding it in ≥ 80 % (``budgets``, :func:`.figure.pair_budgets`)
     beside MTC's and depth order's counts, its share of MTC's hard-stop count, and whether it is at most
     ``share`` of it (the issue's target; False where the sample never reached 80 %)."""
-    out = base.merge(budgets[["Metric", "A", "B", "budget_80"]], on=["Metric", "A", "B"], how="left")
+    keep = ["Metric", "A", "B", "budget_80"] + [c for c in ("design_budget",) if c in budgets]
+    out = base.merge(budgets[keep], on=["Metric", "A", "B"], how="left")
     out["share_of_mtc_hard"] = out["budget_80"] / out["mtc_hard"]
     out["target_met"] = (out["share_of_mtc_hard"] <= share).fillna(False).astype(bool)
     return out

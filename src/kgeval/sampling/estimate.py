@@ -7,7 +7,7 @@ Items (linear metrics): Δ = K + Σ_U d_e x_e over the unknown items U. With a P
 unbiased for any p (E[1_S(e)] = π_e), with variance Σ_U (1/π_e − 1) d_e² (x_e − p_e)², estimated without bias by
 V̂ = Σ_{e∈S} (1 − π_e) d_e² (x_e − p_e)² / π_e² (Särndal, Swensson and Wretman, Model Assisted Survey Sampling,
 1992, the difference estimator). Questions (RR@k, Success@k): the same with the question as unit, its true
-difference D_q (every unknown of the compared lists judged) and the prior's expected difference μ_q = E_p[D_q],
+difference D_q (each compared list judged down to its first relevant item) and the prior's expected difference μ_q = E_p[D_q],
 all divided by Q. The interval is Δ̂ ± t √V̂ with Student's t quantile on m − 1 degrees of freedom, m the sampled
 units whose term is not 0 for the pair (no interval below two): with many units it is the normal interval, with
 a handful it is wider, where the normal one undercovers. A pair is decided when its interval excludes 0.

@@ -57,10 +57,12 @@ def read_plan_items(path: str) -> pd.DataFrame:
 
 
 def plan_labels(plan: pd.DataFrame, plan_path: str, rows: list[tuple[tuple[str, str, str], str, int]],
-                labels_path: str) -> np.ndarray:
+                labels_path: str, questions: bool = False) -> np.ndarray:
     """Each plan row's label (0/1) from ``head relation tail Y|N`` rows ``(triple, label, line)``: a judgment of
     a triple the plan does not draw, or a drawn triple left unjudged, is an error (an estimate from part of a
-    Poisson sample, or with items from outside it, would carry a bias nobody could state)."""
+    Poisson sample, or with items from outside it, would carry a bias nobody could state). A question plan
+    (``questions``) may leave items unjudged (−1): those below a relevant item of every list that ranks them,
+    which :func:`judged_estimates` checks."""
     triples = list(zip(plan["head_id"], plan["relation"], plan["tail_id"]))
     drawn = set(triples)
     label: dict[tuple[str, str, str], int] = {}
@@ -74,10 +76,10 @@ def plan_labels(plan: pd.DataFrame, plan_path: str, rows: list[tuple[tuple[str, 
         label[triple] = int(lab == "Y")
         first.setdefault(triple, line)
     for triple, line in zip(triples, plan["line"]):
-        if triple not in label:
+        if triple not in label and not questions:
             raise InputError(plan_path, int(line), f"item {' '.join(triple)} has no judgment in {labels_path} (every "
                                                    "drawn item must be judged before estimating)")
-    return np.array([label[t] for t in triples], np.int8)
+    return np.array([label.get(t, -1) for t in triples], np.int8)
 
 
 def judged_estimates(cand: Candidates, p: np.ndarray, metric: str, cols: np.ndarray, systems: list[str],
@@ -85,12 +87,17 @@ def judged_estimates(cand: Candidates, p: np.ndarray, metric: str, cols: np.ndar
                      rbp_p: float = 0.8, level: float = 0.95) -> pd.DataFrame:
     """Per pair ``cols``: Δ̂, V̂, the interval, ``decided``, the units and the judgments (distinct sheet items)
     the estimate used, from the drawn candidate ``items`` (unknowns, each once) with their π and labels ``x``.
-    A question metric's π is its question's (all items of a drawn question share it)."""
+    A question metric's π is its question's (all items of a drawn question share it); its items may be left
+    unjudged (label −1) where each list that ranks them has a relevant item above (:func:`_check_complete`)."""
     items = np.asarray(items, np.int64)
     if np.unique(items).size != items.size or (cand.state[items] != -1).any():
         raise ValueError("the drawn items must be distinct unknowns of the candidates")
+    x = np.asarray(x)
+    if (x < 0).any() and wt.is_linear(metric):
+        raise ValueError(f"{int((x < 0).sum())} drawn items are not judged")
+    judged = x >= 0
     truth = np.zeros(cand.n_items)
-    truth[items] = x
+    truth[items] = np.maximum(x, 0)  # an unjudged item lies below a relevant one in each list: its label is moot
     pb = Problem(cand, truth, metric, rbp_p)
     sheet_item = np.arange(items.size) if sheet_item is None else np.asarray(sheet_item)
     if pb.linear:
@@ -108,20 +115,20 @@ def judged_estimates(cand: Candidates, p: np.ndarray, metric: str, cols: np.ndar
         p_eff = np.where(pb.unknown, p, pb.x)
         e = wt.expected_max_metric(pb.pos, pb.g, p_eff)
         mu = (e[pb.a] - e[pb.b]).T
-        _check_complete(pb, cols, q, items)
+        _check_complete(pb, cols, q, items, judged)
         est = pb.estimate(p, mu, pi_q, np.ones(int((pi_q > 0).sum()), bool), cols)
         bears = (cand.ranks[pb.a[cols]][:, items] > 0).T | (cand.ranks[pb.b[cols]][:, items] > 0).T
     used = np.zeros((int(sheet_item.max()) + 1, cols.size), bool)
-    np.logical_or.at(used, sheet_item, bears)
+    np.logical_or.at(used, sheet_item, bears & judged[:, None])
     names = np.asarray(systems)
     return pd.DataFrame({"A": names[pb.a[cols]], "B": names[pb.b[cols]], "delta": est.delta, "var": est.var,
                          "lo": est.lo, "hi": est.hi, "decided": est.decided, "units": est.units.astype(int),
                          "judgments_used": used.sum(0), "level": level})
 
 
-def _check_complete(pb: Problem, cols: np.ndarray, q: np.ndarray, items: np.ndarray) -> None:
+def _check_complete(pb: Problem, cols: np.ndarray, q: np.ndarray, items: np.ndarray, judged: np.ndarray) -> None:
     """A drawn question's difference is observed only when every unknown of the compared lists above their first
-    known relevant item is judged."""
+    known relevant item is in the plan, and judged down to each list's first relevant item (known or judged)."""
     systems = np.unique(np.concatenate([pb.a[cols], pb.b[cols]]))
     qs = np.unique(q)
     sub = pb.pos[systems][:, qs]
@@ -129,11 +136,18 @@ def _check_complete(pb: Problem, cols: np.ndarray, q: np.ndarray, items: np.ndar
     if np.setdiff1d(need, items).size:
         raise ValueError(f"{np.setdiff1d(need, items).size} unknowns of the drawn questions' compared lists are "
                          "not in the plan")
+    reached = np.unique(sub[wt.open_positions(sub, pb.unknown, pb.x, judged=True)])
+    missing = np.intersect1d(reached, items[~judged])
+    if missing.size:
+        raise ValueError(f"{missing.size} drawn items are not judged though a list that ranks them has no relevant "
+                         "item above them (judge each list of a question down to its first relevant item)")
 
 
 def prior_audit(plan: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
     """Predicted (mean p) and observed relevant rates on the judged items: all of them, the audit (uniform
-    floor) items — a uniform sample of where the prior is used — and the others, with counts."""
+    floor) items — a uniform sample of where the prior is used — and the others, with counts (an item left
+    unjudged below a relevant one is left out)."""
+    plan, x = plan[np.asarray(x) >= 0], np.asarray(x)[np.asarray(x) >= 0]
     rows = []
     for name, keep in (("judged", np.ones(len(plan), bool)), ("audit", plan["audit"].to_numpy()),
                        ("optimal", ~plan["audit"].to_numpy())):

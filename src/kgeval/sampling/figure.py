@@ -11,12 +11,14 @@ from ..analysis.figures import plt, save
 
 
 def pair_budgets(table: pd.DataFrame, share: float = 0.8) -> pd.DataFrame:
-    """Per metric and pair of the ``pair_optimal`` rows: the smallest budget decided in ≥ ``share`` of the
-    repetitions (NaN if none) and its true Δ."""
-    sub = table[table["design"] == "pair_optimal"]
-    ok = sub[sub["decided"] >= share].groupby(["Metric", "A", "B"])["budget"].min()
+    """Per metric and pair of the ``pair_optimal`` rows: at the smallest budget decided in ≥ ``share`` of the
+    repetitions, the judgments the sample made on average (``budget_80``; NaN if no budget did) and that budget
+    (``design_budget``, the judgments the design expected under its prior), and the pair's true Δ."""
+    sub = table[table["design"] == "pair_optimal"].sort_values("budget", kind="stable")
+    ok = sub[sub["decided"] >= share].groupby(["Metric", "A", "B"], as_index=False).first()
+    ok = ok.rename(columns={"mean_judgments": "budget_80", "budget": "design_budget"})
     base = sub.groupby(["Metric", "A", "B"], as_index=False)["true_delta"].first()
-    return base.merge(ok.rename("budget_80").reset_index(), on=["Metric", "A", "B"], how="left")
+    return base.merge(ok[["Metric", "A", "B", "budget_80", "design_budget"]], on=["Metric", "A", "B"], how="left")
 
 
 def coverage_figure(table: pd.DataFrame, png: str, pdf: str, title: str, versus: pd.DataFrame | None = None) -> None:

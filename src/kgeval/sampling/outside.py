@@ -59,7 +59,7 @@ def outside_universe(name: str, own: np.ndarray, study: np.ndarray, opponents: l
 def outside_plan(u: Universe, metric: str = "P", budget: float | None = None, design: str = "optimal",
                  floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000, prior: str = "logistic",
                  seed: int = 0, rbp_p: float = 0.8, mc_draws: int = 64,
-                 against: list[str] | None = None) -> OutsidePlan:
+                 against: list[str] | None = None, judging: str = "rank_order") -> OutsidePlan:
     """The plan for the outside system (``u.systems[0]``) against the study systems ``against`` (default every
     other system of ``u``). The universe keeps every study list whoever is compared: the prior's features (how
     many lists rank an item in their top k, its best rank) and its pool labels come from all of them, while only
@@ -67,7 +67,7 @@ def outside_plan(u: Universe, metric: str = "P", budget: float | None = None, de
     if metric not in METRIC_NAMES:
         raise InputError(None, None, f"sampling metric {metric!r}: expected one of {', '.join(METRIC_NAMES)}")
     p = u.pooled_prior(prior)
-    pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[metric], rbp_p, mc_draws, seed)
+    pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[metric], rbp_p, mc_draws, seed, judging)
     a, _ = pairs(len(u.systems))
     _, b = pairs(len(u.systems))
     against = u.systems[1:] if against is None else against

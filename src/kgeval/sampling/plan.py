@@ -4,8 +4,10 @@ inclusion probability π, drawn once with a seed (Poisson sampling: every unit i
 The budget n is the user's, or the smallest n at which the expected 95 % half-width under the prior falls below
 |E_p[Δ]| (:func:`budget_needed`, each pair with its own optimal design); for several pairs the plan takes the
 largest such n among the pairs that reach it within ``max_budget``. A sampled question (RR@k, Success@k) brings
-every unknown of the compared lists. Each drawn item says whether the uniform component (the floor, the audit of
-the prior) drew it.
+every unknown of the compared lists that can move them, in rank order (a question's items together, each at its
+best rank over the compared lists): judged from the top, a list needs nothing below its first relevant item, so
+the budget counts the judgments the prior expects (:meth:`.problem.Problem.cost_of`). Each drawn item says whether
+the uniform component (the floor, the audit of the prior) drew it.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ class Plan:
     audit: np.ndarray
     budget: float
     pairs: pd.DataFrame
+    lists: np.ndarray | None = None
 
 
 def make_plan(pb: Problem, p: np.ndarray, systems: list[str], cols: np.ndarray, budget: float | None = None,
@@ -66,11 +69,11 @@ def make_plan(pb: Problem, p: np.ndarray, systems: list[str], cols: np.ndarray, 
     """The plan for the pairs ``cols`` of :func:`kgeval.sampling.weights.pairs`."""
     v, mu = pb.variances(p)
     e_delta = expected_delta(pb, p, mu)[cols]
-    needed = np.array([budget_needed(v[:, [j]], pb.eligible([j]), pb.cost_of([j]), abs(e), level, floor_share,
+    needed = np.array([budget_needed(v[:, [j]], pb.eligible([j]), pb.cost_of([j], p), abs(e), level, floor_share,
                                      max_budget) for j, e in zip(cols, e_delta)])
     if budget is None:
         budget = float(np.nanmax(needed)) if np.isfinite(needed).any() else float(max_budget)
-    elig, cost = pb.eligible(cols), pb.cost_of(cols)
+    elig, cost = pb.eligible(cols), pb.cost_of(cols, p)
     dsg = dz.design(v[:, cols], elig, budget, kind, cost, floor_share)
     rng = np.random.default_rng(seed)
     u_opt, u_uni = rng.random(dsg.pi.size), rng.random(dsg.pi.size)
@@ -84,11 +87,28 @@ def make_plan(pb: Problem, p: np.ndarray, systems: list[str], cols: np.ndarray, 
         sub = pb.pos[systems_used]
         q_of = np.broadcast_to(np.arange(pb.Q)[None, :, None], sub.shape)
         ok = pb.open[systems_used] & drawn[q_of]
-        items, first = np.unique(sub[ok], return_index=True)
-        q = q_of[ok][first]
+        rank = np.broadcast_to(np.arange(1, sub.shape[-1] + 1), sub.shape)[ok]
+        at = np.lexsort((rank, sub[ok]))  # by item, then its best rank first
+        keep = np.concatenate([[True], sub[ok][at][1:] != sub[ok][at][:-1]])
+        items, best = sub[ok][at][keep], rank[at][keep]
+        q = pb.cand.item_q[items]
         pi, flag = dsg.pi[q], audit[q]
-    order = rng.permutation(items.size)
+    if pb.linear:
+        order = rng.permutation(items.size)
+    else:  # questions in a random order, each one's items from the top
+        order = np.lexsort((items, best, rng.permutation(pb.Q)[q]))
     table = pd.DataFrame({"Metric": metric, "A": np.asarray(systems)[pb.a[cols]], "B": np.asarray(systems)[pb.b[cols]],
                           "expected_delta": e_delta, "budget_needed": needed, "plan_budget": budget,
                           "expected_half_width": hw})
-    return Plan(items[order], pi[order], p[items[order]], flag[order], budget, table)
+    lists = None if pb.linear else list_ranks(pb, systems, systems_used, items[order])
+    return Plan(items[order], pi[order], p[items[order]], flag[order], budget, table, lists)
+
+
+def list_ranks(pb: Problem, systems: list[str], used: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """Per drawn item of a question plan, the compared lists that rank it and where (``ComplEx:2 TransE:5``): an
+    item may be left unjudged once each of those lists has an item judged relevant above that rank."""
+    r = pb.cand.ranks[used][:, items]
+    inside = (r >= 1) & (r <= pb.cand.k)
+    names = np.asarray(systems)[used]
+    return np.array([" ".join(f"{n}:{v}" for n, v, ok in zip(names, col, keep) if ok)
+                     for col, keep in zip(r.T.tolist(), inside.T.tolist())], dtype=object)

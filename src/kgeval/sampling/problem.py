@@ -1,7 +1,14 @@
 """One metric's comparisons on candidates with unknown labels, in the units the metric is sampled in: items for
 a linear metric (d_e per item and pair, the known part K), questions for RR@k and Success@k (the cost of a
 question, the prior's expected per-question difference μ_q and, by Monte Carlo under the prior, Var_p(D_q) for the
-allocation only). ``truth`` gives the unknown labels where they are known (the simulation's hidden labels; zeros in
+allocation only).
+
+A sampled question is judged in rank order (``judging="rank_order"``, the default): each compared list is judged
+from the top down to its first relevant item and no further (the items below it cannot move its RR@k or
+Success@k), so a question costs a number of judgments that depends on its labels: the design allocates with its
+expectation under the prior (:meth:`Problem.cost_of`) and a simulation counts what the hidden labels make it cost
+(:meth:`Problem.judged_of`). ``judging="all"`` judges every unknown above each list's first *known* relevant
+item, a fixed cost. Either way the sampled question's D_q is observed exactly, so the estimator is the same. ``truth`` gives the unknown labels where they are known (the simulation's hidden labels; zeros in
 a plan, whose true Δ is then meaningless): the estimator reads them only on sampled units."""
 
 from __future__ import annotations
@@ -9,9 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..bounds.candidates import Candidates
+from ..errors import InputError
 from . import design as dz
 from . import weights as wt
 from .estimate import Estimate, difference, question_difference
+
+JUDGING = ("rank_order", "all")
 
 
 class Problem:
@@ -19,8 +29,10 @@ class Problem:
     ``truth``), per unit and pair the variances under a prior, and the estimate from a draw."""
 
     def __init__(self, cand: Candidates, truth: np.ndarray, metric: str, rbp_p: float = 0.8, mc_draws: int = 64,
-                 seed: int = 0):
-        self.cand = cand
+                 seed: int = 0, judging: str = "rank_order"):
+        if judging not in JUDGING:
+            raise InputError(None, None, f"sampling.judging {judging!r}: expected one of {JUDGING}")
+        self.cand, self.judging = cand, judging
         self.unknown = cand.state == -1
         self.x = np.where(self.unknown, truth, cand.state).astype(float)
         self.linear = wt.is_linear(metric)
@@ -67,15 +79,35 @@ class Problem:
     def eligible(self, cols) -> np.ndarray:
         if self.linear:
             return (self.d[:, cols] != 0).any(1)
-        systems = np.unique(np.concatenate([self.a[cols], self.b[cols]]))
+        systems = self._systems(cols)
         live = ~self.inert[:, np.asarray(cols)].all(1)  # some compared pair's D_q can still move
         return (wt.question_costs(self.pos, self.unknown, systems, self.relevant) > 0) & live
 
-    def cost_of(self, cols) -> np.ndarray:
+    def _systems(self, cols) -> np.ndarray:
+        return np.unique(np.concatenate([self.a[np.asarray(cols)], self.b[np.asarray(cols)]]))
+
+    def cost_of(self, cols, p: np.ndarray | None = None) -> np.ndarray:
+        """Per unit, the judgments it costs for the pairs ``cols``: 1 per item; per question the open unknowns
+        of the compared lists (``judging="all"``, or without a prior ``p``), or their expected number under
+        ``p`` when each list is judged down to its first relevant item (``"rank_order"``, by Monte Carlo)."""
         if self.linear:
             return self.cost
-        return wt.question_costs(self.pos, self.unknown, np.unique(np.concatenate([self.a[cols], self.b[cols]])),
-                                 self.relevant)
+        systems = self._systems(cols)
+        if p is None or self.judging == "all":
+            return wt.question_costs(self.pos, self.unknown, systems, self.relevant).astype(float)
+        rng = np.random.default_rng([self.seed, 13])
+        draws = max(self.mc_draws, 8)
+        total = np.zeros(self.Q)
+        for _ in range(0, draws, 8):
+            xs = np.where(self.unknown, rng.random((8, p.size)) < p, self.x)
+            total += wt.question_costs(self.pos, self.unknown, systems, xs, judged=True).sum(0)
+        return total / (8 * -(-draws // 8))
+
+    def judged_of(self, cols) -> np.ndarray:
+        """Per unit, the judgments the labels ``truth`` make it cost (a simulation's count)."""
+        if self.linear or self.judging == "all":
+            return self.cost_of(cols)
+        return wt.question_costs(self.pos, self.unknown, self._systems(cols), self.x, judged=True).astype(float)
 
     def estimate(self, p, mu, pi, incl, cols) -> Estimate:
         sub = np.flatnonzero(pi > 0)

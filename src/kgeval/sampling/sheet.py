@@ -48,12 +48,15 @@ def plan_sidecar(u: Universe, kg: KnowledgeGraph, plan: Plan, triples: np.ndarra
     if triples is None:
         triples = item_triples(u.items, u.questions, plan.items)
         sheet_item = _sheet_items(triples)[1]
-    return pd.DataFrame({"item": sheet_item, "order": np.arange(1, plan.items.size + 1),
+    side = pd.DataFrame({"item": sheet_item, "order": np.arange(1, plan.items.size + 1),
                          "head_id": [kg.entities[h] for h in triples[:, 0]],
                          "relation": [kg.relations[r] for r in triples[:, 1]],
                          "tail_id": [kg.entities[t] for t in triples[:, 2]],
                          "asks": np.where(u.questions.side[u.items.q[plan.items]] == HEAD, "head", "tail"),
                          "pi": plan.pi, "p": plan.p, "audit": plan.audit})
+    if plan.lists is not None:  # a question plan: which compared lists rank the item, for judging in rank order
+        side["lists"] = plan.lists
+    return side
 
 
 def read_plan_pairs(plan_pairs) -> pd.DataFrame:

@@ -3,7 +3,7 @@ each design's sample at each budget in every repetition at once (one matrix of i
 every pair and compare with the true Δ the hidden labels give.
 
 Designs: ``optimal`` and ``uniform`` for all pairs at once (items for the linear metrics, questions for RR@k and
-Success@k; a sampled question has every unknown of the 13 lists judged), and ``pair_optimal``, the optimal design
+Success@k; a sampled question has its lists judged in rank order), and ``pair_optimal``, the optimal design
 of one pair alone, for each pair whose true |Δ| is at least ``min_delta`` (the budget a single comparison needs),
 under the first prior. Per (metric, prior, design, budget) and pair: the coverage of the interval, the share of
 repetitions with a decision of the wrong sign, the share decided, the mean half-width and judgments; the rows
@@ -41,13 +41,22 @@ def _rows(metric, prior, kind, n, est: Estimate, true, judged, a, b, systems, re
     return out
 
 
+def pair_grid(budgets) -> np.ndarray:
+    """``budgets`` with the geometric mean of each two neighbours between them: a pair's budget to be decided is
+    read off this grid, so a coarse one would overstate it by up to the ratio of two neighbours."""
+    b = np.unique(np.asarray(budgets, dtype=float))
+    mid = np.round(np.sqrt(b[1:] * b[:-1]))
+    return np.unique(np.concatenate([b, mid])).astype(int)
+
+
 def simulate(u: Universe, priors: dict[str, np.ndarray], metrics=("P@k", "RR@k"), budgets=(100, 200, 500, 1000),
              reps: int = 500, designs=dz.DESIGNS, floor_share: float = 0.1, min_delta: float = 0.02,
-             level: float = 0.95, rbp_p: float = 0.8, mc_draws: int = 64, seed: int = 0) -> pd.DataFrame:
+             level: float = 0.95, rbp_p: float = 0.8, mc_draws: int = 64, seed: int = 0,
+             judging: str = "rank_order") -> pd.DataFrame:
     """The table of :data:`COLUMNS` (see the module docstring)."""
     rows = []
     for mi, metric in enumerate(metrics):
-        pb = Problem(u.hidden_state(), u.truth, metric, rbp_p, mc_draws, seed)
+        pb = Problem(u.hidden_state(), u.truth, metric, rbp_p, mc_draws, seed, judging)
         every = np.arange(pb.a.size)
         for pj, (prior, p) in enumerate(priors.items()):
             v, mu = pb.variances(p)
@@ -55,8 +64,8 @@ def simulate(u: Universe, priors: dict[str, np.ndarray], metrics=("P@k", "RR@k")
             if pj == 0:
                 runs += [("pair_optimal", np.array([j])) for j in np.flatnonzero(np.abs(pb.true) >= min_delta)]
             for ri, (kind, cols) in enumerate(runs):
-                elig, cost = pb.eligible(cols), pb.cost_of(cols)
-                for n in budgets:
+                elig, cost, judged = pb.eligible(cols), pb.cost_of(cols, p), pb.judged_of(cols)
+                for n in (pair_grid(budgets) if kind == "pair_optimal" else budgets):
                     dsg = dz.design(v[:, cols], elig, n, "uniform" if kind == "uniform" else "optimal", cost,
                                     floor_share)
                     rng = np.random.default_rng([seed, mi, pj, ri, int(n)])
@@ -64,7 +73,7 @@ def simulate(u: Universe, priors: dict[str, np.ndarray], metrics=("P@k", "RR@k")
                     incl = rng.random((reps, sub.size)) < dsg.pi[sub]
                     est = pb.estimate(p, mu, dsg.pi, incl, cols)
                     est.level = level
-                    rows += _rows(metric, prior, kind, int(n), est, pb.true[cols], incl @ cost[sub], pb.a[cols],
+                    rows += _rows(metric, prior, kind, int(n), est, pb.true[cols], incl @ judged[sub], pb.a[cols],
                                   pb.b[cols], u.systems, reps)
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -22,7 +22,7 @@ from .problem import Problem
 from .sheet import locate_items, pair_columns, read_plan_pairs, write_plan_sheet
 from .simulation import sequence_errors, simulate
 from .universe import Universe, from_dumps
-from .weights import pairs
+from .weights import is_linear, pairs
 
 log = logging.getLogger(__name__)
 
@@ -42,24 +42,25 @@ def plan_step(dumps: dict[str, str], kg_path: str, templates: str, out_sheet: st
               k: int = 10, rbp_p: float = 0.8, metric: str = "P", budget: int | None = None,
               design: str = "optimal", floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000,
               against: str | None = None, prior: str = "logistic", mc_draws: int = 64, seed: int = 0,
-              max_depth: int = 10, testset: str = "") -> None:
+              max_depth: int = 10, testset: str = "", judging: str = "rank_order") -> None:
     """``sampling_plan.tsv`` (the annotation sheet, its triples numbered in judging order), its sidecar with one
     row per sampled (question, entity) — its sheet ``item``, ``order``, π, p and audit flag — and per pair the
     expected Δ and the budget it needs."""
     kg = KnowledgeGraph.load(kg_path)
     plan_universe(from_dumps(dumps, kg, k, max_depth), kg, templates, out_sheet, out_items, out_pairs, rbp_p,
-                  metric, budget, design, floor_share, level, max_budget, against, prior, mc_draws, seed, testset)
+                  metric, budget, design, floor_share, level, max_budget, against, prior, mc_draws, seed, testset,
+                  judging)
 
 
 def plan_universe(u: Universe, kg: KnowledgeGraph, templates: str, out_sheet: str, out_items: str, out_pairs: str,
                   rbp_p: float = 0.8, metric: str = "P", budget: int | None = None, design: str = "optimal",
                   floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000,
                   against: str | None = None, prior: str = "logistic", mc_draws: int = 64, seed: int = 0,
-                  testset: str = "") -> None:
+                  testset: str = "", judging: str = "rank_order") -> None:
     """:func:`plan_step` on a universe already built (from score dumps, or from a reference pack's lists:
     :func:`kgeval.sampling.reference.reference_universe`)."""
     p = u.pooled_prior(prior)
-    pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[metric], rbp_p, mc_draws, seed)
+    pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[metric], rbp_p, mc_draws, seed, judging)
     cols = _pair_columns(u.systems, against)
     plan = make_plan(pb, p, u.systems, cols, budget, design, floor_share, level, max_budget, seed, metric)
     write_plan_sheet(u, kg, plan, load_templates(templates), f"sample-{testset or 'pool'}", out_sheet, out_items)
@@ -77,9 +78,9 @@ def estimate_step(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pai
     from ..pools.annotation.qrels import _read_qrels_rows
 
     plan = read_plan_items(plan_items)
-    x = plan_labels(plan, plan_items, _read_qrels_rows(labels), labels)
     table = read_plan_pairs(plan_pairs)
     short = table["Metric"].iloc[0]
+    x = plan_labels(plan, plan_items, _read_qrels_rows(labels), labels, not is_linear(METRIC_NAMES[short]))
     kg = KnowledgeGraph.load(kg_path)
     u = from_dumps(dumps, kg, k, max_depth)
     cols = pair_columns(u.systems, table, plan_pairs)
@@ -105,7 +106,7 @@ def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_seq
                     floor_share: float = 0.1, shift: float = 0.2, min_delta: float = 0.02, level: float = 0.95,
                     looks: int = 2000, sequence_reps: int = 200, prior: str = "logistic", folds: int = 5,
                     mc_draws: int = 64, seed: int = 0, max_depth: int = 10, testset: str = "",
-                    out_vs_mtc: str | None = None) -> None:
+                    out_vs_mtc: str | None = None, judging: str = "rank_order") -> None:
     """``sampling_simulation.csv``, the confidence sequence's table, ``sampling_coverage.png`` and, with
     ``out_vs_mtc``, per pair whose true |Δ| is at least ``min_delta`` the sample's budget beside MTC's hard- and
     soft-stop counts and depth order's on the same universe (:mod:`.baselines`)."""
@@ -116,7 +117,7 @@ def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_seq
     p = u.out_of_fold_prior(prior, folds, seed)
     priors = {"fitted": p, "uniform": np.full(p.size, 0.5), "shifted": np.clip(p + shift, 0, 1)}
     table = simulate(u, priors, tuple(METRIC_NAMES[m] for m in metrics), budgets, reps, floor_share=floor_share,
-                     min_delta=min_delta, level=level, rbp_p=rbp_p, mc_draws=mc_draws, seed=seed)
+                     min_delta=min_delta, level=level, rbp_p=rbp_p, mc_draws=mc_draws, seed=seed, judging=judging)
     linear = [METRIC_NAMES[m] for m in metrics if m in ("P", "DCG", "RBP")]
     seq = sequence_errors(u, p, linear[0], looks, sequence_reps, floor_share, 1 - level, rbp_p, seed) if linear \
         else pd.DataFrame()

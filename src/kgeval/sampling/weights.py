@@ -58,12 +58,16 @@ def expected_max_metric(pos: np.ndarray, gains: np.ndarray, p: np.ndarray) -> np
     return (gains * q * none_before).sum(-1)
 
 
-def open_positions(pos: np.ndarray, unknown: np.ndarray, relevant: np.ndarray) -> np.ndarray:
+def open_positions(pos: np.ndarray, unknown: np.ndarray, relevant: np.ndarray, judged: bool = False) -> np.ndarray:
     """(S, Q, k): the positions holding an unknown item above the list's first known relevant item. Only those
     can move the list's RR@k or Success@k (max_i g_i x_i with g non-increasing): below a known relevant item the
-    maximum is already reached, whatever the labels."""
+    maximum is already reached, whatever the labels. ``judged``: ``relevant`` holds every item's label, the
+    unknowns' too (``(..., N)``, a leading axis of labellings allowed), and an unknown item found relevant closes
+    its list as well: the positions a judge working down each list in rank order reaches (the first relevant
+    item included, as it must be judged to be found)."""
     item = np.maximum(pos, 0)
-    known_rel = (pos >= 0) & ~unknown[item] & (relevant[item] > 0)
+    rel = np.take(relevant, item, axis=-1) > 0
+    known_rel = (pos >= 0) & rel & (True if judged else ~unknown[item])
     before = np.cumsum(known_rel, -1) - known_rel  # known relevant items strictly above each position
     return (pos >= 0) & unknown[item] & (before == 0)
 
@@ -81,20 +85,23 @@ def inert_questions(pos: np.ndarray, unknown: np.ndarray, relevant: np.ndarray, 
 
 
 def question_costs(pos: np.ndarray, unknown: np.ndarray, systems: np.ndarray | None = None,
-                   relevant: np.ndarray | None = None) -> np.ndarray:
+                   relevant: np.ndarray | None = None, judged: bool = False) -> np.ndarray:
     """Per question, the distinct unknown items in the top k of ``systems`` (all by default): the judgments a
     sampled question costs. With ``relevant`` (per item, 1 where a known item is relevant), only the unknowns
-    above a list's first known relevant item count (:func:`open_positions`): the others cannot move it."""
+    above a list's first known relevant item count (:func:`open_positions`): the others cannot move it. With
+    ``judged`` and every item's label in ``relevant`` (``(..., N)``: one row per labelling), the judgments of
+    the rank-order design, which stops each list at its first relevant item (``(..., Q)``)."""
     sub = pos if systems is None else pos[systems]
     S, Q, k = sub.shape
     items = np.moveaxis(sub, 0, 1).reshape(Q, S * k)
     if relevant is None:
         ok = (items >= 0) & unknown[np.maximum(items, 0)]
     else:
-        ok = np.moveaxis(open_positions(sub, unknown, relevant), 0, 1).reshape(Q, S * k)
-    srt = np.sort(np.where(ok, items, -1), 1)
-    first = np.concatenate([np.ones((Q, 1), bool), srt[:, 1:] != srt[:, :-1]], 1)
-    return ((srt >= 0) & first).sum(1)
+        mask = open_positions(sub, unknown, relevant, judged)  # (..., S, Q, k)
+        ok = np.moveaxis(mask, -3, -2).reshape(mask.shape[:-3] + (Q, S * k))
+    srt = np.sort(np.where(ok, items, -1), -1)
+    first = np.concatenate([np.ones(srt.shape[:-1] + (1,), bool), srt[..., 1:] != srt[..., :-1]], -1)
+    return ((srt >= 0) & first).sum(-1)
 
 
 def pairs(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
