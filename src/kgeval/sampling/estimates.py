@@ -129,7 +129,7 @@ def judged_estimates(cand: Candidates, p: np.ndarray, metric: str, cols: np.ndar
 def _check_complete(pb: Problem, cols: np.ndarray, q: np.ndarray, items: np.ndarray, judged: np.ndarray) -> None:
     """A drawn question's difference is observed only when every unknown of the compared lists above their first
     known relevant item is in the plan, and judged down to each list's first relevant item (known or judged)."""
-    systems = np.unique(np.concatenate([pb.a[cols], pb.b[cols]]))
+    systems = pb.systems_of(cols)
     qs = np.unique(q)
     sub = pb.pos[systems][:, qs]
     need = np.unique(sub[pb.open[systems][:, qs]])
@@ -147,7 +147,8 @@ def prior_audit(plan: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
     """Predicted (mean p) and observed relevant rates on the judged items: all of them, the audit (uniform
     floor) items — a uniform sample of where the prior is used — and the others, with counts (an item left
     unjudged below a relevant one is left out)."""
-    plan, x = plan[np.asarray(x) >= 0], np.asarray(x)[np.asarray(x) >= 0]
+    judged = np.asarray(x) >= 0
+    plan, x = plan[judged], np.asarray(x)[judged]
     rows = []
     for name, keep in (("judged", np.ones(len(plan), bool)), ("audit", plan["audit"].to_numpy()),
                        ("optimal", ~plan["audit"].to_numpy())):

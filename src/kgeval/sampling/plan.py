@@ -83,14 +83,15 @@ def make_plan(pb: Problem, p: np.ndarray, systems: list[str], cols: np.ndarray, 
     if pb.linear:
         items, pi, flag = pb.U[drawn], dsg.pi[drawn], audit[drawn]
     else:  # every unknown of the compared lists of each drawn question that can move them (above a known relevant)
-        systems_used = np.unique(np.concatenate([pb.a[cols], pb.b[cols]]))
+        systems_used = pb.systems_of(cols)
         sub = pb.pos[systems_used]
         q_of = np.broadcast_to(np.arange(pb.Q)[None, :, None], sub.shape)
         ok = pb.open[systems_used] & drawn[q_of]
         rank = np.broadcast_to(np.arange(1, sub.shape[-1] + 1), sub.shape)[ok]
         at = np.lexsort((rank, sub[ok]))  # by item, then its best rank first
-        keep = np.concatenate([[True], sub[ok][at][1:] != sub[ok][at][:-1]])
-        items, best = sub[ok][at][keep], rank[at][keep]
+        by_item = sub[ok][at]
+        keep = np.concatenate([[True], by_item[1:] != by_item[:-1]])
+        items, best = by_item[keep], rank[at][keep]
         q = pb.cand.item_q[items]
         pi, flag = dsg.pi[q], audit[q]
     if pb.linear:

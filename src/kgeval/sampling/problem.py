@@ -8,8 +8,10 @@ from the top down to its first relevant item and no further (the items below it 
 Success@k), so a question costs a number of judgments that depends on its labels: the design allocates with its
 expectation under the prior (:meth:`Problem.cost_of`) and a simulation counts what the hidden labels make it cost
 (:meth:`Problem.judged_of`). ``judging="all"`` judges every unknown above each list's first *known* relevant
-item, a fixed cost. Either way the sampled question's D_q is observed exactly, so the estimator is the same. ``truth`` gives the unknown labels where they are known (the simulation's hidden labels; zeros in
-a plan, whose true Δ is then meaningless): the estimator reads them only on sampled units."""
+item, a fixed cost. Either way the sampled question's D_q is observed exactly, so the estimator is the same.
+
+``truth`` gives the unknown labels where they are known (the simulation's hidden labels; zeros in a plan, whose
+true Δ is then meaningless): the estimator reads them only on sampled units."""
 
 from __future__ import annotations
 
@@ -63,11 +65,10 @@ class Problem:
         p_eff = np.where(self.unknown, p, self.x)
         e = wt.expected_max_metric(self.pos, self.g, p_eff)
         mu = (e[self.a] - e[self.b]).T
-        rng = np.random.default_rng([self.seed, 7])
         s1 = np.zeros((self.a.size, self.Q))
         s2 = np.zeros_like(s1)
-        for _ in range(0, self.mc_draws, 8):  # Monte Carlo of Var_p(D_q): the allocation only, never the estimate
-            xs = np.where(self.unknown, rng.random((8, p.size)) < p, self.x)
+        # Monte Carlo of Var_p(D_q): the allocation only, never the estimate
+        for xs in self._labellings(p, self.mc_draws, 7):
             m = wt.max_metric(self.pos, self.g, xs)
             dd = m[:, self.a] - m[:, self.b]
             s1 += dd.sum(0)
@@ -79,11 +80,18 @@ class Problem:
     def eligible(self, cols) -> np.ndarray:
         if self.linear:
             return (self.d[:, cols] != 0).any(1)
-        systems = self._systems(cols)
+        systems = self.systems_of(cols)
         live = ~self.inert[:, np.asarray(cols)].all(1)  # some compared pair's D_q can still move
         return (wt.question_costs(self.pos, self.unknown, systems, self.relevant) > 0) & live
 
-    def _systems(self, cols) -> np.ndarray:
+    def _labellings(self, p: np.ndarray, draws: int, stream: int):
+        """Labellings drawn from the prior, 8 at a time ((8, N) each; the known items keep their labels)."""
+        rng = np.random.default_rng([self.seed, stream])
+        for _ in range(0, draws, 8):
+            yield np.where(self.unknown, rng.random((8, p.size)) < p, self.x)
+
+    def systems_of(self, cols) -> np.ndarray:
+        """The systems of the pairs ``cols``, each once."""
         return np.unique(np.concatenate([self.a[np.asarray(cols)], self.b[np.asarray(cols)]]))
 
     def cost_of(self, cols, p: np.ndarray | None = None) -> np.ndarray:
@@ -92,14 +100,12 @@ class Problem:
         ``p`` when each list is judged down to its first relevant item (``"rank_order"``, by Monte Carlo)."""
         if self.linear:
             return self.cost
-        systems = self._systems(cols)
+        systems = self.systems_of(cols)
         if p is None or self.judging == "all":
             return wt.question_costs(self.pos, self.unknown, systems, self.relevant).astype(float)
-        rng = np.random.default_rng([self.seed, 13])
         draws = max(self.mc_draws, 8)
         total = np.zeros(self.Q)
-        for _ in range(0, draws, 8):
-            xs = np.where(self.unknown, rng.random((8, p.size)) < p, self.x)
+        for xs in self._labellings(p, draws, 13):
             total += wt.question_costs(self.pos, self.unknown, systems, xs, judged=True).sum(0)
         return total / (8 * -(-draws // 8))
 
@@ -107,7 +113,7 @@ class Problem:
         """Per unit, the judgments the labels ``truth`` make it cost (a simulation's count)."""
         if self.linear or self.judging == "all":
             return self.cost_of(cols)
-        return wt.question_costs(self.pos, self.unknown, self._systems(cols), self.x, judged=True).astype(float)
+        return wt.question_costs(self.pos, self.unknown, self.systems_of(cols), self.x, judged=True).astype(float)
 
     def estimate(self, p, mu, pi, incl, cols) -> Estimate:
         sub = np.flatnonzero(pi > 0)
