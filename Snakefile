@@ -5,6 +5,7 @@
 from snakemake.utils import min_version
 
 from kgeval.config import validate_workflow_config
+from kgeval.home import locate_defaults
 from kgeval.workflow import forward_stop_signals
 from kgeval.workflow_env import set_job_environment
 
@@ -16,10 +17,12 @@ configfile: "config/config.yaml"
 
 # kgeval's own validator: one line naming the key, what was expected and the closest valid key (snakemake's
 # validate printed the whole schema), model hyperparameters checked against their declared types and bounds
-# (not again inside a cluster job: the submitting process checked the same config)
+# (not again inside a cluster job: the submitting process checked the same config). The schema is the one next
+# to this Snakefile and the manifest the checkout's where the working folder has none, so that `snakemake -s
+# <checkout>/Snakefile --directory <elsewhere>` (kgeval.api.load_testset outside a checkout) runs as well.
 validate_workflow_config(
-    config,
-    "config/schema.yaml",
+    locate_defaults(config),
+    f"{workflow.basedir}/config/schema.yaml",
     models=not workflow.remote_exec,
     configfiles=workflow.configfiles,
 )

@@ -77,6 +77,22 @@ def test_load_testset_without_a_workflow_builds_into_the_user_cache(workdir, tmp
     pd.testing.assert_frame_equal(sc.questions, there.questions)
 
 
+@pytest.mark.slow
+def test_load_testset_outside_the_checkout_runs_the_checkouts_workflow(workdir, tmp_path, monkeypatch):
+    """An editable install used from a folder outside its checkout: load_testset runs the checkout's Snakefile
+    with --directory there (schema and manifest found next to the Snakefile, not in the empty folder) and reads
+    the same judgments as in the workflow folder."""
+    assert api.data._repo_root() == ROOT
+    user = tmp_path / "anywhere"
+    user.mkdir()
+    monkeypatch.chdir(user)
+    sc = api.load_testset(SC, config=ROOT / "config/tiny.yaml")
+    assert sc.files["tsv"] == user / "resources/testsets" / f"{SC}.tsv"
+    there = api.load_testset(SC, workdir=workdir, config="config/tiny.yaml")
+    pd.testing.assert_frame_equal(sc.qrels, there.qrels)
+    pd.testing.assert_frame_equal(sc.questions, there.questions)
+
+
 def test_a_failed_build_names_the_mirror(tmp_path, monkeypatch):
     monkeypatch.setattr(api.data, "_repo_root", lambda: None)
     monkeypatch.setenv("KGEVAL_HOME", str(tmp_path / "cache"))
