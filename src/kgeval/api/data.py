@@ -81,8 +81,9 @@ def build_data(workdir: Path, config_path: Path, targets: list[Path]) -> None:
         extra = ["--snakefile", str(root / "Snakefile"), "--directory", str(workdir)]
     rel = [str(t.relative_to(workdir)) if t.is_relative_to(workdir) else str(t) for t in targets]
     exe = shutil.which("snakemake") or str(Path(sys.executable).with_name("snakemake"))
-    cmd = [exe, "--cores", "1", "--configfile", str(config_path), "--replace-workflow-config", *extra, "--", *rel]
-    shown = " ".join(["cd", str(workdir), "&&", "snakemake", *cmd[1:6], *extra, *rel])
+    args = ["--cores", "1", "--configfile", str(config_path), "--replace-workflow-config", *extra]
+    cmd = [exe, *args, "--", *rel]
+    shown = " ".join(["cd", str(workdir), "&&", "snakemake", *args, *rel])
     log = workdir / "logs" / "kgeval-api-build.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w", encoding="utf-8") as fh:

@@ -67,13 +67,14 @@ class Problem:
         mu = (e[self.a] - e[self.b]).T
         s1 = np.zeros((self.a.size, self.Q))
         s2 = np.zeros_like(s1)
+        n = 0
         # Monte Carlo of Var_p(D_q): the allocation only, never the estimate
         for xs in self._labellings(p, self.mc_draws, 7):
             m = wt.max_metric(self.pos, self.g, xs)
             dd = m[:, self.a] - m[:, self.b]
             s1 += dd.sum(0)
             s2 += (dd * dd).sum(0)
-        n = 8 * -(-self.mc_draws // 8)
+            n += len(xs)
         var = np.maximum(s2 / n - (s1 / n) ** 2, 0) + 1e-12
         return var.T / self.Q ** 2, mu
 
@@ -103,11 +104,11 @@ class Problem:
         systems = self.systems_of(cols)
         if p is None or self.judging == "all":
             return wt.question_costs(self.pos, self.unknown, systems, self.relevant).astype(float)
-        draws = max(self.mc_draws, 8)
-        total = np.zeros(self.Q)
-        for xs in self._labellings(p, draws, 13):
+        total, n = np.zeros(self.Q), 0
+        for xs in self._labellings(p, max(self.mc_draws, 8), 13):
             total += wt.question_costs(self.pos, self.unknown, systems, xs, judged=True).sum(0)
-        return total / (8 * -(-draws // 8))
+            n += len(xs)
+        return total / n
 
     def judged_of(self, cols) -> np.ndarray:
         """Per unit, the judgments the labels ``truth`` make it cost (a simulation's count)."""
