@@ -24,8 +24,8 @@ import numpy as np
 from kgeval.bounds.candidates import Candidates
 from kgeval.bounds.counts import judgments_to_decide, tau_distribution
 from kgeval.bounds.greedy import make_engine, plan
-from kgeval.bounds.prior import cross_validate, fit_prior, online_prior, triple_features
 from kgeval.bounds.simulation import MTC, DepthOrder, MoveToFront, RandomOrder, compare_strategies
+from kgeval.judgments.prior import cross_validate, fit_prior, online_prior, triple_features
 
 S, Q, K, POOL = 13, 2883, 10, 40   # systems, questions, cut-off, entities a question's systems draw from
 

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgeval.bounds.kendall import exact_interval, outer_interval, reference_signs, tau_a
-from kgeval.bounds.labels import ABSENT, NONREL, REL, UNKNOWN, Instance, match_positions
 from kgeval.bounds.metrics import METRICS, system_bounds
 from kgeval.bounds.metrics import bounded_metric as metric
 from kgeval.bounds.pairs import decisions, pair_bounds
+from kgeval.judgments.labels import ABSENT, NONREL, REL, UNKNOWN, Instance, match_positions
 
 R, N, U = REL, NONREL, UNKNOWN
 

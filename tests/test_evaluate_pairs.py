@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 from helpers import random_scorer, write_run
 
-from kgeval.bounds.labels import match_positions
 from kgeval.bounds.metrics import bounded_metric as metric
 from kgeval.bounds.pairs import decisions, pair_bounds
 from kgeval.bounds.placement import one_against_many
 from kgeval.bounds.steps import state
 from kgeval.cli import main as cli_main
 from kgeval.data.questions import load_questions
+from kgeval.judgments.labels import match_positions
 from kgeval.metrics.evaluate import Qrels, qrels_at_depth
 from kgeval.metrics.steps import evaluate_testset
 from kgeval.scores.dumps import load_dump

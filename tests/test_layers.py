@@ -24,6 +24,7 @@ LAYERS = [
     {"training", "pools"},
     {"config"},
     {"analysis"},
+    {"judgments"},  # labels, items, features and prior shared by bounds, sampling and the campaign
     {"bounds"},
     {"sampling"},
     {"kp"},

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from kgeval.bounds.candidates import Candidates
-from kgeval.bounds.prior import online_prior, triple_features
 from kgeval.bounds.simulation import (
     MTC,
     DepthOrder,
@@ -18,6 +17,7 @@ from kgeval.bounds.simulation import (
     simulate,
 )
 from kgeval.errors import InputError
+from kgeval.judgments.prior import online_prior, triple_features
 
 
 def shared_top_instance(Q=20, S=3, k=10):

@@ -19,12 +19,12 @@ import pandas as pd
 from ..cells import neutralise_text_columns
 from ..data.kg import HEAD, KnowledgeGraph, infer_categories
 from ..io import write_csv
+from ..judgments.labels import ABSENT, REL, UNKNOWN
+from ..judgments.prior import Features, cross_validate, triple_features
 from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
 from ..pools.annotation.templates import question
 from .candidates import Candidates, system_pairs
 from .greedy import Plan
-from .labels import ABSENT, REL, UNKNOWN
-from .prior import Features, cross_validate, triple_features
 
 METRIC_NAMES = {"P": "P@k", "DCG": "DCG@k", "RBP": "RBP", "RR": "RR@k", "Success": "Success@k"}
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..judgments.labels import match_positions
 from ..metrics.evaluate import Qrels
-from .labels import match_positions
 from .metrics import bounded_metric
 from .pairs import decisions, pair_bounds
 from .steps import state

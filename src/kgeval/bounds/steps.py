@@ -22,6 +22,8 @@ from ..data.kg import KnowledgeGraph
 from ..data.testsets import TestSet
 from ..errors import InputError
 from ..io import write_csv
+from ..judgments.labels import codes_from_qrels
+from ..judgments.prior import TRANSFER_CAVEAT, cross_validate, fit_prior, online_prior
 from ..metrics.evaluate import Qrels, qrels_at_depth
 from ..metrics.trec import pair_lookup
 from ..pools.annotation import load_templates
@@ -40,9 +42,7 @@ from .decide import (
 )
 from .figure import simulation_figure, tau_band_figure
 from .greedy import make_engine, plan
-from .labels import codes_from_qrels
 from .metrics import bounded_metric
-from .prior import TRANSFER_CAVEAT, cross_validate, fit_prior, online_prior
 from .simulation import MTC, DepthOrder, MoveToFront, RandomOrder, compare_strategies
 from .tables import states_tables
 

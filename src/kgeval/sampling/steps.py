@@ -9,10 +9,10 @@ import numpy as np
 import pandas as pd
 
 from ..bounds.decide import METRIC_NAMES
-from ..bounds.prior import TRANSFER_CAVEAT
 from ..data.kg import KnowledgeGraph
 from ..errors import InputError
 from ..io import write_csv
+from ..judgments.prior import TRANSFER_CAVEAT
 from ..pools.annotation import load_templates
 from .baselines import baselines, targets
 from .estimates import judged_estimates, plan_labels, prior_audit, read_plan_items

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..bounds.decide import Items, candidates, item_features, out_of_fold_prior
-from ..bounds.prior import Features, fit_prior
 from ..bounds.steps import load_runs, state
 from ..data.kg import KnowledgeGraph
 from ..data.questions import Questions
+from ..judgments.prior import Features, fit_prior
 from ..metrics.evaluate import Qrels
 from ..metrics.trec import pair_lookup
 from ..scores.ranking import Judged
