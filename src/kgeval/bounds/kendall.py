@@ -29,7 +29,7 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from ..judgments.labels import UNKNOWN
-from .metrics import LINEAR, BoundedMetric
+from ..judgments.metrics import LINEAR, BoundedMetric
 from .pairs import TOL
 
 OPTIMAL = "optimal"

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..judgments.labels import UNKNOWN
-from .metrics import LINEAR, BoundedMetric, system_bounds
+from ..judgments.metrics import LINEAR, BoundedMetric, system_bounds
 
 TOL = 1e-12  # floating sums of the same weights in another order; any real difference is far larger
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kgeval.bounds.candidates import TOL, Candidates, PairBounds
 from kgeval.bounds.greedy import make_engine, order_items
 from kgeval.errors import InputError
+from kgeval.judgments.candidates import TOL, Candidates, PairBounds
 from kgeval.metrics.kendall import tau_b_many
 
 

@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from ..judgments.labels import UNKNOWN, Instance
+from ..judgments.metrics import BoundedMetric, system_bounds
 from ..metrics.kendall import tau_b
 from .kendall import exact_interval, outer_interval, reference_signs, tau_a
-from .metrics import BoundedMetric, system_bounds
 from .pairs import decisions, pair_bounds
 
 log = logging.getLogger(__name__)

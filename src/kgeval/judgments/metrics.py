@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import MeasureError
-from ..judgments.labels import REL, UNKNOWN
 from ..metrics import names
+from .labels import REL, UNKNOWN
 
 LINEAR, MAX = "linear", "max"
 METRICS = ("P", "Success", "RR", "DCG", "RBP")  # the config's bounds.metrics enum (tests/test_bounds.py checks)
