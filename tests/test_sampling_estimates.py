@@ -9,8 +9,8 @@ import pytest
 from scipy.stats import t as student
 from test_sampling import instance
 
-from kgeval.bounds.decide import item_triples
 from kgeval.errors import InputError
+from kgeval.judgments.items import item_triples
 from kgeval.sampling import weights as wt
 from kgeval.sampling.estimates import judged_estimates, plan_labels, prior_audit, read_plan_items
 from kgeval.sampling.plan import make_plan
@@ -191,8 +191,8 @@ def judged_plan(folder, kg, testset, metric="P"):
 def test_plan_judged_by_an_oracle_round_trip(pooled, synth_kg, tmp_path, capsys, metric):
     """The plan's sheet judged by an oracle and estimated from the files: the same Δ̂ as the estimator on the
     plan's items, and bad files refused in one line."""
+    from kgeval.judgments.universe import from_dumps
     from kgeval.sampling.steps import estimate_step
-    from kgeval.sampling.universe import from_dumps
 
     dumps, out, side, triples, oracle = judged_plan(tmp_path, synth_kg, pooled[1], metric)
     kg_path = out["kg.npz"]

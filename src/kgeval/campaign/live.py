@@ -18,7 +18,7 @@ import sqlite3
 
 import numpy as np
 
-from ..bounds.candidates import TOL
+from ..judgments.candidates import TOL
 from ..pools.annotation.agreement import cohen_kappa
 from ..sampling.sequence import eb_sequence
 

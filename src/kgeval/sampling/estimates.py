@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..bounds.candidates import Candidates
 from ..errors import InputError
+from ..judgments.candidates import Candidates
 from . import weights as wt
 from .problem import Problem
 

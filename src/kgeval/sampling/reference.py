@@ -1,6 +1,6 @@
 """A sampling plan from a reference pack's lists, no model trained: the study systems' top 10 on a pooled test set
 (``reference/<pack>/runs/<test set>/top10.parquet``, columns System, qid, rank, entity) with the test set's
-published judgments, as :func:`kgeval.sampling.universe.build` takes them. What a judging campaign
+published judgments, as :func:`kgeval.judgments.universe.build` takes them. What a judging campaign
 (``kgeval campaign create``) on the real FB-Test-S-C starts from when no run of the workflow is at hand::
 
     from kgeval.sampling.reference import reference_plan
@@ -21,9 +21,9 @@ from ..data.kg import KnowledgeGraph
 from ..data.questions import load_questions
 from ..data.testsets import TestSet
 from ..errors import InputError
+from ..judgments.universe import Universe, build
 from ..scores.ranking import judged_entities
 from .steps import plan_universe
-from .universe import Universe, build
 
 PLAN_FILES = ("sampling_plan.tsv", "sampling_plan.csv", "sampling_budgets.csv")
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..bounds.decide import METRIC_NAMES, item_triples
 from ..data.kg import HEAD, KnowledgeGraph
 from ..errors import InputError
 from ..io import write_csv
+from ..judgments.items import METRIC_NAMES, item_triples
+from ..judgments.universe import Universe
 from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
 from ..pools.annotation.templates import question
 from .plan import Plan
-from .universe import Universe
 from .weights import pairs
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics import trec
+from ..metrics.evaluate import Qrels
 
 REL, NONREL, UNKNOWN, ABSENT = 1, 0, -1, -3
 
@@ -75,3 +76,14 @@ def match_positions(entity: np.ndarray) -> np.ndarray:
     eq = (entity[:, None, :, :, None] == entity[None, :, :, None, :]) & (entity[:, None, :, :, None] >= 0)
     found = eq.any(-1)
     return np.where(found, eq.argmax(-1), -1).astype(np.int16)
+
+
+def state(entity: np.ndarray, qrels: Qrels, num_entities: int) -> tuple[np.ndarray, np.ndarray]:
+    """Codes (S, Q, k) of every system's top k under ``qrels`` and the macro filter's question mask (Q,)."""
+    S, Q, _ = entity.shape
+    q_index = np.arange(Q)
+    code = np.stack([codes_from_qrels(entity[s], q_index, qrels.q, qrels.entity, qrels.rel, num_entities)
+                     for s in range(S)])
+    qmask = np.zeros(Q, bool)
+    qmask[qrels.q[qrels.rel >= 1]] = True
+    return code, qmask
