@@ -68,15 +68,13 @@ def _create(p):
         from pathlib import Path
 
         from ..campaign.build import create_campaign
+        from ..scores.dumps import dumps_in
 
         study = None
         if a.scores is not None:
             if a.plan_items is None or a.kg is None:
                 p.error("--scores needs --plan-items and --kg")
-            scores = Path(a.scores)
-            dumps = {d.name: str(d) for d in sorted(scores.iterdir()) if d.is_dir()} if scores.is_dir() else {}
-            if not dumps:
-                p.error(f"--scores {a.scores}: not a folder of score dumps (one subfolder per system)")
+            dumps = dumps_in(a.scores)
             pairs = a.plan_pairs or str(Path(a.plan_items).with_name("sampling_budgets.csv"))
             require_inputs([a.kg, pairs])
             study = {"dumps": dumps, "kg_path": a.kg, "plan_pairs": pairs, "k": a.k, "prior": a.prior,

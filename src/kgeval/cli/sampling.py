@@ -33,12 +33,11 @@ def _sample_estimate(p: argparse.ArgumentParser):
 
     def run(a):
         from ..sampling.steps import estimate_step
+        from ..scores.dumps import dumps_in
 
         sidecar, pairs = Path(a.plan) / "sampling_plan.csv", Path(a.plan) / "sampling_budgets.csv"
         scores = Path(a.scores)
-        dumps = {d.name: str(d) for d in sorted(scores.iterdir()) if d.is_dir()} if scores.is_dir() else {}
-        if not dumps:
-            p.error(f"--scores {a.scores}: not a folder of score dumps (one subfolder per system)")
+        dumps = dumps_in(scores)
         out = Path(a.out)
         with OutputStage("sample-estimate", inputs=[sidecar, pairs, a.labels, a.kg], input_folders=[scores],
                          folder=out) as stage:
