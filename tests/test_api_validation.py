@@ -171,6 +171,12 @@ def test_compare_refuses_no_result_and_no_measure(result):
     refused(BadTypeError, "result", lambda: compare([result, "x"]), "'x' is a str")
 
 
+def test_compare_refuses_a_system_or_a_measure_named_twice(result):
+    """Issue 49, item 10: a system twice or a measure twice raised pandas' errors from the table's index."""
+    refused(BadValueError, "measures", lambda: compare(result, measures=["MRR", "MRR"]), "'MRR' is named twice")
+    refused(BadValueError, "result", lambda: compare([result, result]), "two results are named 'Mine'")
+
+
 # ---- one layer: the command line says what the API says, bounds and defaults from the schema -----------------
 def _option(command: str, dest: str) -> argparse.Action:
     sub = build_parser()[0]._subparsers._group_actions[0].choices[command]

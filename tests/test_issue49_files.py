@@ -60,3 +60,202 @@ def test_campaign_create_scores_leaves_a_users_subfolder_alone(scores_copy, env,
     assert "notes: not a score dump" in line
     assert fingerprint(scores_copy) == before and (scores_copy / "scores/notes").is_dir()
     assert not (tmp_path / "c.db").exists()
+
+
+# ---- item 2: one output-folder rule for every command that writes ----------------------------------------------
+def test_campaign_export_never_replaces_a_users_file(tmp_path, capsys):
+    import logging
+
+    from test_campaign import Campaign, judge_all
+
+    # an earlier test's main() left a log handler on its captured (closed) stderr
+    logging.basicConfig(handlers=[logging.NullHandler()], force=True)
+    camp = Campaign(tmp_path)
+    judge_all(camp, {1: "yy", 2: "nn"})
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "judgments.txt").write_text("my own judgments\n")
+    (out / "tasks.json").write_text("[]\n")
+    capsys.readouterr()
+    line = one_line_error(capsys, main(["campaign", "export", str(camp.db), str(out)]))
+    assert f"{out / 'judgments.txt'}: exists and kgeval campaign export did not write it here" in line
+    line = one_line_error(capsys, main(["campaign", "export", str(camp.db), str(out), "--format", "label-studio"]))
+    assert f"{out / 'tasks.json'}: exists" in line
+    assert sorted(p.name for p in out.iterdir()) == ["judgments.txt", "tasks.json"]
+    assert (out / "judgments.txt").read_text() == "my own judgments\n" and (out / "tasks.json").read_text() == "[]\n"
+    # a folder of its own: written, then replaced by the same export, and both formats side by side
+    mine = tmp_path / "mine"
+    for fmt in ("kgeval", "kgeval", "label-studio"):
+        assert main(["campaign", "export", str(camp.db), str(mine), "--format", fmt]) == 0
+    assert {"judgments.txt", "report.md", "tasks.json", "labeling_config.xml"} <= {p.name for p in mine.iterdir()}
+
+
+def test_a_named_output_file_replaces_only_what_the_command_wrote(tmp_path):
+    from kgeval.errors import InputError
+    from kgeval.io import MANIFEST, OutputStage
+
+    user = tmp_path / "sheet.tsv"
+    user.write_text("the user's\n")
+    with pytest.raises(InputError, match="did not write it here"), OutputStage("annotate-export") as stage:
+        stage.path(user).write_text("new\n")
+    assert user.read_text() == "the user's\n" and sorted(p.name for p in tmp_path.iterdir()) == ["sheet.tsv"]
+    mine = tmp_path / "mine.tsv"
+    for text in ("first\n", "second\n"):  # its own file, listed beside it, is replaced on a rerun
+        with OutputStage("annotate-export") as stage:
+            stage.path(mine).write_text(text)
+    assert mine.read_text() == "second\n" and (tmp_path / MANIFEST).is_file()
+    with pytest.raises(InputError, match="kgeval annotate-export wrote it"), OutputStage("build-kg") as stage:
+        stage.path(mine).write_text("other command\n")
+    # the workflow's own atomic writes (command "") are Snakemake's outputs: no listing
+    with OutputStage("") as stage:
+        stage.path(user).write_text("workflow\n")
+    assert user.read_text() == "workflow\n"
+
+
+# ---- item 4: campaign import is one transaction ----------------------------------------------------------------
+def _ls_export(camp, tmp_path, tasks_annotations) -> Path:
+    import json
+
+    from test_campaign import ls_annotation
+
+    from kgeval.campaign.labelstudio import tasks
+    from kgeval.campaign.store import connect
+
+    conn = connect(camp.db)
+    t = tasks(conn)
+    conn.close()
+    for task, anns in zip(t, tasks_annotations):
+        task["annotations"] = [ls_annotation(*a) if isinstance(a, tuple) else a for a in anns]
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(t[:len(tasks_annotations)]))
+    return path
+
+
+def _judgments(db) -> int:
+    import sqlite3
+
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+
+
+@pytest.mark.parametrize("bad, problem", [
+    ({"note": "x" * 5001}, "note: at most 5000 characters"),
+    ({"seconds": -1}, "seconds -1.0: expected a duration"),
+    ({"seconds": 10 ** 400}, "seconds inf: expected a duration"),
+    ({"adjudicate": "can't tell"}, "the adjudicating annotation says can't tell"),
+    ({"duplicate": True}, "the same item as task 1"),
+])
+def test_a_bad_late_task_leaves_nothing_in_and_the_corrected_file_imports(tmp_path, capsys, bad, problem):
+    from test_campaign import SRC, Campaign
+
+    camp = Campaign(tmp_path)
+    good = [[(7, "Y", SRC), (8, "Y", SRC)], [(7, "N"), (8, "N")], [(7, "Y", SRC), (8, "N"), (9, "N")],
+            [(7, "N"), (8, "N")], [(7, "N"), (8, "N")]]
+    last = [(7, "Y", SRC), (8, "N")]
+    if "adjudicate" in bad:
+        last.append((9, bad["adjudicate"]))
+    elif "duplicate" not in bad:
+        from test_campaign import ls_annotation
+
+        ann = ls_annotation(8, "N", note=bad.get("note", ""))
+        ann["lead_time"] = bad.get("seconds", 4.5)
+        last = [last[0], ann]
+    path = _ls_export(camp, tmp_path, good + [last])
+    if "duplicate" in bad:
+        import json
+
+        t = json.loads(path.read_text())
+        t[-1]["data"] = t[0]["data"]
+        path.write_text(json.dumps(t))
+    before = (camp.db.read_bytes(), _judgments(camp.db))
+    capsys.readouterr()
+    line = one_line_error(capsys, main(["campaign", "import", str(camp.db), str(path)]))
+    assert problem in line and str(path) in line
+    assert _judgments(camp.db) == before[1] == 0
+    fixed = _ls_export(camp, tmp_path, good + [[(7, "Y", SRC), (8, "N"), (9, "Y", SRC)]])
+    assert main(["campaign", "import", str(camp.db), str(fixed)]) == 0
+    assert _judgments(camp.db) == 2 * 6 + 2  # the corrected file: every task, two adjudications
+
+
+def test_a_refused_judgment_rolls_back_the_whole_import(tmp_path, capsys):
+    """The protocol's own refusal (an item already judged by that person) comes after earlier tasks were
+    recorded: the transaction takes them back."""
+    from test_campaign import SRC, Campaign
+
+    camp = Campaign(tmp_path)
+    first = _ls_export(camp, tmp_path, [[], [], [(7, "Y", SRC)]])
+    assert main(["campaign", "import", str(camp.db), str(first)]) == 0
+    n = _judgments(camp.db)
+    again = _ls_export(camp, tmp_path, [[(7, "N"), (8, "N")], [(7, "N"), (8, "N")], [(7, "Y", SRC), (8, "Y", SRC)]])
+    capsys.readouterr()
+    line = one_line_error(capsys, main(["campaign", "import", str(camp.db), str(again)]))
+    assert "already judged" in line and _judgments(camp.db) == n
+
+
+# ---- item 10: malformed Label Studio exports give one line -----------------------------------------------------
+@pytest.mark.parametrize("text, problem", [
+    ('[{"data": {"item": "1"}, "annotations": [5]}]', "expected an object with a 'result' list"),
+    ('[{"data": {"item": "1"}, "annotations": [{"result": [7]}]}]', "a result without a 'value' object"),
+    ('[{"data": {"item": "1"}, "annotations": [{"result": [{"from_name": "label", "value": {"choices": [3]}}]}]}]',
+     "expected a list of strings"),
+    ('[{"data": {"item": "1"}, "annotations": {"x": 1}}]', "annotations: expected a list"),
+    ('[{"data": "1"}]', "data.item is not an item"),
+    ('[7]', "data.item is not an item"),
+    ("[" * 5000 + "]" * 5000, "nested too deeply"),
+])
+def test_malformed_label_studio_exports_give_one_line(tmp_path, capsys, text, problem):
+    from test_campaign import Campaign
+
+    camp = Campaign(tmp_path)
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    capsys.readouterr()
+    line = one_line_error(capsys, main(["campaign", "import", str(camp.db), str(path)]))
+    assert problem in line and _judgments(camp.db) == 0
+
+
+# ---- item 11: add-person prints only an http(s) link, errors name the campaign file ---------------------------
+@pytest.mark.parametrize("url", ["javascript:alert(1)//", "data:text/html,x", "http://a\x1b[31m/", "ftp://x/", "x"])
+def test_add_person_refuses_a_link_that_is_not_http(tmp_path, capsys, url):
+    from test_campaign import Campaign
+
+    camp = Campaign(tmp_path)
+    capsys.readouterr()
+    line = one_line_error(capsys, main(["campaign", "add-person", str(camp.db), "zed", "--role", "annotator",
+                                        "--base-url", url]))
+    assert "--base-url" in line and "http:// or https://" in line
+
+
+# ---- item 8: two processes on a fresh $KGEVAL_HOME -------------------------------------------------------------
+def test_a_second_builder_waits_for_the_first_and_uses_what_it_built(tmp_path):
+    """A builder that finds the cache's lock held waits (before the fix it built alongside and its rename met the
+    other's folder: ``Directory not empty``); once the lock is free it builds, or finds built, the same files."""
+    import fcntl
+    import os
+    import threading
+
+    from conftest import ROOT
+
+    from kgeval import home
+    from kgeval.config import load_config_file, validate_config
+    from kgeval.data.cache import LOCK, DataBuilder
+
+    cfg = validate_config(home.locate_defaults(load_config_file(ROOT / "config/tiny.yaml")),
+                          ROOT / "config/schema.yaml", models=False)
+    root = tmp_path / "resources"
+    root.mkdir()
+    fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another process building (flock locks differ per open file)
+    done: dict = {}
+    worker = threading.Thread(target=lambda: done.update(DataBuilder(cfg, cfg["manifest"], root)
+                                                         .build_testset("Synth-Test-S")))
+    worker.start()
+    worker.join(3.0)
+    assert worker.is_alive() and not done and not (root / "synth").exists()  # waiting, nothing built
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+    worker.join(300)
+    assert done["tsv"].is_file() and not list(root.glob(".staging-*"))
+    stamp = done["tsv"].stat().st_mtime_ns
+    DataBuilder(cfg, cfg["manifest"], root).build_testset("Synth-Test-S")  # the second uses what is built
+    assert done["tsv"].stat().st_mtime_ns == stamp

@@ -100,11 +100,22 @@ def _add_person(p):
     p.add_argument("--base-url", default="http://127.0.0.1:8765", help="the server's address as people reach it")
 
     def run(a):
-        from ..campaign.store import add_person, connect
+        from urllib.parse import urlsplit
 
+        from ..campaign.store import add_person, connect
+        from ..errors import InputError
+
+        url = urlsplit(a.base_url) if a.base_url.isprintable() else None
+        if url is None or url.scheme not in ("http", "https") or not url.netloc:
+            # the link is printed for people to click: a javascript: or data: address would run in their browser
+            p.error(f"--base-url {a.base_url!r}: expected the server's http:// or https:// address")
         conn = connect(a.db)
-        token = add_person(conn, a.name, a.role)
-        conn.close()
+        try:
+            token = add_person(conn, a.name, a.role)
+        except InputError as exc:
+            raise InputError(a.db, None, exc.problem) from None
+        finally:
+            conn.close()
         path = "live" if a.role == "curator" else "j"
         print(f"{a.base_url.rstrip('/')}/{path}/{token}")
         return 0
