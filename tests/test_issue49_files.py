@@ -259,3 +259,75 @@ def test_a_second_builder_waits_for_the_first_and_uses_what_it_built(tmp_path):
     stamp = done["tsv"].stat().st_mtime_ns
     DataBuilder(cfg, cfg["manifest"], root).build_testset("Synth-Test-S")  # the second uses what is built
     assert done["tsv"].stat().st_mtime_ns == stamp
+
+
+# ---- item 11: the smaller ones ---------------------------------------------------------------------------------
+def test_rbp_p_is_bounded_and_refused_on_a_plan_that_is_not_on_rbp(scores_copy, capsys, tmp_path):
+    for value, problem in (("2", "out of range"), ("nan", "not a number"), ("0.5", "is on P, not RBP")):
+        line = one_line_error(capsys, main(_estimate(scores_copy, tmp_path / "est") + ["--rbp-p", value]))
+        assert "--rbp-p" in line and problem in line
+    assert not (tmp_path / "est").exists()
+
+
+@pytest.mark.parametrize("path", ["/static/../api/{t}/next", "/x/..//j/{t}", "//live/{t}", "/a/../API/{t}?x=1",
+                                  "/static/{t}"])
+def test_the_request_log_never_keeps_a_token(path):
+    from kgeval.campaign.server import redact
+
+    token = "Ab3_d-9xYz0123456789abcdefghijkl"
+    shown = redact(path.format(t=token))
+    assert token not in shown and "…" in shown
+    assert redact("/static/app.js") == "/static/app.js" and redact("/api/abc/next") == "/api/…/next"
+
+
+def test_a_bar_in_a_system_name_stays_in_its_cell():
+    import pandas as pd
+
+    from kgeval.io import to_markdown
+
+    md = to_markdown(pd.DataFrame({"System": ["a|b", "c"], "MRR": [0.5, 0.25]}))
+    rows = [line for line in md.splitlines() if line.startswith("| a") or line.startswith("| c")]
+    assert rows[0] == "| a\\|b | 0.5000 |" and rows[1].count("|") == 3
+    # GFM splits a row on every unescaped bar: two cells, as many as the header has
+    import re
+
+    assert all(len(re.split(r"(?<!\\)\|", line)) == 4 for line in md.splitlines())
+
+
+@pytest.mark.parametrize("url", ["https://en.wikipedia.org/wiki/X\x1b[2J", "https://x.org/\x07", "https://x.org/ a"])
+def test_a_control_character_in_a_sheet_link_is_refused(url):
+    from kgeval.errors import InputError
+    from kgeval.pools.annotation.sheets import _check_url
+
+    with pytest.raises(InputError, match=r"s.tsv:3: item 7: source link .* is not an http\(s\) URL"):
+        _check_url("s.tsv", 3, "7", url)
+    _check_url("s.tsv", 3, "7", "https://en.wikipedia.org/wiki/X")
+
+
+def test_an_error_names_the_output_never_its_temporary_file(tmp_path):
+    import errno
+
+    from kgeval.io import OutputStage
+
+    dest = tmp_path / "out" / "estimates.csv"
+    with pytest.raises(OSError) as info, OutputStage("sample-estimate", folder=tmp_path / "out") as stage:
+        tmp = stage.path(dest)
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp))
+    assert info.value.filename == str(dest) and ".part" not in str(info.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_campaign_file_that_cannot_be_created_is_named(tmp_path, monkeypatch):
+    import sqlite3
+
+    from kgeval.campaign import store
+    from kgeval.errors import InputError
+
+    def failing(*args, **kwargs):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(store.sqlite3, "connect", failing)
+    with pytest.raises(InputError) as info:
+        store.create(tmp_path / "x.db", [], {})
+    assert str(info.value) == f"{tmp_path / 'x.db'}: cannot be created: disk I/O error"
+    assert list(tmp_path.iterdir()) == []  # no temporary file left
