@@ -331,3 +331,81 @@ def test_a_campaign_file_that_cannot_be_created_is_named(tmp_path, monkeypatch):
         store.create(tmp_path / "x.db", [], {})
     assert str(info.value) == f"{tmp_path / 'x.db'}: cannot be created: disk I/O error"
     assert list(tmp_path.iterdir()) == []  # no temporary file left
+
+
+# ---- item 10: the four tar cases of extract_splits -------------------------------------------------------------
+def _tar(path: Path, members: list[tuple[str, bytes | None, int | None]], mode: str = "w:gz") -> Path:
+    """A tar with ``(name, data, claimed size)`` members (data None: a header alone, as a lying archive has)."""
+    import io
+    import tarfile
+
+    with tarfile.open(path, mode) as tar:
+        for name, data, size in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data or b"") if size is None else size
+            tar.addfile(info, io.BytesIO(data) if data is not None else None)
+    return path
+
+
+def _splits(path: Path, out: Path):
+    from kgeval.data.steps import extract_splits
+
+    return extract_splits(path, out, {s: str(out / f"{s}.norm") for s in ("train", "valid", "test")})
+
+
+def test_a_file_then_a_folder_of_the_same_name_is_refused(tmp_path):
+    from kgeval.errors import InputError
+
+    arc = _tar(tmp_path / "a.tar.gz", [("d/train.txt", b"a\tr\tb\n", None), ("d/train.txt/x", b"y", None)])
+    with pytest.raises(InputError, match=r"unsafe member 'd/train.txt/x': 'd/train.txt' is a file, not a folder"):
+        _splits(arc, tmp_path / "out")
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*.txt"))
+
+
+def test_a_truncated_archive_is_one_line(tmp_path):
+    import os
+
+    from kgeval.errors import InputError
+
+    data = os.urandom(200_000)  # incompressible: the cut lands inside the member's data
+    arc = _tar(tmp_path / "a.tar.gz", [("train.txt", data, None), ("valid.txt", b"x", None)])
+    arc.write_bytes(arc.read_bytes()[: len(arc.read_bytes()) // 2])
+    with pytest.raises(InputError, match=r"a.tar.gz: truncated or damaged archive .*download it again"):
+        _splits(arc, tmp_path / "out")
+    assert not list((tmp_path / "out").rglob("*.txt")) if (tmp_path / "out").exists() else True
+
+
+def test_a_member_larger_than_the_free_disk_is_refused_before_writing(tmp_path, monkeypatch):
+    import shutil as sh
+    import tarfile
+
+    from kgeval.data import archive
+    from kgeval.errors import InputError
+
+    info = tarfile.TarInfo("train.txt")
+    info.size = 8 << 30
+    arc = tmp_path / "a.tar"
+    with open(arc, "wb") as fh:  # a header claiming 8 GiB, its data a hole of a sparse file (no disk used)
+        fh.write(info.tobuf())
+        fh.truncate(512 + (8 << 30) + 1024)
+    monkeypatch.setattr(archive.shutil, "disk_usage", lambda p: sh._ntuple_diskusage(10 << 30, 9 << 30, 1 << 30))
+    with pytest.raises(InputError, match=r"its members take 8,589,934,592 bytes, more than the 1,073,741,824 bytes"):
+        _splits(arc, tmp_path / "out")
+    assert not [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
+
+
+def test_a_disk_that_fills_while_extracting_is_one_line(tmp_path, monkeypatch):
+    import errno
+
+    from kgeval.data import archive
+    from kgeval.errors import InputError
+
+    def full(src, dst, *args):
+        dst.write(src.read(1000))
+        raise OSError(errno.ENOSPC, "No space left on device", dst.name)
+
+    arc = _tar(tmp_path / "a.tar.gz", [("train.txt", b"a\tr\tb\n" * 1000, None)])
+    monkeypatch.setattr(archive.shutil, "copyfileobj", full)
+    with pytest.raises(InputError, match=r"a.tar.gz: the disk filled while extracting into .*nothing was extracted"):
+        _splits(arc, tmp_path / "out")
+    assert not any((tmp_path / "out").rglob("*")) or not list((tmp_path / "out").rglob("train.txt"))
