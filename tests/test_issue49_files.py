@@ -370,7 +370,8 @@ def test_a_truncated_archive_is_one_line(tmp_path):
     data = os.urandom(200_000)  # incompressible: the cut lands inside the member's data
     arc = _tar(tmp_path / "a.tar.gz", [("train.txt", data, None), ("valid.txt", b"x", None)])
     arc.write_bytes(arc.read_bytes()[: len(arc.read_bytes()) // 2])
-    with pytest.raises(InputError, match=r"a.tar.gz: truncated or damaged archive .*download it again"):
+    with pytest.raises(InputError, match=r"a.tar.gz: not a readable tar archive, or a truncated or damaged one "
+                                         r".*download it again"):
         _splits(arc, tmp_path / "out")
     assert not list((tmp_path / "out").rglob("*.txt")) if (tmp_path / "out").exists() else True
 
@@ -409,3 +410,13 @@ def test_a_disk_that_fills_while_extracting_is_one_line(tmp_path, monkeypatch):
     with pytest.raises(InputError, match=r"a.tar.gz: the disk filled while extracting into .*nothing was extracted"):
         _splits(arc, tmp_path / "out")
     assert not any((tmp_path / "out").rglob("*")) or not list((tmp_path / "out").rglob("train.txt"))
+
+
+def test_an_emptied_questions_file_is_one_line(tmp_path, synth_kg):
+    from kgeval.data.questions import QUESTION_HEADER, load_questions
+    from kgeval.errors import InputError
+
+    for text in ("", "\t".join(QUESTION_HEADER) + "\n"):
+        (tmp_path / "q.tsv").write_text(text)
+        with pytest.raises(InputError, match=r"q.tsv: no questions \(an empty or truncated questions file"):
+            load_questions(tmp_path / "q.tsv", synth_kg)

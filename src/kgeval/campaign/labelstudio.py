@@ -139,6 +139,11 @@ def import_export(conn: sqlite3.Connection, path: str | Path) -> dict[str, int]:
     return {"judgments": done, "skipped": skipped, "extra": extra}
 
 
+def _about(item: int, exc: ProtocolError) -> str:
+    """The protocol's refusal, naming the item once."""
+    return str(exc) if str(exc).startswith(f"item {item}:") else f"item {item}: {exc}"
+
+
 def _record(conn: sqlite3.Connection, path, plan: list) -> int:
     people = {r["name"]: r for r in conn.execute("SELECT id, name, role FROM people")}
 
@@ -166,12 +171,12 @@ def _record(conn: sqlite3.Connection, path, plan: list) -> int:
             try:
                 judge(conn, p, item, label, source, note, seconds)
             except ProtocolError as exc:
-                raise InputError(path, None, f"item {item}: {exc}") from None
+                raise InputError(path, None, _about(item, exc)) from None
             done += 1
         for who, label, source, note, seconds in third:
             try:
                 judge(conn, person(who, "adjudicator"), item, label, source, note, seconds)
             except ProtocolError as exc:
-                raise InputError(path, None, f"item {item}: {exc}") from None
+                raise InputError(path, None, _about(item, exc)) from None
             done += 1
     return done

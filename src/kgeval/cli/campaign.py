@@ -203,12 +203,15 @@ def _import(p):
         from ..campaign.export import import_labels
         from ..campaign.labelstudio import import_export
         from ..campaign.store import connect
+        from ..errors import InputError
         from ..io import require_inputs
 
         require_inputs([a.file])
         conn = connect(a.db)
         with open(a.file, "rb") as fh:
             head = fh.read(4096).lstrip()
+        if not head:  # an empty export is a mistake (a failed download, the wrong file), never "0 imported"
+            raise InputError(a.file, None, "empty: expected a Label Studio JSON export or merged labels")
         if head[:1] in (b"[", b"{"):
             n = import_export(conn, a.file)
             print(f"{a.db}\t{n['judgments']} judgments from Label Studio\t{n['skipped']} tasks without "

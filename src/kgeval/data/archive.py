@@ -41,8 +41,9 @@ def safe_extract(archive: str | Path, dest: str | Path, members: list[str] | Non
         with tarfile.open(archive, "r:*") as tar:
             return _extract(tar, archive, dest, members)
     except DAMAGED as exc:  # a truncated download: the gzip stream or a member's data ends early
-        raise InputError(archive, None, f"truncated or damaged archive ({type(exc).__name__}: {exc}); delete it "
-                                        "and download it again") from None
+        why = " ".join(str(exc).split())  # tarfile's message spans lines, one per compression it tried
+        raise InputError(archive, None, f"not a readable tar archive, or a truncated or damaged one "
+                                        f"({type(exc).__name__}: {why}); delete it and download it again") from None
     except OSError as exc:
         if exc.errno in (errno.ENOSPC, errno.EDQUOT):
             raise InputError(archive, None, f"the disk filled while extracting into {dest}: {exc.strerror}; "
