@@ -451,7 +451,7 @@ def test_command_line(tmp_path, capsys, monkeypatch):
     assert main(["campaign", "add-person", str(db), "cur", "--role", "curator"]) == 0
     assert capsys.readouterr().out.startswith("http://127.0.0.1:8765/live/")
     assert main(["campaign", "add-person", str(db), "ana", "--role", "annotator"]) == 2
-    assert capsys.readouterr().err == "kgeval: error: <input>: name 'ana': already a person of this campaign\n"
+    assert capsys.readouterr().err == f"kgeval: error: {db}: name 'ana': already a person of this campaign\n"
     assert main(["campaign", "status", str(db)]) == 0
     assert "3 items: 0 final, 0 waiting for adjudication, 3 open; 0 judgments" in capsys.readouterr().out
     served = []

@@ -149,11 +149,15 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
     files: dict[str, Path] = {}
     tmpl = Path(wd) / tc.config.get("annotation", {}).get("templates", "annotations/templates.tsv")
     if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
+        from ..io import OutputStage
+
         sheet_name, side_name = file_names(result.name, False)
         files = {"sheet": Path(out) / sheet_name, "sidecar": Path(out) / side_name}
-        side = write_plan_sheet(u, kg, op.plan, load_templates(tmpl) if tmpl.is_file() else {},
-                                f"sample-{result.name}", files["sheet"], files["sidecar"])
+        # the command line's output rule: never inside the results read, never over a file kgeval did not write
+        with OutputStage("plan", folder=out, input_folders=[ref.folder]) as stage:
+            side = write_plan_sheet(u, kg, op.plan, load_templates(tmpl) if tmpl.is_file() else {},
+                                    f"sample-{result.name}", stage.path(files["sheet"]),
+                                    stage.path(files["sidecar"]))
     else:
         side = plan_sidecar(u, kg, op.plan)
     p = op.plan.pairs

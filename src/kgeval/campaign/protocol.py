@@ -116,18 +116,24 @@ def _finalise(conn: sqlite3.Connection, item: int, label: int, by: str) -> None:
                  (label, by, seq, item))
 
 
+def check_judgment(label: str, note: str, seconds: float | None) -> None:
+    """A judgment's label, note and seconds as the protocol accepts them (the server and an import check the
+    same; the source has :func:`check_source`)."""
+    if label not in LABELS:
+        raise ProtocolError(400, f"label {label!r}: expected y, n or u")
+    if len((note or "").strip()) > 5000:
+        raise ProtocolError(400, "note: at most 5000 characters")
+    if seconds is not None and not (0 <= seconds < 1e7):
+        raise ProtocolError(400, f"seconds {seconds!r}: expected a duration in seconds")
+
+
 def judge(conn: sqlite3.Connection, person: sqlite3.Row, item: int, label: str, source: str = "", note: str = "",
           seconds: float | None = None) -> int:
     """Record one judgment and move the item on (final on agreement, conflict otherwise, final on
     adjudication); returns the judgment's id."""
-    if label not in LABELS:
-        raise ProtocolError(400, f"label {label!r}: expected y, n or u")
     source = check_source(source, label)
     note = (note or "").strip()
-    if len(note) > 5000:
-        raise ProtocolError(400, "note: at most 5000 characters")
-    if seconds is not None and not (0 <= seconds < 1e7):
-        raise ProtocolError(400, f"seconds {seconds!r}: expected a duration in seconds")
+    check_judgment(label, note, seconds)
     role = person["role"]
     if role not in ("annotator", "adjudicator"):
         raise ProtocolError(403, "only annotators and adjudicators judge")

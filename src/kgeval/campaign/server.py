@@ -29,11 +29,15 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
-_TOKEN_IN_PATH = re.compile(r"^/(j|live|api)/[^/]+")
+_TOKEN_AFTER = re.compile(r"((?:^|/)(?:j|live|api))/+[^/?#]+", re.IGNORECASE)
+_TOKEN_LIKE = re.compile(r"(^|/)[A-Za-z0-9_\-%]{20,}(?=$|[/?#])")
 
 
 def redact(path: str) -> str:
-    return _TOKEN_IN_PATH.sub(lambda m: f"/{m.group(1)}/…", path)
+    """The request path for the log without a token: the segment after every ``j``, ``live`` or ``api`` segment
+    (anywhere: ``/static/../api/<token>`` routes to the same place) and any segment long enough to be one."""
+    path = _TOKEN_AFTER.sub(lambda m: f"{m.group(1)}/…", path)
+    return _TOKEN_LIKE.sub(lambda m: f"{m.group(1)}…", path)
 
 
 def csrf_token(secret: str, token: str) -> str:

@@ -114,7 +114,12 @@ def connect(path: str | Path, must_exist: bool = True) -> sqlite3.Connection:
 
 @contextmanager
 def write(conn: sqlite3.Connection):
-    """One write transaction taken at its start (``BEGIN IMMEDIATE``): a reader-turned-writer never deadlocks."""
+    """One write transaction taken at its start (``BEGIN IMMEDIATE``): a reader-turned-writer never deadlocks.
+    Inside a transaction already open (an import's, which must land whole or not at all) it joins that one: the
+    outer block commits or rolls back every write together."""
+    if conn.in_transaction:
+        yield conn
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
@@ -131,7 +136,10 @@ def create(path: str | Path, items: list[dict], meta: dict[str, str]) -> None:
     if path.exists():
         raise InputError(path, None, "already exists: a campaign file is never replaced (choose another name)")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # owner only, whatever the umask
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # owner only, whatever the umask
+    except OSError as exc:
+        raise InputError(path, None, f"cannot be created: {exc.strerror}") from None
     os.close(fd)
     try:
         conn = sqlite3.connect(str(tmp), isolation_level=None)
@@ -148,9 +156,11 @@ def create(path: str | Path, items: list[dict], meta: dict[str, str]) -> None:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.close()
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         for p in (tmp, Path(f"{tmp}-journal"), Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
             p.unlink(missing_ok=True)
+        if isinstance(exc, sqlite3.Error | OSError):  # name the campaign file, never its temporary name
+            raise InputError(path, None, f"cannot be created: {getattr(exc, 'strerror', None) or exc}") from None
         raise
 
 
