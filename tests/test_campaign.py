@@ -546,6 +546,9 @@ def test_request_fields_are_checked_before_they_reach_sqlite(camp):
     r = camp.client.post("/api/forged/judge", content=b"[" * 5000, headers=headers)
     assert r.status_code == 403 and "unknown token" in r.json()["error"]
     assert camp.client.get("/api/" + "t" * 5000 + "/next").status_code == 403
+    for headers in ({"X-Big": "a" * 20_000}, {f"X-{i}": "1" for i in range(150)}):
+        r = camp.client.get(f"/api/{camp.tokens['ana']}/next", headers=headers)
+        assert r.status_code == 431 and "headers over" in r.json()["error"]
     assert camp.judge("ana", 1, "n").status_code == 200  # nothing above was recorded or broke the item
 
 

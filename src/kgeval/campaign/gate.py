@@ -1,6 +1,6 @@
 """The gate in front of every route of the campaign's server, and the one place a request body is checked.
 
-:class:`Gate` is ASGI middleware: it refuses an unknown token in the path (403) *before* reading a byte of the
+:class:`Gate` is ASGI middleware: it refuses more than 100 headers or 16 kB of them (431), an unknown token in the path (403) *before* reading a byte of the
 body, then reads the body in chunks and stops at :data:`LIMIT` (413), whether or not the request announced a
 ``Content-Length`` (a chunked body announces none). A route behind it so receives at most ``LIMIT`` bytes from
 a person the campaign knows: a forged token cannot make the server hold a large body in memory.
@@ -19,6 +19,7 @@ from .protocol import LABELS, ProtocolError
 LIMIT = 20_000  # bytes: a judgment with a 2000-character link and a 5000-character note is well below
 MAX_ITEM = 2**62  # SQLite's INTEGER is 64-bit signed: a larger number raises inside the driver
 MAX_SECONDS = 1e7
+MAX_HEADERS, MAX_HEADER_BYTES = 100, 16_000  # a browser sends about 15 headers, a few hundred bytes each
 FIELDS = ("item", "label", "source", "note", "seconds")
 
 
@@ -50,10 +51,14 @@ class Gate:
             return await self.app(scope, receive, send)
         from starlette.concurrency import run_in_threadpool
 
+        headers = scope["headers"]
+        if len(headers) > MAX_HEADERS or sum(len(k) + len(v) for k, v in headers) > MAX_HEADER_BYTES:
+            return await _respond(send, 431, f"request headers over {MAX_HEADERS} or {MAX_HEADER_BYTES // 1000} kB",
+                                  self.headers)
         token = self.token(scope["path"])
         if token is not None and (len(token) > 200 or not await run_in_threadpool(self.known, token)):
             return await _respond(send, 403, "unknown token: ask the curator for your link", self.headers)
-        length = dict(scope["headers"]).get(b"content-length")
+        length = dict(headers).get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > self.limit):
             return await _respond(send, 413, f"request body over {self.limit // 1000} kB", self.headers)
         chunks, size, more = [], 0, True
