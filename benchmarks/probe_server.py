@@ -413,6 +413,8 @@ def main_() -> int:
     ap.add_argument("--out", default=None, help="a folder for the campaign files (default: a temporary one)")
     ap.add_argument("--budget-s", type=float, default=300.0, help="skip the cases left after this many seconds")
     ap.add_argument("--big-mb", type=int, default=400, help="the size of the big chunked POST")
+    ap.add_argument("--part", choices=("all", "http", "library"), default="all",
+                    help="http: the server's cases only (they run against an older kgeval too, for a baseline)")
     args = ap.parse_args()
     os.environ.setdefault("KGEVAL_HOME", tempfile.mkdtemp(prefix="kgeval-probe-home-"))
     p = Probe(args.budget_s)
@@ -421,8 +423,10 @@ def main_() -> int:
         tmp = Path(args.out) if args.out else Path(t)
         tmp.mkdir(parents=True, exist_ok=True)
         threading.current_thread().name = "probe"
-        campaign_cases(p, tmp, args.big_mb)
-        library_cases(p, tmp)
+        if args.part in ("all", "http"):
+            campaign_cases(p, tmp, args.big_mb)
+        if args.part in ("all", "library"):
+            library_cases(p, tmp)
     found = [r for r in p.rows if not r[3]]
     print(f"\n{len(p.rows)} cases tried, {len(found)} found, {p.skipped} skipped (time budget)")
     for name, want, got, _ in found:

@@ -41,6 +41,9 @@ class Gate:
     def __init__(self, app, known: Callable[[str], bool], prefixes: set[str], headers: dict[str, str],
                  limit: int = LIMIT):
         self.app, self.known, self.prefixes, self.headers, self.limit = app, known, prefixes, headers, limit
+        # tokens found once stay valid (no command removes a person): the common request skips SQLite and the
+        # thread pool; an unknown one is looked up every time, since add-person may register it meanwhile
+        self.seen: set[str] = set()
 
     def token(self, path: str) -> str | None:
         parts = path.split("/")
@@ -56,8 +59,10 @@ class Gate:
             return await _respond(send, 431, f"request headers over {MAX_HEADERS} or {MAX_HEADER_BYTES // 1000} kB",
                                   self.headers)
         token = self.token(scope["path"])
-        if token is not None and (len(token) > 200 or not await run_in_threadpool(self.known, token)):
-            return await _respond(send, 403, "unknown token: ask the curator for your link", self.headers)
+        if token is not None and token not in self.seen:
+            if len(token) > 200 or not await run_in_threadpool(self.known, token):
+                return await _respond(send, 403, "unknown token: ask the curator for your link", self.headers)
+            self.seen.add(token)
         length = dict(headers).get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > self.limit):
             return await _respond(send, 413, f"request body over {self.limit // 1000} kB", self.headers)
