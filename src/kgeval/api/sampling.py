@@ -34,7 +34,7 @@ class SamplingPlan:
             expected half-width of the interval at this plan).
         sheet: one row per drawn (question, entity), in judging order: the sidecar ``sampling_plan.csv``
             (``item`` the triple's number on the sheet, ``order``, ``head_id``, ``relation``, ``tail_id``,
-            ``asks``, ``pi``, ``p``, ``audit``).
+            ``asks``, ``pi``, ``p``, ``audit``, ``plan_sha256``: the checksum :func:`estimate` verifies).
         files: ``{"sheet": sampling_plan.tsv, "sidecar": sampling_plan.csv}`` when written (``out``).
     """
 
@@ -167,6 +167,23 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
     return SamplingPlan(result.name, wanted, metric, k, level, budgets, side, files, rbp_p, op)
 
 
+def _check_sheet(side: pd.DataFrame) -> None:
+    """The plan's sheet as :func:`plan` made it: π in (0, 1] and every row's checksum (an edited π, p or list
+    moves Δ̂ anywhere: π = 1.5 or 1e-300 is refused, never estimated)."""
+    from ..sampling.checksum import MESSAGE, first_broken
+
+    pi = pd.to_numeric(side["pi"], errors="coerce").to_numpy(float) if "pi" in side.columns else np.array([np.nan])
+    bad = ~((pi > 0) & (pi <= 1))  # NaN and inf fail both comparisons
+    if bad.any():
+        i = int(np.argmax(bad))
+        shown = side["pi"].iloc[i] if "pi" in side.columns else None
+        shown = float(shown) if isinstance(shown, np.number) else shown
+        raise BadValueError("sampling_plan", f"sheet row {i}: pi {short_repr(shown)} is not a number in (0, 1]")
+    broken = first_broken(side)
+    if broken is not None:
+        raise BadValueError("sampling_plan", f"sheet row {broken} " + MESSAGE)
+
+
 def estimate(sampling_plan: SamplingPlan, judgments: str | os.PathLike | pd.DataFrame) -> pd.DataFrame:
     """Δ̂ = system − opponent per opponent, with its interval, from the judged sheet of ``sampling_plan``.
 
@@ -186,6 +203,7 @@ def estimate(sampling_plan: SamplingPlan, judgments: str | os.PathLike | pd.Data
     if not isinstance(sampling_plan, SamplingPlan):
         raise BadTypeError("sampling_plan", f"{short_repr(sampling_plan)} is {kind_of(sampling_plan)}, expected a "
                                             "SamplingPlan of kgeval.plan")
+    _check_sheet(sampling_plan.sheet)
     if isinstance(judgments, pd.DataFrame):
         need = ["head_id", "relation", "tail_id", "label"]
         missing = [c for c in need if c not in judgments.columns]

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import logging
 import re
 import threading
 import time
 from pathlib import Path
 
+from .gate import Gate, judgment, parse_body
 from .live import Live
 from .protocol import ProtocolError, item_view, judge, next_item, undo, verified
 from .store import connect, meta, person_by_token
@@ -91,20 +91,8 @@ def create_app(db: str | Path):
         def wrap(fn):
             async def endpoint(request: Request):
                 try:
-                    body = None
-                    if write:
-                        length = request.headers.get("content-length") or "0"
-                        if not length.isdigit() or int(length) > 20_000:
-                            raise ProtocolError(400, "request body over 20 kB")
-                        raw = await request.body()
-                        if len(raw) > 20_000:
-                            raise ProtocolError(400, "request body over 20 kB")
-                        try:
-                            body = json.loads(raw or b"{}")
-                        except ValueError:
-                            raise ProtocolError(400, "the request body is not JSON") from None
-                        if not isinstance(body, dict):
-                            raise ProtocolError(400, "the request body is not a JSON object")
+                    # the gate has checked the token and read at most LIMIT bytes
+                    body = parse_body(await request.body()) if write else None
                     from starlette.concurrency import run_in_threadpool
 
                     def run():
@@ -130,19 +118,8 @@ def create_app(db: str | Path):
 
     @api(("annotator", "adjudicator"), write=True)
     def judge_(person, body, request):
-        item, label = body.get("item"), body.get("label")
-        if not isinstance(item, int) or isinstance(item, bool):
-            raise ProtocolError(400, "item: expected the item's number")
-        if not isinstance(label, str):
-            raise ProtocolError(400, "label: expected y, n or u")
-        label = label.lower()
-        seconds = body.get("seconds")
-        if seconds is not None and (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)):
-            raise ProtocolError(400, "seconds: expected a number")
-        source, note = body.get("source") or "", body.get("note") or ""
-        if not isinstance(source, str) or not isinstance(note, str):
-            raise ProtocolError(400, "source and note: expected text")
-        jid = judge(conn(), person, item, label, source, note, None if seconds is None else float(seconds))
+        item, label, source, note, seconds = judgment(body)
+        jid = judge(conn(), person, item, label, source, note, seconds)
         out = {"ok": True, "judgment": jid}
         if source.strip() and not verified(source.strip()):
             out["hint"] = "this site is not on the protocol's verified list: the curator will check it"
@@ -190,7 +167,10 @@ def create_app(db: str | Path):
         Route("/api/{token}/live", live_),
     ]
     app = Starlette(routes=routes)
-    return RedactedLog(app)
+    # every route whose path holds a token ("/api/{token}/…") is behind the token check of the gate
+    prefixes = {r.path.split("/")[1] for r in routes if r.path.split("/")[2:3] == ["{token}"]}
+    return RedactedLog(Gate(app, lambda token: person_by_token(conn(), token) is not None, prefixes,
+                            SECURITY_HEADERS))
 
 
 class RedactedLog:

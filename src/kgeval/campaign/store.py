@@ -81,6 +81,26 @@ ITEM_COLUMNS = ("batch", "sheet_item", "head_id", "relation", "tail_id", "head_n
                 "audit")
 
 
+def _columns(conn: sqlite3.Connection) -> dict[str, set[str]]:
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {t: {r[1] for r in conn.execute(f"PRAGMA table_info('{t}')")} for t in tables}
+
+
+def _missing(conn: sqlite3.Connection) -> str | None:
+    """The first table or column of :data:`SCHEMA` the file lacks (a file edited by hand, or half-copied): then
+    the server refuses to start, rather than answering every request that touches it with an HTTP 500."""
+    expected = sqlite3.connect(":memory:")
+    expected.executescript(SCHEMA)
+    want, have = _columns(expected), _columns(conn)
+    expected.close()
+    for table, cols in want.items():
+        if table not in have:
+            return f"table {table}"
+        if cols - have[table]:
+            return f"column {table}.{sorted(cols - have[table])[0]}"
+    return None
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
@@ -108,6 +128,10 @@ def connect(path: str | Path, must_exist: bool = True) -> sqlite3.Connection:
             conn.close()
             raise InputError(path, None, f"campaign schema version {version}; this kgeval reads version "
                                          f"{SCHEMA_VERSION} only")
+        missing = _missing(conn)
+        if missing is not None:
+            conn.close()
+            raise InputError(path, None, f"not a complete kgeval campaign database: {missing} is missing")
         conn.execute("PRAGMA synchronous = FULL")  # a judgment acknowledged to a client survives a crash
     return conn
 
