@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -35,6 +36,7 @@ from ..scores.ranking import (
     Ranking,
     _concat_ranges,
     _count_above,
+    _keys_np,
     keys_to_scores,
     macro_filter,
     ordered_keys,
@@ -98,9 +100,7 @@ def rank_blocks(scorer, questions: Questions, judged: Judged, known: AnswerIndex
                 if k:
                     valid = top != _INT64_MIN
                     run_entity[qi] = np.where(valid, entity_of[top & 0xFFFFFFFF], -1)
-                    key32 = (top >> 32).astype(np.int32)
-                    sc = (key32 ^ ((key32 >> 31) & 0x7FFFFFFF)).view(np.float32)
-                    run_score[qi] = np.where(valid, sc, np.float32(np.nan))
+                    run_score[qi] = np.where(valid, _scores_np(top), np.float32(np.nan))
     timings["total"] = time.perf_counter() - t_all
     return Ranking(questions, n_cand, judged, score, n_gt, n_eq, candidate, run_entity, run_score, None,
                    meta={"model": model_name, "k": k, "batch_size": batch, "block": blk, "timings": timings,
@@ -146,7 +146,8 @@ def _rank_batch(scorer, questions, qi, side, judged, jr, first, f_rows, f_ents, 
                 -math.inf
         timings["score"] += time.perf_counter() - t0
         t0 = time.perf_counter()
-        g, e = _count_above(S, jloc, s_j, first)
+        floor = _floor(S, k, thr) if k else None
+        g, e, cand_rows, cand_cols = _scan(S, jloc, s_j, first, floor)
         gt += g
         eq += e
         # the judged entities of this block: their own cell is no other candidate
@@ -163,30 +164,82 @@ def _rank_batch(scorer, questions, qi, side, judged, jr, first, f_rows, f_ents, 
         timings["count"] += time.perf_counter() - t0
         if k:
             t0 = time.perf_counter()
-            top, thr = _merge_top(S, lo, k, top, thr, docno_t)
+            top, thr = _merge_top(S, cand_rows, cand_cols, lo, k, top, thr, docno_t)
             timings["topk"] += time.perf_counter() - t0
         bar.update(1)
     return gt, eq, s_j.cpu().numpy(), cand, top.cpu().numpy()
 
 
-def _merge_top(S: torch.Tensor, lo: int, k: int, top: torch.Tensor, thr: torch.Tensor,
-               docno_t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Merge a block's cells into the running top-k keys of each row; ``thr`` is each row's k-th score so far
-    (-inf while a row has fewer than k candidates)."""
-    B, width = S.shape
+#: every _SAMPLE_STRIDE-th score of a block is a sample for a row's first floor
+_SAMPLE_STRIDE = 8
+_LOWEST = float(np.finfo(np.float32).min)  # a floor that keeps every finite score and drops the filter's -inf
+
+
+def _floor(S: torch.Tensor, k: int, thr: torch.Tensor) -> torch.Tensor:
+    """Each row's floor for top-k candidates in this block: its k-th score so far, or, for a row without k
+    candidates yet, the k-th largest of a strided sample of the block's scores: k cells of the block reach that,
+    so a cell below it can never be in the top k, and about k × stride cells are above it."""
+    floor = torch.clamp(thr, min=_LOWEST)
     open_rows = thr == -math.inf
-    if bool(open_rows.any()) and width > k:
-        # a row without k candidates yet takes the block's own k-th score as a floor: a cell below it is beaten
-        # by k cells of this block, so it can never be in the top k
-        kth = torch.topk(S[open_rows], k, dim=1, sorted=False).values.min(dim=1).values
-        floor = thr.clone()
-        floor[open_rows] = kth
-    else:
-        floor = thr
-    mask = (S >= floor[:, None]) & (S > -math.inf)
-    rows, cols = torch.nonzero(mask, as_tuple=True)
+    sample = S[:, ::_SAMPLE_STRIDE]
+    if bool(open_rows.any()) and sample.shape[1] >= k:
+        kth = torch.topk(sample[open_rows], k, dim=1, sorted=False).values.min(dim=1).values
+        floor[open_rows] = torch.clamp(kth, min=_LOWEST)
+    return floor
+
+
+def _scan(S: torch.Tensor, rows: torch.Tensor, thresholds: torch.Tensor, first: np.ndarray,
+          floor: torch.Tensor | None):
+    """One pass over a block: n_gt / n_eq of the judged thresholds and the cells at or above each row's floor.
+    On CPU in row chunks on a thread per core (numpy's comparisons release the GIL): the matrix product uses
+    every core, and this pass would otherwise run on one."""
+    if S.device.type != "cpu":
+        g, e = _count_above(S, rows, thresholds, first)
+        if floor is None:
+            return g, e, None, None
+        r, c = torch.nonzero(S >= floor[:, None], as_tuple=True)
+        return g, e, r, c
+    B = S.shape[0]
+    rows_np = rows.numpy()
+    n = max(1, min(_POOL._max_workers, B // 64))
+    bounds = np.linspace(0, B, n + 1).astype(np.int64)
+
+    def part(i):
+        r0, r1 = bounds[i], bounds[i + 1]
+        a, b = np.searchsorted(rows_np, [r0, r1])
+        g, e = _count_above(S[r0:r1], rows[a:b] - int(r0), thresholds[a:b], first[a:b])
+        if floor is None:
+            return a, b, g, e, None
+        flat = np.flatnonzero(S[r0:r1].numpy() >= floor[r0:r1].numpy()[:, None])
+        return a, b, g, e, flat + int(r0) * S.shape[1]
+
+    gt = np.zeros(len(rows_np), np.int64)
+    eq = np.zeros(len(rows_np), np.int64)
+    flats = []
+    for a, b, g, e, flat in _POOL.map(part, range(n)):
+        gt[a:b], eq[a:b] = g, e
+        flats.append(flat)
+    if floor is None:
+        return gt, eq, None, None
+    flat = np.concatenate(flats)
+    r, c = np.divmod(flat, S.shape[1])
+    return gt, eq, torch.from_numpy(r), torch.from_numpy(c)
+
+
+_POOL = ThreadPoolExecutor(max_workers=max(1, torch.get_num_threads()))
+
+
+def _merge_top(S: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, lo: int, k: int, top: torch.Tensor,
+               thr: torch.Tensor, docno_t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Merge a block's candidate cells into the running top-k keys of each row; ``thr`` is each row's k-th
+    score so far (-inf while a row has fewer than k candidates)."""
+    B = S.shape[0]
     if len(rows) == 0:
         return top, thr
+    if S.device.type == "cpu":  # numpy: torch's advanced indexing and small sorts are several times slower on CPU
+        t, th = _merge_top_np(S.numpy(), rows.numpy(), cols.numpy(), lo, k, top.numpy(), thr.numpy(),
+                              docno_t.numpy())
+        return torch.from_numpy(t), torch.from_numpy(th)
     keys = ordered_keys(S[rows, cols], docno_t[cols + lo])
     counts = torch.bincount(rows, minlength=B)
     w = int(counts.max())
@@ -195,7 +248,31 @@ def _merge_top(S: torch.Tensor, lo: int, k: int, top: torch.Tensor, thr: torch.T
     padded = torch.full((B, k + w), _INT64_MIN, dtype=torch.int64, device=S.device)
     padded[:, :k] = top
     padded.view(-1)[cell] = keys
-    top = torch.topk(padded, k, dim=1, sorted=True).values if k + w > k else padded
+    top = torch.topk(padded, k, dim=1, sorted=True).values
     last = top[:, k - 1]
     thr = torch.where(last == _INT64_MIN, torch.full_like(thr, -math.inf), keys_to_scores(last))
     return top, thr
+
+
+def _merge_top_np(S, rows, cols, lo, k, top, thr, docno):
+    """numpy twin of :func:`_merge_top`'s merge (rows are sorted: candidates come in row order)."""
+    B, width = S.shape
+    keys = _keys_np(S[rows, cols], docno[cols + lo])
+    counts = np.bincount(rows, minlength=B)
+    w = int(counts.max())
+    first = np.cumsum(counts) - counts
+    cell = np.arange(len(rows)) - first[rows] + rows * (k + w) + k
+    padded = np.full((B, k + w), _INT64_MIN, np.int64)
+    padded[:, :k] = top
+    padded.reshape(-1)[cell] = keys
+    # the k largest keys of each row, largest first
+    part = np.partition(padded, w, axis=1)[:, w:] if w else padded
+    top = np.ascontiguousarray(np.sort(part, axis=1)[:, ::-1])
+    last = top[:, k - 1]
+    thr = np.where(last == _INT64_MIN, np.float32(-np.inf), _scores_np(last)).astype(np.float32)
+    return top, thr
+
+
+def _scores_np(keys: np.ndarray) -> np.ndarray:
+    key32 = (keys >> 32).astype(np.int32)
+    return (key32 ^ ((key32 >> 31) & 0x7FFFFFFF)).view(np.float32)
