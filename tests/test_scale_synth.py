@@ -63,3 +63,15 @@ def test_systems_order_is_the_planted_one(graph):
         mrr.append(float(np.mean(1.0 / ranks.realistic)))
     assert mrr == sorted(mrr, reverse=True)
     assert mrr[0] > 2 * mrr[-1] and mrr[-1] > 100 / E  # graded, and the worst still far above random
+
+
+def test_write_columns_writes_the_bytes_of_write_rows(tmp_path):
+    from kgeval.data.tsv import write_columns, write_rows
+
+    names = np.array(["/s/e0", "/s/e1", "/m/ü"])
+    cols = [names[[0, 2, 1]], np.array(["/r/a", "/r/b", "/r/a"]), np.array([3, 10, 0])]
+    write_columns(tmp_path / "a.txt", cols)
+    write_rows(tmp_path / "b.txt", list(zip(*[c.tolist() for c in cols])))
+    assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes()
+    write_columns(tmp_path / "empty.txt", [np.array([], str)])
+    assert (tmp_path / "empty.txt").read_bytes() == b""
