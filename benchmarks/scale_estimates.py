@@ -9,7 +9,7 @@ system and the exact paired difference of each adjacent pair (target ≥ 0.94). 
 ``--negatives`` random negatives: per system the sampled MRR beside the exact one, Kendall's τ between the orders
 with its bootstrap interval. Writes everything as JSON (``--json``).
 
-    python benchmarks/scale_estimates.py --entities 100000 --test 5000 --reps 1000 --n 500
+    python benchmarks/scale_estimates.py --entities 100000 --test 5000 --reps 1000 --n 500 2000
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def main() -> None:
     ap.add_argument("--test", type=int, default=5000)
     ap.add_argument("--systems", type=int, default=5)
     ap.add_argument("--reps", type=int, default=1000)
-    ap.add_argument("--n", type=int, default=500)
+    ap.add_argument("--n", type=int, nargs="+", default=[500, 2000], help="sample sizes (answers)")
     ap.add_argument("--negatives", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json")
@@ -67,15 +67,17 @@ def main() -> None:
     out = {"entities": E, "relations": R, "train": len(g["train"]), "answers": N, "generate_seconds": gen_s,
            "exact_seconds": secs, "n": a.n, "reps": a.reps, "interval": "t, finite population correction",
            "coverage": {}}
-    for metric in ("mrr", "hits@10"):
-        vals = np.stack([estimate.per_answer(f, (10,))[metric] for f in full])
-        for s in range(a.systems):
-            cov, _ = estimate.coverage(vals[s], a.n, a.reps, seed=a.seed + s)
-            out["coverage"][f"{metric} system {s}"] = cov
-        for s in range(a.systems - 1):
-            cov, _ = estimate.coverage(vals[s] - vals[s + 1], a.n, a.reps, seed=a.seed + 100 + s)
-            out["coverage"][f"{metric} difference {s}-{s + 1}"] = cov
-    out["coverage_min"] = min(out["coverage"].values())
+    for n in a.n:
+        cells = out["coverage"][n] = {}
+        for metric in ("mrr", "hits@10"):
+            vals = np.stack([estimate.per_answer(f, (10,))[metric] for f in full])
+            for s in range(a.systems):
+                cells[f"{metric} system {s}"] = estimate.coverage(vals[s], n, a.reps, seed=a.seed + s)[0]
+            for s in range(a.systems - 1):
+                d = vals[s] - vals[s + 1]
+                cells[f"{metric} difference {s}-{s + 1}"] = estimate.coverage(d, n, a.reps, seed=a.seed + 100 + s)[0]
+        out[f"coverage_min_n{n}"] = min(cells.values())
+        out[f"coverage_mean_n{n}"] = float(np.mean(list(cells.values())))
     out["negatives"] = negatives.compare(1.0 / full, 1.0 / sampled, reps=1000, seed=a.seed)
     out["negatives"]["k"] = a.negatives
     print(json.dumps(out, indent=1))
