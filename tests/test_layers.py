@@ -28,6 +28,7 @@ LAYERS = [
     {"bounds"},
     {"sampling"},
     {"kp"},
+    {"scale"},  # kgeval at millions of entities (issue 53): the block engine, graphs at scale, estimates
     {"tables"},
     {"external"},
     {"api"},  # the Python API (kgeval.api), which the command line may call
