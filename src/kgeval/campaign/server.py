@@ -17,8 +17,9 @@ import threading
 import time
 from pathlib import Path
 
+from ..pools.annotation.formats import VERIFIED_SOURCES
 from .live import Live
-from .protocol import ProtocolError, item_view, judge, next_item, undo, verified
+from .protocol import ProtocolError, item_view, judge, next_item, number, undo, verified
 from .store import connect, meta, person_by_token
 
 log = logging.getLogger("kgeval.campaign")
@@ -139,14 +140,15 @@ def create_app(db: str | Path):
         if not isinstance(source, str) or not isinstance(note, str):
             raise ProtocolError(400, "source and note: expected text")
         jid = judge(conn(), person, item, label, source, note, None if seconds is None else float(seconds))
-        out = {"ok": True, "judgment": jid}
+        out = {"ok": True, "judgment": jid, "number": number(conn(), item)}
         if source.strip() and not verified(source.strip()):
             out["hint"] = "this site is not on the protocol's verified list: the curator will check it"
         return out
 
     @api(("annotator", "adjudicator"), write=True)
     def undo_(person, body, request):
-        return {"undone": undo(conn(), person)}
+        item = undo(conn(), person)
+        return {"undone": item, "number": number(conn(), item)}
 
     @api(("curator",))
     def live_(person, body, request):
@@ -164,7 +166,8 @@ def create_app(db: str | Path):
                 return HTMLResponse(html, exc.status, headers=SECURITY_HEADERS)
             token = request.path_params["token"]
             html = env.get_template(template).render(person=person["name"], role=person["role"], token=token,
-                                                     csrf=csrf_token(secret, token), title=meta(conn())["title"])
+                                                     csrf=csrf_token(secret, token), title=meta(conn())["title"],
+                                                     verified=VERIFIED_SOURCES)
             return HTMLResponse(html, headers=SECURITY_HEADERS)
         return endpoint
 
