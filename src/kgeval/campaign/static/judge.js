@@ -162,9 +162,11 @@
       const seconds = (performance.now() - shownAt) / 1000;
       const r = await call("/judge", {item: item, label: l, source: $("source").value,
                                       note: $("note").value, seconds: Math.round(seconds * 10) / 10});
-      message("Item " + (r.number || n) + ": saved your " + {y: "Yes", n: "No", u: "can't tell"}[l] +
-              (r.hint ? " (" + r.hint + ")" : "") + ".", "ok");
+      const saved = "Item " + (r.number || n) + ": saved your " + {y: "Yes", n: "No", u: "can't tell"}[l] +
+                    (r.hint ? " (" + r.hint + ")" : "") + ".";
+      message(saved, "ok");
       await load();
+      if (current === null) message(saved + " " + $("message").textContent, "ok");  // the last: both said
     } catch (e) {
       message("Item " + n + ": " + e.message.replace(/^item [^:]+: /, ""), "error");
       if (l === "y") $("source").focus();
