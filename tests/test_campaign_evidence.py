@@ -60,9 +60,9 @@ def test_types_facts_and_known_answers_counted_by_hand():
                             "Is Genre Two a genre of Film One?"]}
     assert g3 == {"types": [], "n_facts": 0, "facts": []}  # only in the test split: nothing known
     # the tail question's known answers (train and valid), the head question's none
-    assert ev[0]["questions"] == [{"question": "Is ? a genre of Film One?", "known": ["Genre One", "Genre Two"],
+    assert ev[0]["questions"] == [{"question": "Is … a genre of Film One?", "known": ["Genre One", "Genre Two"],
                                    "count": 2},
-                                  {"question": "Is Genre Three a genre of ??", "known": [], "count": 0}]
+                                  {"question": "Is Genre Three a genre of …?", "known": [], "count": 0}]
     # Pat: actor twice, award winner once, most frequent first; the item's own triple is not its other answer
     pat = ev[2]["head"]
     assert pat["types"] == ["actor (film)", "award winner (award)"] and pat["n_facts"] == 3

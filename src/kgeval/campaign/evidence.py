@@ -1,6 +1,6 @@
 """Evidence from the graph for the judging page, offline: per item, each entity's types and a handful of its
 known facts (training and validation splits, phrased by the relation templates as the questions are), and the
-item's questions' other known answers ("… is ? listed under 'produced by'?" known: A, B).
+item's questions' other known answers ("… is … listed under 'produced by'?" known: A, B).
 
 Never a model's score, rank or the prior: they would anchor the judge. Computed once, at ``campaign create``,
 into the table ``evidence`` (one JSON body per item) so that serving an item is one primary-key read.
@@ -122,8 +122,8 @@ def build(kg: KnowledgeGraph, items: list[dict], templates: dict[str, str]) -> l
     for j, i in enumerate(np.flatnonzero(ok)):
         rel = kg.relations[r[i]]
         asks = []
-        for q, question in ((j, relation_question(rel, name(h[i]), "?", templates)),
-                            (m + j, relation_question(rel, "?", name(t[i]), templates))):
+        for q, question in ((j, relation_question(rel, name(h[i]), "…", templates)),
+                            (m + j, relation_question(rel, "…", name(t[i]), templates))):
             names = [name(a) for a in answer[first[q]:first[q] + min(counts[q], N_ANSWERS)]]
             asks.append({"question": question, "known": names, "count": int(counts[q])})
         out[i] = {"head": entity(int(h[i])), "tail": entity(int(t[i])), "questions": asks}
