@@ -17,8 +17,9 @@ Lost keys: answers meant but not in the database, in another order, on another i
 the link field (every stored label, item and link is compared with what was pressed). Repeated undos: answers
 withdrawn beyond the one each ``z`` meant (the database counts before and after ``z`` + Enter). Keys per N or
 can't-tell answer: keys pressed for them over their number. Next item: from the answer's key (keydown, in the
-page) to the next item on the page (the progress redrawn), p50/p95; beside it the same run's bare ``GET next``
-over HTTP, the peer the page adds its own work to. It prints one table and writes OUT/campaign_keyboard.json;
+page) to the next item on the page (the progress redrawn), p50/p95; beside it the same run's bare answer
+over HTTP (``POST judge`` with ``"next": true``, the page's one request per answer), the peer the page adds
+its own work to. It prints one table and writes OUT/campaign_keyboard.json;
 exit 1 when a target is missed.
 """
 
@@ -238,14 +239,14 @@ def main() -> int:
             meant_adj += [(it, lab, LINK if lab == "y" else "") for it, lab in
                           [(i, "y" if k % 3 == 0 else "n") for i in adj.answer("y" if k % 3 == 0 else "n")]]
         results["adj"] = (adj, meant_adj, 0, lost(meant_adj, stored(db, "adj")))
-        # the peer: the bare API's judge then next (a fresh item reserved, as after each answer on the page)
+        # the peer: the bare API's judge with the next item (a fresh one reserved), the page's one request
         http = httpx.Client(base_url=f"{base}/api/{tok['probe']}", timeout=WAIT_S)
         csrf = {"X-CSRF-Token": http.get("/session").json()["csrf"]}
         item, bare = http.get("/next").json()["item"], []
         for _ in range(200):
             t0 = time.perf_counter()
-            http.post("/judge", json={"item": item, "label": "n"}, headers=csrf).raise_for_status()
-            item = http.get("/next").raise_for_status().json()["item"]
+            r = http.post("/judge", json={"item": item, "label": "n", "next": True}, headers=csrf)
+            item = r.raise_for_status().json()["next"]["item"]
             bare.append(1000 * (time.perf_counter() - t0))
         page = [x for r in results.values() for x in r[0].latencies()]
     finally:
@@ -266,7 +267,7 @@ def main() -> int:
          keys_nu == answers_nu),
         ("next item on the page after the key p50 / p95 (ms)", f"{np.percentile(page, 50):.1f} / {p95:.1f}",
          f"p95 <= {NEXT_P95_MS:.0f}", p95 <= NEXT_P95_MS),
-        ("peer: bare POST judge + GET next p50 / p95 (ms), same run", f"{np.percentile(bare, 50):.1f} / "
+        ("peer: bare POST judge with the next item p50 / p95 (ms), same run", f"{np.percentile(bare, 50):.1f} / "
          f"{np.percentile(bare, 95):.1f}", "-", True),
     ]
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,

@@ -164,3 +164,12 @@ def test_kappa_detail_over_http(tmp_path):
     d = camp.client.get(f"/api/{camp.tokens['cur']}/live").json()["kappa_detail"]
     assert (d["pairs"], d["agree"]) == (12, 10) and d["value"] == pytest.approx(-0.0909, abs=1e-4)
     assert d["chance"] == pytest.approx(122 / 144) and "prevalence" in d["reading"]
+
+
+def test_judge_brings_the_next_item_when_asked(tmp_path):
+    """``"next": true``: the answer's response carries the item ``GET next`` gives after it (one round trip)."""
+    camp = Campaign(tmp_path, n=3)
+    assert camp.next("ana")["item"] == 1
+    r = camp.judge("ana", 1, "n", next=True).json()
+    assert r["number"] == "1" and r["next"]["item"] == 2 and r["next"] == camp.next("ana")
+    assert "next" not in camp.judge("ana", 2, "n").json()  # not asked: the protocol's reservations as before

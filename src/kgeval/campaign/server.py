@@ -120,10 +120,13 @@ def create_app(db: str | Path):
         return {"person": person["name"], "role": person["role"],
                 "csrf": csrf_token(secret, request.path_params["token"])}
 
-    @api(("annotator", "adjudicator"))
-    def next_(person, body, request):
+    def view(person):  # the person's next item as the page shows it
         c = conn()
         return item_view(c, person, next_item(c, person, order))
+
+    @api(("annotator", "adjudicator"))
+    def next_(person, body, request):
+        return view(person)
 
     @api(("annotator", "adjudicator"), write=True)
     def judge_(person, body, request):
@@ -143,6 +146,8 @@ def create_app(db: str | Path):
         out = {"ok": True, "judgment": jid, "number": number(conn(), item)}
         if source.strip() and not verified(source.strip()):
             out["hint"] = "this site is not on the protocol's verified list: the curator will check it"
+        if body.get("next") is True:  # the page's next item in the same round trip: the judge waits one, not two
+            out["next"] = view(person)
         return out
 
     @api(("annotator", "adjudicator"), write=True)

@@ -160,12 +160,12 @@
     home();
     try {
       const seconds = (performance.now() - shownAt) / 1000;
-      const r = await call("/judge", {item: item, label: l, source: $("source").value,
+      const r = await call("/judge", {item: item, label: l, source: $("source").value, next: true,
                                       note: $("note").value, seconds: Math.round(seconds * 10) / 10});
       const saved = "Item " + (r.number || n) + ": saved your " + {y: "Yes", n: "No", u: "can't tell"}[l] +
                     (r.hint ? " (" + r.hint + ")" : "") + ".";
       message(saved, "ok");
-      await load();
+      if (r.next) show(r.next); else await load();  // the next item came with the answer: one round trip
       if (current === null) message(saved + " " + $("message").textContent, "ok");  // the last: both said
     } catch (e) {
       message("Item " + n + ": " + e.message.replace(/^item [^:]+: /, ""), "error");
