@@ -121,7 +121,7 @@ def test_undo(camp):
     camp.judge("ana", 1, "y"), camp.judge("bo", 1, "y")
     assert camp.state(1)[0] == "final"
     r = camp.undo("bo")
-    assert r.json() == {"undone": 1} and camp.state(1) == ("open", None, None)
+    assert r.json() == {"undone": 1, "number": "1"} and camp.state(1) == ("open", None, None)
     assert camp.next("bo")["item"] == 1  # back to the same person
     assert camp.judge("bo", 1, "n").status_code == 200 and camp.state(1)[0] == "conflict"
     camp.next("adj")
@@ -129,7 +129,7 @@ def test_undo(camp):
     assert camp.undo("bo").status_code == 409  # adjudicated: final
     assert camp.undo("ana").status_code == 409
     assert camp.undo("cy").status_code == 409  # nothing to undo
-    assert camp.undo("adj").json() == {"undone": 1} and camp.state(1)[0] == "conflict"
+    assert camp.undo("adj").json() == {"undone": 1, "number": "1"} and camp.state(1)[0] == "conflict"
 
 
 def test_refusals(camp):

@@ -16,9 +16,10 @@ import threading
 import time
 from pathlib import Path
 
+from ..pools.annotation.formats import VERIFIED_SOURCES
 from .gate import Gate, judgment, parse_body
 from .live import Live
-from .protocol import ProtocolError, item_view, judge, next_item, undo, verified
+from .protocol import ProtocolError, item_view, judge, next_item, number, undo, verified
 from .store import connect, meta, person_by_token
 
 log = logging.getLogger("kgeval.campaign")
@@ -111,23 +112,29 @@ def create_app(db: str | Path):
         return {"person": person["name"], "role": person["role"],
                 "csrf": csrf_token(secret, request.path_params["token"])}
 
-    @api(("annotator", "adjudicator"))
-    def next_(person, body, request):
+    def view(person):  # the person's next item as the page shows it
         c = conn()
         return item_view(c, person, next_item(c, person, order))
+
+    @api(("annotator", "adjudicator"))
+    def next_(person, body, request):
+        return view(person)
 
     @api(("annotator", "adjudicator"), write=True)
     def judge_(person, body, request):
         item, label, source, note, seconds = judgment(body)
         jid = judge(conn(), person, item, label, source, note, seconds)
-        out = {"ok": True, "judgment": jid}
+        out = {"ok": True, "judgment": jid, "number": number(conn(), item)}
         if source.strip() and not verified(source.strip()):
             out["hint"] = "this site is not on the protocol's verified list: the curator will check it"
+        if body.get("next") is True:  # the page's next item in the same round trip: the judge waits one, not two
+            out["next"] = view(person)
         return out
 
     @api(("annotator", "adjudicator"), write=True)
     def undo_(person, body, request):
-        return {"undone": undo(conn(), person)}
+        item = undo(conn(), person)
+        return {"undone": item, "number": number(conn(), item)}
 
     @api(("curator",))
     def live_(person, body, request):
@@ -145,7 +152,8 @@ def create_app(db: str | Path):
                 return HTMLResponse(html, exc.status, headers=SECURITY_HEADERS)
             token = request.path_params["token"]
             html = env.get_template(template).render(person=person["name"], role=person["role"], token=token,
-                                                     csrf=csrf_token(secret, token), title=meta(conn())["title"])
+                                                     csrf=csrf_token(secret, token), title=meta(conn())["title"],
+                                                     verified=VERIFIED_SOURCES)
             return HTMLResponse(html, headers=SECURITY_HEADERS)
         return endpoint
 

@@ -42,7 +42,8 @@ def _create(p):
     p.add_argument("--scores", default=None, help="with --plan-items: the folder of the study's score dumps (one "
                                                   "subfolder per system) the plan was made from, for the live "
                                                   "estimates of its pairs")
-    p.add_argument("--kg", default=None, help="with --scores: the dataset's kg.npz")
+    p.add_argument("--kg", default=None, help="the dataset's kg.npz: each item's evidence on the judging page "
+                   "(types, known facts, known answers; needed with --scores and --run-dump)")
     p.add_argument("--plan-pairs", default=None,
                    help="with --scores: the plan's sampling_budgets.csv (default: beside --plan-items)")
     p.add_argument("--k", type=SchemaNumber("bounds", "k"), default=10, help="cut-off k of the plan")
@@ -86,7 +87,8 @@ def _create(p):
             study = {"dump": a.run_dump, "reference": a.reference, "kg_path": a.kg, "k": a.k, "prior": a.prior,
                      "against": [s.strip() for s in a.against.split(",")], "metric": a.sample_metric,
                      "max_depth": a.max_depth if a.pool_depth is None else a.pool_depth}
-        n, m = create_campaign(a.db, a.sheet, a.plan_items, a.comparisons, a.title, study, a.order)
+        n, m = create_campaign(a.db, a.sheet, a.plan_items, a.comparisons, a.title, study, a.order, kg=a.kg,
+                               k=a.k)
         print(f"{a.db}\t{n} items\t{m} comparisons")
         return 0
 
