@@ -1,7 +1,7 @@
 """The compared systems' top-k lists, read in one place for bounds, sampling and the judging campaign: from the
 score dumps the workflow writes (:func:`load_runs`) or from a study folder (:func:`read_lists`: a results folder's
-``scores/<test set>/<system>`` dumps or a reference pack's ``runs/<test set>/top<k>.parquet``), as a
-(systems × questions × k) array of entity ids in the questions' order (:func:`stack_lists`).
+``scores/<test set>/<system>`` dumps or a reference pack's ``runs/<test set>/top<k>.parquet``) or from a pack's
+lists file (:func:`pack_array`, the (systems × questions × k) array of entity ids in the questions' order).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def read_lists(folder: str | Path, testset: str, systems: list[str]) -> tuple[in
     found = sorted((Path(folder) / RUNS / testset).glob("top*.parquet"))
     if not found:
         return None
-    df = pd.read_parquet(found[0])
+    df = pack_table(found[0])
     k = int(df["rank"].max())
     lists = {}
     for system in systems:
@@ -64,12 +64,28 @@ def read_lists(folder: str | Path, testset: str, systems: list[str]) -> tuple[in
     return k, lists
 
 
-def stack_lists(lists: dict[str, pd.DataFrame], systems: list[str], qids, k: int, where) -> np.ndarray:
-    """(S, Q, k) entity ids of ``systems``' lists on the questions ``qids`` in their order; ``where`` (a file or
-    argument) is named when a question has no list."""
-    qids = np.asarray(qids).astype(str)
-    missing = next((s for s in systems if not np.isin(qids, lists[s].index).all()), None)
-    if missing is not None:
-        raise InputError(where, None, f"{missing}'s top-k lists lack questions of the test set: the lists are of "
-                                      "another test set")
-    return np.stack([lists[s].loc[qids].to_numpy(np.int64)[:, :k] for s in systems])
+def pack_table(top: str | Path) -> pd.DataFrame:
+    """A pack's ``top<k>.parquet``: System, qid, rank, entity, one row per list position."""
+    try:
+        return pd.read_parquet(top, columns=["System", "qid", "rank", "entity"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise InputError(top, None, f"cannot read a reference pack's top-k lists: {exc}") from None
+
+
+def pack_array(top: str | Path, qids, k: int, questions_file) -> tuple[list[str], np.ndarray]:
+    """The systems (sorted) of a pack's ``top<k>.parquet`` and their (S, Q, k) lists on the questions ``qids`` in
+    their order (−1 where a list is shorter); ``questions_file`` is named when a list's question is not one of
+    ``qids``."""
+    runs = pack_table(top)
+    systems = sorted(runs["System"].astype(str).unique())
+    q = runs["qid"].astype(str).map({n: i for i, n in enumerate(qids)})
+    if q.isna().any():
+        raise InputError(top, None, f"question {runs['qid'].astype(str)[q.isna()].iloc[0]} is not a question of "
+                                    f"{questions_file}: the lists are of another test set")
+    rank = runs["rank"].to_numpy()
+    if rank.min(initial=1) < 1 or rank.max(initial=1) > k:
+        raise InputError(top, None, f"ranks {rank.min()}–{rank.max()}: expected 1–{k}")
+    entity = np.full((len(systems), len(qids), k), -1, np.int64)
+    s = runs["System"].astype(str).map({n: i for i, n in enumerate(systems)}).to_numpy()
+    entity[s, q.to_numpy(int), rank - 1] = runs["entity"].to_numpy()
+    return systems, entity
