@@ -9,6 +9,7 @@ is created readable by its owner only: it holds the annotators' answers and the 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import secrets
@@ -163,7 +164,7 @@ def create(path: str | Path, items: list[dict], meta: dict[str, str]) -> None:
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # owner only, whatever the umask
     except OSError as exc:
-        raise InputError(path, None, f"cannot be created: {exc.strerror}") from None
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     os.close(fd)
     try:
         conn = sqlite3.connect(str(tmp), isolation_level=None)
@@ -183,8 +184,13 @@ def create(path: str | Path, items: list[dict], meta: dict[str, str]) -> None:
     except BaseException as exc:
         for p in (tmp, Path(f"{tmp}-journal"), Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
             p.unlink(missing_ok=True)
-        if isinstance(exc, sqlite3.Error | OSError):  # name the campaign file, never its temporary name
-            raise InputError(path, None, f"cannot be created: {getattr(exc, 'strerror', None) or exc}") from None
+        # name the campaign file, never its temporary name; SQLite's "database or disk is full" is a full disk
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        if isinstance(exc, sqlite3.Error) and "full" in str(exc):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from None
+        if isinstance(exc, sqlite3.Error | OSError):
+            raise InputError(path, None, f"cannot be created: {exc}") from None
         raise
 
 
