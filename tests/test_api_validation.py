@@ -13,7 +13,6 @@ import resource
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -301,13 +300,12 @@ BOMB_LINE = (rf"refused YAML: the value starting here expands to more than {MAX_
              r"aliases: a 'billion laughs' file\?\); write the values out or use fewer aliases$")
 
 
-def test_an_alias_bomb_is_refused_fast_in_one_line(capsys, tmp_path):
-    """10^9 leaves in 1 KB: the error message was built from the whole expanded value (10^8: 15 s, 1.2 GB)."""
+def test_an_alias_bomb_is_refused_in_one_line(capsys, tmp_path):
+    """10^9 leaves in 1 KB: the error message was built from the whole expanded value (10^8: 15 s, 1.2 GB; 10^9
+    would not finish, so a regression shows as a hang, not as a timing this test would have to judge)."""
     path = _bombed_config(tmp_path, 9)
-    start = time.perf_counter()
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}:\d+:\d+: {BOMB_LINE}"):
         load_config_file(path)
-    assert time.perf_counter() - start < 1.0
     # the workflow's check (the Snakefile's) refuses it in one line before any job
     with pytest.raises(SystemExit) as exit_:
         validate_workflow_config({}, ROOT / "config/schema.yaml", models=False, configfiles=[path])
@@ -317,20 +315,18 @@ def test_an_alias_bomb_is_refused_fast_in_one_line(capsys, tmp_path):
 
 
 def test_an_alias_bomb_under_a_valid_key_is_refused_within_a_memory_limit(tmp_path):
-    """The command itself, in a process of at most 2 GiB of address space: one line and exit 2 within seconds."""
+    """The command itself, in a process of at most 2 GiB of address space: one line and exit 2 (the timeout only
+    keeps a regression from hanging the suite: speed is measured by benchmarks, never asserted here)."""
     path = _bombed_config(tmp_path, 8)
 
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
-    start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "kgeval.cli", "validate-config", str(path), "--schema",
                            str(ROOT / "config/schema.yaml")], capture_output=True, text=True, timeout=120,
                           preexec_fn=limit, cwd=ROOT)
-    elapsed = time.perf_counter() - start
     assert done.returncode == 2, done.stderr[-2000:]
     assert re.fullmatch(rf"kgeval: error: {re.escape(str(path))}:\d+:\d+: {BOMB_LINE}", done.stderr.strip())
-    assert elapsed < 30
 
 
 def test_messages_quote_a_huge_value_in_a_few_characters(capsys, tmp_path):
