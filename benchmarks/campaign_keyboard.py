@@ -31,7 +31,6 @@ import os
 import platform
 import shutil
 import sqlite3
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -41,6 +40,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+from _common import head_commit, print_checks  # noqa: E402
 from campaign_fixtures import Server, add_person, create, fb_plan, free_port  # noqa: E402
 
 NEXT_P95_MS = 100.0
@@ -270,15 +270,11 @@ def main() -> int:
         ("peer: bare POST judge with the next item p50 / p95 (ms), same run", f"{np.percentile(bare, 50):.1f} / "
          f"{np.percentile(bare, 95):.1f}", "-", True),
     ]
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = head_commit()
     total = time.perf_counter() - t_all
     print(f"campaign: {n_items:,} items (create with evidence {create_s:.1f} s); "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, commit {commit}; total {total:.0f} s")
-    width = max(len(c[0]) for c in checks)
-    print(f"| {'check':<{width}} | measured | target | met |")
-    for name, measured, target, met in checks:
-        print(f"| {name:<{width}} | {measured} | {target} | {'yes' if met else 'NO'} |")
+    print_checks(checks)
     (args.out / "campaign_keyboard.json").write_text(json.dumps(
         {"items": n_items, "judged": args.items, "commit": commit, "cpus": os.cpu_count(), "total_s": total,
          "page_ms": page, "bare_ms": bare,
