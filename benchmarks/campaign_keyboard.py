@@ -13,6 +13,10 @@ chromium (selenium) typing as a person would, with no mouse:
 2. annotator 2 judges the same items the same way, disagreeing on about one in ten;
 3. the adjudicator's page, open since before the first conflict, takes each conflict by keyboard.
 
+Evidence coverage: the shares of the plan's items whose two entities both show three or more known facts
+(target 90 %) and whose questions list another known answer (:func:`kgeval.campaign.evidence.coverage` on what
+``create`` stored).
+
 Lost keys: answers meant but not in the database, in another order, on another item, or with a key typed into
 the link field (every stored label, item and link is compared with what was pressed). Repeated undos: answers
 withdrawn beyond the one each ``z`` meant (the database counts before and after ``z`` + Enter). Keys per N or
@@ -31,7 +35,6 @@ import os
 import platform
 import shutil
 import sqlite3
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -41,7 +44,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+from _common import head_commit, print_checks  # noqa: E402
 from campaign_fixtures import Server, add_person, create, fb_plan, free_port  # noqa: E402
+
+from kgeval.campaign.evidence import coverage  # noqa: E402
 
 NEXT_P95_MS = 100.0
 WAIT_S = 10.0
@@ -210,6 +216,8 @@ def main() -> int:
     create_s = time.perf_counter() - t0
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         n_items = conn.execute("SELECT COUNT(*) FROM items").fetchone()[0]
+        shown = [json.loads(b) for (b,) in conn.execute("SELECT body FROM evidence")]
+    cover = coverage(shown + [None] * (n_items - len(shown)))  # an item without evidence counts against
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     tok = {n: add_person(db, n, r, base) for n, r in (("ann1", "annotator"), ("ann2", "annotator"),
@@ -259,6 +267,9 @@ def main() -> int:
     n_rep = sum(r[2] for r in results.values())
     p95 = float(np.percentile(page, 95))
     checks = [
+        ("evidence: items whose two entities show >= 3 known facts", f"{100 * cover['facts']:.1f} %", ">= 90 %",
+         cover["facts"] >= 0.9),
+        ("evidence: items whose questions list a known answer", f"{100 * cover['answers']:.1f} %", "-", True),
         ("answers by keyboard (ann1 / ann2 / adjudicator)", " / ".join(str(len(r[1])) for r in results.values()),
          f"{args.items} / {args.items} / conflicts ({conflicts})", True),
         ("lost keys", str(n_lost), "0", n_lost == 0),
@@ -270,15 +281,11 @@ def main() -> int:
         ("peer: bare POST judge with the next item p50 / p95 (ms), same run", f"{np.percentile(bare, 50):.1f} / "
          f"{np.percentile(bare, 95):.1f}", "-", True),
     ]
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = head_commit()
     total = time.perf_counter() - t_all
     print(f"campaign: {n_items:,} items (create with evidence {create_s:.1f} s); "
           f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, commit {commit}; total {total:.0f} s")
-    width = max(len(c[0]) for c in checks)
-    print(f"| {'check':<{width}} | measured | target | met |")
-    for name, measured, target, met in checks:
-        print(f"| {name:<{width}} | {measured} | {target} | {'yes' if met else 'NO'} |")
+    print_checks(checks)
     (args.out / "campaign_keyboard.json").write_text(json.dumps(
         {"items": n_items, "judged": args.items, "commit": commit, "cpus": os.cpu_count(), "total_s": total,
          "page_ms": page, "bare_ms": bare,

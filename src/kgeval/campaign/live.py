@@ -130,10 +130,6 @@ def _number(x: float) -> float | None:
     return None if np.isnan(x) else float(x)
 
 
-def _finite(x: float) -> float | None:
-    return float(x) if np.isfinite(x) else None
-
-
 # what the page says about its decision rule beside the final estimate's (issue 51: the two differ at the end)
 RULE_TEXT = {
     "sequence": "Decided here when the 95 % anytime-valid confidence sequence (empirical Bernstein) excludes 0: "
@@ -212,7 +208,8 @@ class Live:
         for j, c in enumerate(self.comps):
             bears = done[j] > 0  # no final label moves this pair yet: its "estimate" would be the prior's
             span = metric_range(c["metric"], self.k)
-            lo_j, hi_j = (float(low[j, -1]), float(high[j, -1])) if bears else (-span, span)
+            lo_j, hi_j = ((float(low[j, -1]), float(high[j, -1])) if bears else
+                          (-span, span) if np.isfinite(span) else (float(c["lo"]), float(c["hi"])))
             decided = bears and (lo_j > 0 or hi_j < 0)
             if self.rule == "exact":  # TOL: the bounds' sums drift by ~1e-16 where Δ_lo is exactly 0
                 decided = bool(b_low[j] > TOL or b_high[j] < -TOL)
@@ -220,7 +217,7 @@ class Live:
             lo_j, hi_j = max(lo_j, -span), min(hi_j, span)
             rows.append({"a": c["a"], "b": c["b"], "metric": c["metric"], "metric_name": metric_name(c["metric"],
                                                                                                      self.k),
-                         "delta": float(est[j, -1]) if bears else None, "low": _finite(lo_j), "high": _finite(hi_j),
+                         "delta": float(est[j, -1]) if bears else None, "low": lo_j, "high": hi_j,
                          "decided": bool(decided), "rule": self.rule, "judgments": int(done[j]),
                          "bound_low": _number(b_low[j]), "bound_high": _number(b_high[j]),
                          "expected": int(self.bears[j].sum() - done[j])})
