@@ -21,6 +21,7 @@ import numpy as np
 from ..bounds.candidates import TOL
 from ..pools.annotation.agreement import cohen_kappa
 from ..sampling.sequence import eb_sequence
+from .projection import projection
 
 ALPHA = 0.05
 
@@ -130,7 +131,7 @@ class Live:
             order, labels, counts = finals(conn)
             total = conn.execute("SELECT COUNT(*) FROM items").fetchone()[0]
             out = {"kappa": kappa(conn), "rates": rates(conn), "final": int(order.size), "total": int(total),
-                   "judgments": int(key[0])}
+                   "judgments": int(key[0]), "projection": projection(conn)}
         finally:
             conn.execute("COMMIT")
         est, low, high = paths(self.base, self.lo, self.hi, self.c1, self.c0, order, labels, self.alpha)

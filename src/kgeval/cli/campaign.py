@@ -33,7 +33,10 @@ def _loopback(host: str) -> bool:
 
 def _create(p):
     p.add_argument("db", help="the campaign file to create (SQLite; never replaced)")
-    p.add_argument("--sheet", required=True, help="sampling_plan.tsv, next_judgments.tsv or any annotation sheet")
+    p.add_argument("--plan", default=None, metavar="DIR",
+                   help="a sampling plan's folder (kgeval sample-plan's, or the workflow's results/sampling/<test "
+                        "set>): its sheet, sidecar and comparisons, built from what the plan was drawn from")
+    p.add_argument("--sheet", default=None, help="sampling_plan.tsv, next_judgments.tsv or any annotation sheet")
     p.add_argument("--plan-items", default=None, help="the plan's sidecar sampling_plan.csv (audit flags, π)")
     p.add_argument("--comparisons", default=None,
                    help="the comparisons the items decide: a CSV a,b,metric,base,lo,hi,item,c1,c0, one row per "
@@ -70,6 +73,13 @@ def _create(p):
         from ..campaign.build import create_campaign
 
         study = None
+        if a.plan is not None:
+            if a.sheet is not None or a.plan_items is not None:
+                p.error("--plan DIR names the sheet and the sidecar: give no --sheet or --plan-items")
+            a.sheet, a.plan_items = str(Path(a.plan, "sampling_plan.tsv")), str(Path(a.plan, "sampling_plan.csv"))
+            study = plan_study(a, p)
+        elif a.sheet is None:
+            p.error("give --plan DIR (a sampling plan's folder) or --sheet FILE")
         if a.scores is not None:
             if a.plan_items is None or a.kg is None:
                 p.error("--scores needs --plan-items and --kg")
@@ -93,6 +103,41 @@ def _create(p):
         return 0
 
     return run
+
+
+def plan_study(a, p) -> dict | None:
+    """What ``create --plan DIR`` builds the comparisons from: the plan's sampling_source.json (a plan of
+    ``kgeval sample-plan``), else the workflow's layout (``X/sampling/<test set>`` beside ``X/scores/<test set>``,
+    the graph where the data stage writes it), else nothing unless --scores or --run-dump say it."""
+    from pathlib import Path
+
+    from ..sampling.reference import read_source
+
+    require_inputs([a.sheet, a.plan_items])
+    source = read_source(a.plan)
+    if source is not None and a.scores is None and a.run_dump is None:
+        return {"source": source, "plan_pairs": str(Path(a.plan, "sampling_budgets.csv"))}
+    folder = Path(a.plan).resolve()
+    scores = folder.parent.parent / "scores" / folder.name
+    if a.scores is None and a.run_dump is None and folder.parent.name == "sampling" and scores.is_dir():
+        a.scores = str(scores)
+        if a.kg is None:
+            a.kg = _workflow_kg(a, p, folder.name)
+    return None
+
+
+def _workflow_kg(a, p, testset: str) -> str:
+    """The graph of the workflow's test set ``testset`` (the config's dataset, where the data stage writes it)."""
+    from ..config import load_config_file, validate_config
+    from ..external.command import testset_files
+    from ..home import locate_defaults
+
+    config = validate_config(locate_defaults(load_config_file("config/config.yaml")), "config/schema.yaml",
+                             models=False)
+    spec = config["test_sets"].get(testset)
+    if spec is None:
+        p.error(f"--plan {a.plan}: {testset} is no test set of config/config.yaml; give --scores and --kg")
+    return str(testset_files("resources", spec["dataset"], [testset]).kg)
 
 
 def _add_person(p):

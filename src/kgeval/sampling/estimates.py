@@ -75,10 +75,12 @@ def plan_labels(plan: pd.DataFrame, plan_path: str, rows: list[tuple[tuple[str, 
                                                 f"{'NY'[label[triple]]} on line {first[triple]}")
         label[triple] = int(lab == "Y")
         first.setdefault(triple, line)
-    for triple, line in zip(triples, plan["line"]):
-        if triple not in label and not questions:
-            raise InputError(plan_path, int(line), f"item {' '.join(triple)} has no judgment in {labels_path} (every "
-                                                   "drawn item must be judged before estimating)")
+    missing = [(t, line) for t, line in zip(triples, plan["line"]) if t not in label]
+    if missing and not questions:
+        (triple, line), n = missing[0], len(set(t for t, _ in missing))
+        raise InputError(plan_path, int(line), f"item {' '.join(triple)} has no judgment in {labels_path} ({n} of "
+                                               f"{len(drawn)} drawn items have none; every drawn item must be "
+                                               "judged before estimating)")
     return np.array([label.get(t, -1) for t in triples], np.int8)
 
 

@@ -1,0 +1,198 @@
+"""One route from a plan to a decision (docs/guide/campaign.md's four commands): ``kgeval sample-plan`` on a
+reference pack's lists, ``campaign create --plan`` building the comparisons itself, judging, ``campaign export``,
+and ``sample-estimate --plan --labels EXPORT`` with no score dumps; a part-judged export refused before the lists
+are read; the merge report by names; judgments against the plan's expectation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from kgeval.campaign.build import create_campaign
+from kgeval.campaign.store import add_person, connect
+
+TEMPLATES = str(Path(__file__).parents[1] / "annotations/templates.tsv")
+
+
+@pytest.fixture(scope="module")
+def route(pooled, synth_kg, tmp_path_factory):
+    """A reference plan (pack lists cut from three random scorers' dumps, as test_sampling_reference does), the
+    dumps it equals, and a seeded oracle's labels of its sheet."""
+    from helpers import random_scorer, run_engine
+    from test_sampling_reference import _pack_from_dumps
+
+    from kgeval.data.questions import save_questions
+    from kgeval.sampling.reference import reference_plan
+    from kgeval.scores.dumps import save_ranking
+
+    tmp = tmp_path_factory.mktemp("route")
+    sc = pooled[1]
+    synth_kg.save(tmp / "kg.npz")
+    dumps = {}
+    for i, name in enumerate(["A", "B", "C"]):
+        dumps[name] = str(tmp / "scores" / name)
+        save_ranking(run_engine(synth_kg, sc, random_scorer(synth_kg, seed=10 + i), k=10), dumps[name], {})
+    _pack_from_dumps(dumps, synth_kg, 5, tmp / "top.parquet")
+    sc.save(tmp / "sc.tsv", synth_kg)
+    save_questions(sc.questions(synth_kg), tmp / "sc.questions.tsv", synth_kg)
+    reference_plan(tmp / "kg.npz", tmp / "sc.tsv", tmp / "sc.questions.tsv", tmp / "top.parquet", TEMPLATES,
+                   tmp / "plan", budget=40, mc_draws=16, seed=4, max_depth=30, k=5, testset="SC")
+    side = pd.read_csv(tmp / "plan/sampling_plan.csv")
+    triples = side.drop_duplicates("item")[["head_id", "relation", "tail_id"]]
+    oracle = np.random.default_rng(5).random(len(triples)) < 0.3
+    with open(tmp / "labels.txt", "w") as fh:
+        for (h, r, t), y in zip(triples.itertuples(index=False), oracle):
+            fh.write(f"{h}\t{r}\t{t}\t{'YN'[not y]}\n")
+    return tmp, dumps, oracle
+
+
+def _judge_all(db, oracle, wrong_for_bo=(), upto=None):
+    """ana and bo judge every item (bo answers the opposite on the items ``wrong_for_bo``, served order), cleo
+    adjudicates; with ``upto``, only the first ``upto`` items are judged."""
+    from kgeval.campaign.protocol import judge, next_item
+
+    conn = connect(db)
+    people = {}
+    for name, role in (("ana", "annotator"), ("bo", "annotator"), ("cleo", "adjudicator")):
+        add_person(conn, name, role)
+        people[name] = conn.execute("SELECT * FROM people WHERE name = ?", (name,)).fetchone()
+    src = "https://en.wikipedia.org/wiki/X"
+    for k, y in enumerate(oracle[:upto]):
+        item = next_item(conn, people["ana"])
+        assert next_item(conn, people["bo"]) == item
+        judge(conn, people["ana"], item, "ny"[int(y)], src if y else "")
+        b = int(y) ^ (k in wrong_for_bo)
+        judge(conn, people["bo"], item, "ny"[b], src if b else "")
+        if k in wrong_for_bo:
+            assert next_item(conn, people["cleo"]) == item
+            judge(conn, people["cleo"], item, "ny"[int(y)], src if y else "")
+    conn.close()
+
+
+def test_four_commands_from_a_reference_plan_to_the_estimate(route, tmp_path, capsys, monkeypatch):
+    """create --plan builds the comparisons; the estimate from the export equals sample-estimate's from the
+    score dumps the pack's lists were cut from, and the campaign's live Δ̂."""
+    from kgeval.campaign.live import Live
+    from kgeval.cli import main
+    from kgeval.sampling.steps import estimate_step
+
+    tmp, dumps, oracle = route
+    db = tmp_path / "c.db"
+    assert main(["campaign", "create", str(db), "--plan", str(tmp / "plan")]) == 0
+    assert capsys.readouterr().out == f"{db}\t{len(oracle)} items\t3 comparisons\n"
+    _judge_all(db, oracle, wrong_for_bo={1, 4})
+    assert main(["campaign", "export", str(db), str(tmp_path / "judged")]) == 0
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path)  # the plan's source paths are relative to its folder, not to the working folder
+    assert main(["sample-estimate", "--plan", str(tmp / "plan"), "--labels", str(tmp_path / "judged"), "--out",
+                 str(tmp_path / "est")]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[-1] == f"{tmp_path / 'est' / 'estimates.csv'}\t" \
+        f"{int(pd.read_csv(tmp_path / 'est/estimates.csv')['decided'].sum())} of 3 pairs decided"
+    got = pd.read_csv(tmp_path / "est/estimates.csv")
+    want = estimate_step(dumps, str(tmp / "kg.npz"), str(tmp / "plan/sampling_plan.csv"),
+                         str(tmp / "plan/sampling_budgets.csv"), str(tmp / "labels.txt"), str(tmp_path / "w.csv"),
+                         str(tmp_path / "wa.csv"), k=5, max_depth=30)
+    assert set(got["testset"]) == {"SC"}
+    # as written: the same rounding of the same numbers (the CSV keeps 10 significant digits)
+    pd.testing.assert_frame_equal(got.drop(columns="testset"), pd.read_csv(tmp_path / "w.csv").drop(
+        columns="testset"), check_exact=True)
+    conn = connect(db)
+    live = {(c["a"], c["b"]): c["delta"] for c in Live(conn).snapshot(conn)["comparisons"]}
+    conn.close()
+    for row in want.itertuples(index=False):
+        assert live[row.A, row.B] == pytest.approx(row.delta, abs=1e-12)
+
+
+def test_a_part_judged_export_is_refused_before_the_lists_are_read(route, tmp_path, capsys, monkeypatch):
+    from kgeval.cli import main
+    from kgeval.sampling import reference
+
+    tmp, _, oracle = route
+    db = tmp_path / "c.db"
+    assert main(["campaign", "create", str(db), "--plan", str(tmp / "plan")]) == 0
+    _judge_all(db, oracle, upto=3)
+    assert main(["campaign", "export", str(db), str(tmp_path / "judged")]) == 0
+    capsys.readouterr()
+    read = []
+    monkeypatch.setattr(reference, "source_universe", lambda *a: read.append(a))
+    assert main(["sample-estimate", "--plan", str(tmp / "plan"), "--labels", str(tmp_path / "judged"), "--out",
+                 str(tmp_path / "est")]) == 2
+    n = len(oracle)
+    assert capsys.readouterr().err == (f"kgeval: error: {tmp_path / 'judged/judgments.txt'}: a part-judged campaign "
+                                       f"export: {n - 3} of {n} items are not final yet (kgeval campaign status "
+                                       "says which); judge them and export again\n")
+    # the same labels without the campaign's report: the plan's check names the first unjudged item and the count
+    (tmp_path / "judged/report.json").unlink()
+    assert main(["sample-estimate", "--plan", str(tmp / "plan"), "--labels", str(tmp_path / "judged"), "--out",
+                 str(tmp_path / "est")]) == 2
+    assert f"({n - 3} of {n} drawn items have none; every drawn item must be judged" in capsys.readouterr().err
+    assert read == [] and not (tmp_path / "est").exists()
+
+
+def test_merge_report_names_entities_and_annotators(route, tmp_path):
+    from kgeval.campaign.export import report
+
+    tmp, _, oracle = route
+    db = tmp_path / "c.db"
+    create_campaign(db, tmp / "plan/sampling_plan.tsv", tmp / "plan/sampling_plan.csv")
+    _judge_all(db, oracle, wrong_for_bo={0})
+    conn = connect(db)
+    first = conn.execute("SELECT * FROM items ORDER BY pos LIMIT 1").fetchone()
+    rep = report(conn, str(db))
+    conn.close()
+    (res,) = rep["resolutions"]
+    y = "YN"[not oracle[0]]
+    assert (res["head_name"], res["tail_name"]) == (first["head_name"], first["tail_name"])
+    assert (res["a"]["who"], res["a"]["label"], res["b"]["who"], res["adjudicator"]["who"]) == \
+        ("ana", y, "bo", "cleo")
+    n, ny = len(oracle), int(oracle.sum())
+    assert rep["annotators"] == {"ana": {"Y": ny, "N": n - ny, "u": 0},
+                                 "bo": {"Y": ny + (1 if y == "N" else -1), "N": n - ny - (1 if y == "N" else -1),
+                                        "u": 0}}
+    from kgeval.pools.annotation.report import _report_markdown
+
+    text = _report_markdown(rep)
+    assert f"{first['head_name']} ({first['head_id']})" in text and f"| {y} (ana) |" in text
+    assert "- by annotator: ana " in text
+
+
+def test_judgments_against_the_plan_expectation(tmp_path):
+    """Hand-computed: 6 items, a plan budget of 2.5 (5 judgments expected); item 1 agreed (2 judgments), item 2
+    adjudicated (3), item 3 half judged (1): 6 made, 2.5 per item judged to the end, projected 5 + 2.5 × 4 = 15,
+    +200 %; an imported label counts as final but costs nothing."""
+    from test_campaign import write_sheet
+
+    from kgeval.campaign.export import import_labels
+    from kgeval.campaign.projection import projection, projection_line
+    from kgeval.campaign.protocol import judge, next_item
+    from kgeval.campaign.status import status_text
+
+    db = tmp_path / "c.db"
+    create_campaign(db, write_sheet(tmp_path / "s.tsv", 6))
+    conn = connect(db)
+    assert projection(conn) | {"metric": None} == {"made": 0, "expected": None, "projected": 12.0, "items": 6,
+                                                   "final": 0, "per_item": None, "metric": None, "overrun": None}
+    conn.execute("INSERT INTO meta VALUES ('plan_budget', '2.5')")
+    ppl = {}
+    for name, role in (("ana", "annotator"), ("bo", "annotator"), ("cy", "adjudicator")):
+        add_person(conn, name, role)
+        ppl[name] = conn.execute("SELECT * FROM people WHERE name = ?", (name,)).fetchone()
+    for who, label in (("ana", "n"), ("bo", "n")):
+        judge(conn, ppl[who], next_item(conn, ppl[who]), label)
+    for who, label in (("ana", "n"), ("bo", "u")):
+        judge(conn, ppl[who], next_item(conn, ppl[who]), label)
+    judge(conn, ppl["cy"], next_item(conn, ppl["cy"]), "n")
+    judge(conn, ppl["ana"], next_item(conn, ppl["ana"]), "n")
+    pr = projection(conn)
+    assert pr == {"made": 6, "expected": 5.0, "projected": 15.0, "items": 6, "final": 2, "per_item": 2.5,
+                  "metric": None, "overrun": pytest.approx(2.0)}
+    assert "judgments: 6 made of 5 the plan expects" in projection_line(pr) and "+200%" in projection_line(pr)
+    (tmp_path / "l.txt").write_text("/m/0h6\t/film/film/genre\t/m/0t6\tN\n")
+    assert import_labels(conn, tmp_path / "l.txt") == (1, 0)
+    assert projection(conn)["projected"] == 5 + 2.5 * 3
+    conn.close()
+    assert "projected total 12 for the 6 items drawn (2.50 judgments per final item" in status_text(db)
