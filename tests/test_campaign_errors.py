@@ -70,3 +70,34 @@ def test_perfect_scheme_is_the_simulation_estimate(pooled, synth_kg):
     assert perfect["label_error"] == 0 and perfect["judgments_per_item"] == 1
     assert never["label_error"] == pytest.approx(np.broadcast_to(pb.xu[sub] == 1, incl.shape)[incl].mean())
     assert pb.xu[sub].any()
+
+
+def test_simulate_with_hand_set_annotators(tmp_path):
+    """``campaign simulate --errors``: an always-N first annotator beside a perfect one sends every Y item to the
+    adjudicator (2n + #Y judgments, no wrong label); two always-wrong annotators agree on every wrong answer
+    (2n judgments, n wrong labels); over HTTP as offline."""
+    pytest.importorskip("starlette")
+    from test_campaign import write_sheet
+
+    from kgeval.campaign.build import create_campaign
+    from kgeval.campaign.simulate import offline, over_http
+    from kgeval.campaign.store import connect
+
+    n = 12
+    write_sheet(tmp_path / "sheet.tsv", n)
+    rows = ["a,b,metric,base,lo,hi,item,c1,c0"] + [f"S1,S2,P@10,0.05,-0.01,0.26,{i},0.2,-0.05"
+                                                    for i in range(1, n + 1)]
+    (tmp_path / "comp.csv").write_text("\n".join(rows) + "\n")
+    db = tmp_path / "c.db"
+    create_campaign(db, tmp_path / "sheet.tsv", comparisons=tmp_path / "comp.csv")
+    truth = (np.arange(n) % 3 == 0).astype(np.int8)
+    conn = connect(db)
+    never = offline(conn, truth, (ALWAYS_N, 0.0, 0.0), 0)
+    wrong = offline(conn, truth, (1.0, 1.0, 0.0), 0)
+    right = offline(conn, truth, 0.0, 0)
+    conn.close()
+    assert (never["judgments"], never["wrong_labels"]) == (2 * n + 4, 0)
+    assert (wrong["judgments"], wrong["wrong_labels"]) == (2 * n, n)
+    assert (right["judgments"], right["wrong_labels"]) == (2 * n, 0)
+    assert over_http(db, truth, (ALWAYS_N, 0.0, 0.0), 0) == never
+    assert over_http(db, truth, (1.0, 1.0, 0.0), 0) == wrong

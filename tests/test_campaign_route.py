@@ -5,6 +5,7 @@ are read; the merge report by names; judgments against the plan's expectation.""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -18,35 +19,38 @@ TEMPLATES = str(Path(__file__).parents[1] / "annotations/templates.tsv")
 
 
 @pytest.fixture(scope="module")
-def route(pooled, synth_kg, tmp_path_factory):
-    """A reference plan (pack lists cut from three random scorers' dumps, as test_sampling_reference does), the
-    dumps it equals, and a seeded oracle's labels of its sheet."""
+def route(workdir, pooled, synth_kg, tmp_path_factory):
+    """The walkthrough's first command on the synthetic workflow folder: a reference pack (its top-10 lists cut
+    from three random scorers' dumps on Synth-Test-S-C, as test_sampling_reference does), ``kgeval sample-plan``
+    on it, and a seeded oracle's labels of the sheet; with the dumps the lists were cut from."""
     from helpers import random_scorer, run_engine
     from test_sampling_reference import _pack_from_dumps
 
-    from kgeval.data.questions import save_questions
-    from kgeval.sampling.reference import reference_plan
+    from kgeval.cli import main
     from kgeval.scores.dumps import save_ranking
 
     tmp = tmp_path_factory.mktemp("route")
-    sc = pooled[1]
-    synth_kg.save(tmp / "kg.npz")
     dumps = {}
     for i, name in enumerate(["A", "B", "C"]):
         dumps[name] = str(tmp / "scores" / name)
-        save_ranking(run_engine(synth_kg, sc, random_scorer(synth_kg, seed=10 + i), k=10), dumps[name], {})
-    _pack_from_dumps(dumps, synth_kg, 5, tmp / "top.parquet")
-    sc.save(tmp / "sc.tsv", synth_kg)
-    save_questions(sc.questions(synth_kg), tmp / "sc.questions.tsv", synth_kg)
-    reference_plan(tmp / "kg.npz", tmp / "sc.tsv", tmp / "sc.questions.tsv", tmp / "top.parquet", TEMPLATES,
-                   tmp / "plan", budget=40, mc_draws=16, seed=4, max_depth=30, k=5, testset="SC")
+        save_ranking(run_engine(synth_kg, pooled[1], random_scorer(synth_kg, seed=10 + i), k=10), dumps[name], {})
+    (tmp / "pack/runs/Synth-Test-S-C").mkdir(parents=True)
+    _pack_from_dumps(dumps, synth_kg, 10, tmp / "pack/runs/Synth-Test-S-C/top10.parquet")
+    assert main(["sample-plan", "--testset", "Synth-Test-S-C", "--reference", str(tmp / "pack"), "--budget", "40",
+                 "--config", str(workdir / "config/tiny.yaml"), "--schema", str(workdir / "config/schema.yaml"),
+                 "--resources", str(workdir / "resources"), "--templates", TEMPLATES, "--out",
+                 str(tmp / "plan")]) == 0
+    source = json.loads((tmp / "plan/sampling_source.json").read_text())
+    # relative to the plan's folder: the plan moves with what it was drawn from, whatever the working folder
+    assert not Path(source["kg"]).is_absolute() and source["testset"] == "Synth-Test-S-C"
+    assert (tmp / "plan" / source["kg"]).resolve() == (workdir / "resources/datasets/Synth/kg.npz").resolve()
     side = pd.read_csv(tmp / "plan/sampling_plan.csv")
     triples = side.drop_duplicates("item")[["head_id", "relation", "tail_id"]]
     oracle = np.random.default_rng(5).random(len(triples)) < 0.3
     with open(tmp / "labels.txt", "w") as fh:
         for (h, r, t), y in zip(triples.itertuples(index=False), oracle):
             fh.write(f"{h}\t{r}\t{t}\t{'YN'[not y]}\n")
-    return tmp, dumps, oracle
+    return tmp, dumps, oracle, str(workdir / "resources/datasets/Synth/kg.npz")
 
 
 def _judge_all(db, oracle, wrong_for_bo=(), upto=None):
@@ -79,7 +83,7 @@ def test_four_commands_from_a_reference_plan_to_the_estimate(route, tmp_path, ca
     from kgeval.cli import main
     from kgeval.sampling.steps import estimate_step
 
-    tmp, dumps, oracle = route
+    tmp, dumps, oracle, kg = route
     db = tmp_path / "c.db"
     assert main(["campaign", "create", str(db), "--plan", str(tmp / "plan")]) == 0
     assert capsys.readouterr().out == f"{db}\t{len(oracle)} items\t3 comparisons\n"
@@ -93,10 +97,9 @@ def test_four_commands_from_a_reference_plan_to_the_estimate(route, tmp_path, ca
     assert printed[-1] == f"{tmp_path / 'est' / 'estimates.csv'}\t" \
         f"{int(pd.read_csv(tmp_path / 'est/estimates.csv')['decided'].sum())} of 3 pairs decided"
     got = pd.read_csv(tmp_path / "est/estimates.csv")
-    want = estimate_step(dumps, str(tmp / "kg.npz"), str(tmp / "plan/sampling_plan.csv"),
-                         str(tmp / "plan/sampling_budgets.csv"), str(tmp / "labels.txt"), str(tmp_path / "w.csv"),
-                         str(tmp_path / "wa.csv"), k=5, max_depth=30)
-    assert set(got["testset"]) == {"SC"}
+    want = estimate_step(dumps, kg, str(tmp / "plan/sampling_plan.csv"), str(tmp / "plan/sampling_budgets.csv"),
+                         str(tmp / "labels.txt"), str(tmp_path / "w.csv"), str(tmp_path / "wa.csv"))
+    assert set(got["testset"]) == {"Synth-Test-S-C"}
     # as written: the same rounding of the same numbers (the CSV keeps 10 significant digits)
     pd.testing.assert_frame_equal(got.drop(columns="testset"), pd.read_csv(tmp_path / "w.csv").drop(
         columns="testset"), check_exact=True)
@@ -111,7 +114,7 @@ def test_a_part_judged_export_is_refused_before_the_lists_are_read(route, tmp_pa
     from kgeval.cli import main
     from kgeval.sampling import reference
 
-    tmp, _, oracle = route
+    tmp, _, oracle, _ = route
     db = tmp_path / "c.db"
     assert main(["campaign", "create", str(db), "--plan", str(tmp / "plan")]) == 0
     _judge_all(db, oracle, upto=3)
@@ -136,7 +139,7 @@ def test_a_part_judged_export_is_refused_before_the_lists_are_read(route, tmp_pa
 def test_merge_report_names_entities_and_annotators(route, tmp_path):
     from kgeval.campaign.export import report
 
-    tmp, _, oracle = route
+    tmp, _, oracle, _ = route
     db = tmp_path / "c.db"
     create_campaign(db, tmp / "plan/sampling_plan.tsv", tmp / "plan/sampling_plan.csv")
     _judge_all(db, oracle, wrong_for_bo={0})
@@ -196,3 +199,25 @@ def test_judgments_against_the_plan_expectation(tmp_path):
     assert projection(conn)["projected"] == 5 + 2.5 * 3
     conn.close()
     assert "projected total 12 for the 6 items drawn (2.50 judgments per final item" in status_text(db)
+
+
+def test_evaluate_refuses_a_part_judged_export_before_evaluating(workdir, tmp_path, capsys, monkeypatch):
+    """``evaluate --judgments`` on a campaign export with unfinished items: one line at once, nothing evaluated
+    (the system's run file is not even read)."""
+    import json
+
+    from kgeval.cli import main
+    from kgeval.external import command
+
+    (tmp_path / "judged").mkdir()
+    (tmp_path / "judged/judgments.txt").write_text("/m/a\t/r\t/m/b\tN\n")
+    (tmp_path / "judged/report.json").write_text(json.dumps({"items": 1, "unfinished": 4}))
+    called = []
+    monkeypatch.setattr(command, "evaluate_into", lambda *a, **k: called.append(a))
+    rc = main(["evaluate", str(tmp_path / "none.run"), "--dataset", "Synth", "--out", str(tmp_path / "out"),
+               "--config", str(workdir / "config/tiny.yaml"), "--schema", str(workdir / "config/schema.yaml"),
+               "--resources", str(workdir / "resources"), "--judgments", str(tmp_path / "judged/judgments.txt")])
+    assert rc == 2 and called == [] and not (tmp_path / "out").exists()
+    assert capsys.readouterr().err == (f"kgeval: error: {tmp_path / 'judged/judgments.txt'}: a part-judged campaign "
+                                       "export: 4 of 5 items are not final yet (kgeval campaign status says "
+                                       "which); judge them and export again\n")

@@ -92,7 +92,7 @@ def error_table(pb: Problem, p: np.ndarray, schemes: dict[str, tuple], budgets=(
             wrong = est.decided & (np.sign(est.delta) != np.sign(pb.true))
             rows.append((name, "+".join(map(str, annotators)), "" if adjudicator is None else str(adjudicator),
                          int(n), reps, float((x != truth)[incl].mean()),
-                         expected_error(annotators, adjudicator, float(pb.xu[sub][incl.any(0)].mean())),
+                         expected_error(annotators, adjudicator, float(truth[incl].mean())),
                          float(cost[incl].mean()), float(cover.mean()), float(wrong.mean()),
                          float(est.decided.mean()), float(np.where(np.isfinite(est.half_width), est.half_width,
                                                                    np.nan).mean()), int(cols.size)))

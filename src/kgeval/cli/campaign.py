@@ -264,6 +264,10 @@ def _simulate(p):
                                                    "judgments); an item they do not label is N")
     p.add_argument("--disagreement", type=float, default=0.1,
                    help="the share of items the second annotator answers wrongly (then adjudicated)")
+    p.add_argument("--errors", default=None, metavar="FIRST,SECOND,ADJUDICATOR",
+                   help="each person's error rate, or N for one who always answers N (e.g. 0.1,0.1,0.05 or "
+                        "N,0.05,0.05; instead of --disagreement); benchmarks/campaign_errors.py measures what "
+                        "such errors do to coverage")
     p.add_argument("--seed", type=int, default=0, help="seed of the disagreements")
 
     def run(a):
@@ -275,22 +279,36 @@ def _simulate(p):
 
         if not 0 <= a.disagreement <= 1:
             p.error(f"--disagreement {a.disagreement}: expected a share in [0, 1]")
+        rate = a.disagreement if a.errors is None else _errors(p, a.errors)
         require_inputs([a.labels])
         labels = {t: int(lab == "Y") for t, lab, _ in _read_qrels_rows(a.labels)}
         conn = connect(a.db)
         truth = truth_of(conn, labels)
-        off = offline(conn, truth, a.disagreement, a.seed)
+        off = offline(conn, truth, rate, a.seed)
         conn.close()
-        http = over_http(a.db, truth, a.disagreement, a.seed)
+        http = over_http(a.db, truth, rate, a.seed)
         same = off == http
         for o, h in zip(off["comparisons"], http["comparisons"]):
             print(f"{o['metric']}\t{o['a']} − {o['b']}\tdecided at judgment {h['decided_at'] or 'never'} (HTTP), "
                   f"{o['decided_at'] or 'never'} (offline)")
         print(f"{a.db}\t{http['judgments']} judgments over HTTP, {off['judgments']} offline\t"
-              f"{int(truth.sum())} of {truth.size} items Y\t{'equal' if same else 'DIFFERENT'}")
+              f"{int(truth.sum())} of {truth.size} items Y\t{http['wrong_labels']} final labels wrong\t"
+              f"{'equal' if same else 'DIFFERENT'}")
         return 0 if same else 1
 
     return run
+
+
+def _errors(p, spec: str) -> tuple:
+    """``--errors FIRST,SECOND,ADJUDICATOR``: three error rates in [0, 1] or N."""
+    parts = [x.strip() for x in spec.split(",")]
+    try:
+        out = tuple(x if x == "N" else float(x) for x in parts)
+    except ValueError:
+        out = ()
+    if len(out) != 3 or any(x != "N" and not 0 <= x <= 1 for x in out):
+        p.error(f"--errors {spec}: expected three error rates in [0, 1] or N, e.g. 0.1,0.1,0.05")
+    return out
 
 
 SUBCOMMANDS = {
