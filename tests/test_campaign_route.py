@@ -267,3 +267,34 @@ def test_the_walkthrough_on_the_real_fb_test_s_c(tmp_path, capsys):
     live = {(c["a"], c["b"]): c["delta"] for c in Live(conn).snapshot(conn)["comparisons"]}
     conn.close()
     assert max(abs(live[r.A, r.B] - r.delta) for r in est.itertuples()) < 1e-9
+
+
+def test_create_from_the_workflows_plan_folder(pooled, synth_kg, tmp_path, capsys):
+    """``create --plan results/sampling/<T>`` of a workflow run (no sampling_source.json) finds the score dumps
+    in ``results/scores/<T>``: the comparisons are those ``--scores`` computes."""
+    import shutil
+
+    from test_sampling_estimates import judged_plan
+
+    from kgeval.cli import main
+
+    (tmp_path / "made").mkdir()
+    dumps, out, *_ = judged_plan(tmp_path / "made", synth_kg, pooled[1], "P")
+    plan = tmp_path / "results/sampling/SC"
+    plan.mkdir(parents=True)
+    shutil.copy(out["plan.tsv"], plan / "sampling_plan.tsv")
+    for f in ("plan.csv", "budgets.csv"):
+        shutil.copy(out[f], plan)
+    shutil.copytree(tmp_path / "made/scores", tmp_path / "results/scores/SC")
+    args = ["--kg", out["kg.npz"], "--k", "5", "--max-depth", "30"]
+    assert main(["campaign", "create", str(tmp_path / "a.db"), "--plan", str(plan), *args]) == 0
+    assert main(["campaign", "create", str(tmp_path / "b.db"), "--sheet", str(plan / "sampling_plan.tsv"),
+                 "--plan-items", str(plan / "sampling_plan.csv"), "--scores", str(tmp_path / "made/scores"),
+                 *args]) == 0
+    a, b = capsys.readouterr().out.splitlines()
+    assert a.split("\t")[1:] == b.split("\t")[1:] and a.endswith("\t3 comparisons")
+    rows = [[list(connect(tmp_path / db).execute(q)) for q in ("SELECT a, b, base, lo, hi FROM comparisons",
+                                                               "SELECT * FROM coefficients")] for db in ("a.db", "b.db")]
+    assert rows[0] == rows[1] and len(rows[0][1]) > 0
+    assert main(["campaign", "create", str(tmp_path / "c.db"), "--plan", str(plan), "--sheet", "x.tsv"]) == 2
+    assert "--plan DIR names the sheet and the sidecar" in capsys.readouterr().err
