@@ -118,12 +118,38 @@ def plan_study(a, p) -> dict | None:
     if source is not None and a.scores is None and a.run_dump is None:
         return {"source": source, "plan_pairs": str(Path(a.plan, "sampling_budgets.csv"))}
     folder = Path(a.plan).resolve()
+    if a.scores is None and a.run_dump is None and (folder / "placement.csv").is_file():
+        _outside_plan(a, p, folder)
+        return None
     scores = folder.parent.parent / "scores" / folder.name
     if a.scores is None and a.run_dump is None and folder.parent.name == "sampling" and scores.is_dir():
         a.scores = str(scores)
         if a.kg is None:
             a.kg = _workflow_kg(a, p, folder.name)
     return None
+
+
+def _outside_plan(a, p, folder) -> None:
+    """``--plan OUT`` of ``kgeval evaluate --decide-against``: the system, its test set, the opponents and the
+    metric from OUT/placement.csv's sampled columns, the score dump evaluate wrote in OUT/dumps (``--reference``
+    stays the pack or results folder the evaluation placed the system in)."""
+    import pandas as pd
+
+    try:
+        pl = pd.read_csv(folder / "placement.csv")
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        p.error(f"--plan {a.plan}: cannot read placement.csv: {exc}")
+    cols = [c for c in pl.columns if c.endswith("_sample_plan_budget")]  # set on every opponent's row
+    rows = pl[pl[cols[0]].notna()] if cols else pl.iloc[:0]
+    if rows.empty or rows["System"].nunique() != 1:
+        p.error(f"--plan {a.plan}: placement.csv names no single system with sampled judgments: give --sheet, "
+                "--plan-items and --run-dump")
+    name, testset = str(rows["System"].iloc[0]), str(rows["TestSet"].iloc[0])
+    a.run_dump = str(folder / "dumps" / name / testset)
+    a.against = a.against or ",".join(dict.fromkeys(rows["Opponent"].astype(str)))
+    a.sample_metric = cols[0].split("@")[0]
+    if a.kg is None:
+        a.kg = _workflow_kg(a, p, testset)
 
 
 def _workflow_kg(a, p, testset: str) -> str:
