@@ -100,7 +100,7 @@ def _evaluate(p: argparse.ArgumentParser):
         if missing:
             prepare_data(a, missing, argv_command())
         if a.judgments:  # a part-judged campaign export is refused now, not after the evaluation
-            from .sampling import refuse_unfinished
+            from ..sampling.estimates import refuse_unfinished
 
             require_inputs([a.judgments])
             refuse_unfinished(Path(a.judgments))

@@ -35,6 +35,7 @@ def _sample_estimate(p: argparse.ArgumentParser):
     p.add_argument("--rbp-p", type=float, default=0.8, help="RBP's persistence (a plan on RBP)")
 
     def run(a):
+        from ..sampling.estimates import refuse_unfinished
         from ..sampling.reference import read_source, source_universe
         from ..sampling.steps import estimate_step
 
@@ -136,23 +137,3 @@ def pd_items(sidecar: Path) -> int:
 
     return int(pd.read_csv(sidecar, usecols=["item"])["item"].nunique())
 
-
-def refuse_unfinished(labels: Path) -> None:
-    """A campaign export (``report.json`` beside its ``judgments.txt``) with unfinished items is refused before
-    anything is read: its estimate would be one of part of the sample."""
-    import json
-
-    from ..errors import InputError
-
-    report = labels.with_name("report.json")
-    if labels.name != "judgments.txt" or not report.is_file():
-        return
-    try:
-        rep = json.loads(report.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return  # not a campaign's report: the labels are checked against the plan anyway
-    left = rep.get("unfinished", 0) if isinstance(rep, dict) else 0
-    if isinstance(left, int) and left > 0:
-        raise InputError(labels, None, f"a part-judged campaign export: {left} of {left + rep.get('items', 0)} "
-                                       "items are not final yet (kgeval campaign status says which); judge them "
-                                       "and export again")
