@@ -233,6 +233,15 @@ def test_outside_plan_shows_live_as_evaluate_estimates(workdir, synth_kg, study_
         assert rows[opp]["a"] == "Mine"
         assert rows[opp]["delta"] == pytest.approx(pl.loc[opp, "P@10_sample_delta"], abs=1e-9)  # csv: 10 digits
         assert rows[opp]["bound_low"] <= rows[opp]["delta"] <= rows[opp]["bound_high"]
+    conn.close()
+    # create --plan OUT reads the system, the opponents and the metric from evaluate's placement.csv
+    assert main(["campaign", "create", str(tmp_path / "p.db"), "--plan", str(out), "--kg",
+                 str(workdir / "resources/datasets/Synth/kg.npz"), "--reference", str(study_with_dumps)]) == 0
+    assert capsys.readouterr().out == f"{tmp_path / 'p.db'}\t{sheet['item'].nunique()} items\t{len(STUDY)} comparisons\n"
+    same = [[list(connect(d).execute(q)) for q in ("SELECT a, b, metric, base, lo, hi FROM comparisons ORDER BY b",
+                                                   "SELECT c1, c0 FROM coefficients ORDER BY comparison, item")]
+            for d in (db, tmp_path / "p.db")]
+    assert same[0] == same[1]
 
 
 def test_mtc_order_after_an_undo_of_a_final_label(tmp_path):

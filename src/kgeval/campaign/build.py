@@ -56,6 +56,20 @@ def read_comparisons(path: str | Path, items: list[dict]) -> tuple[list[dict], n
     return comps, c1, c0
 
 
+def plan_expectation(plan_items: str | Path | None) -> dict[str, str]:
+    """The items the plan's prior expects to be judged (``sampling_budgets.csv``'s ``plan_budget`` beside the
+    sidecar), kept for the curator's projection (:mod:`kgeval.campaign.projection`); none without that table."""
+    pairs = Path(plan_items).with_name("sampling_budgets.csv") if plan_items is not None else None
+    if pairs is None or not pairs.is_file():
+        return {}
+    try:
+        table = pd.read_csv(pairs, usecols=["Metric", "plan_budget"])
+        budget = float(table["plan_budget"].iloc[0])
+    except (OSError, ValueError, IndexError, pd.errors.ParserError, pd.errors.EmptyDataError):
+        return {}
+    return {"plan_budget": repr(budget), "plan_metric": str(table["Metric"].iloc[0])} if np.isfinite(budget) else {}
+
+
 def create_campaign(db: str | Path, sheet: str | Path, plan_items: str | Path | None = None,
                     comparisons: str | Path | None = None, title: str | None = None,
                     study: dict | None = None, order: str = "plan", kg: str | Path | None = None,
@@ -83,9 +97,10 @@ def create_campaign(db: str | Path, sheet: str | Path, plan_items: str | Path | 
         if plan_items is None or comparisons is not None:
             raise InputError(sheet, None, "the study's runs give the comparisons of a sampling plan: give its "
                                           "sidecar (--plan-items) and no --comparisons file")
-        from .comparisons import outside_comparisons, plan_comparisons
+        from .comparisons import outside_comparisons, plan_comparisons, source_comparisons
 
-        make = outside_comparisons if "dump" in study else plan_comparisons
+        make = (outside_comparisons if "dump" in study else source_comparisons if "source" in study
+                else plan_comparisons)
         comps, c1, c0 = make(plan_items=str(plan_items), items=items, **study)
     if order == "mtc" and not any(c.get("bound_low") is not None for c in comps):
         raise InputError(sheet, None, "--order mtc ranks the items by the exact bounds and MTC's priority of the "
@@ -96,8 +111,9 @@ def create_campaign(db: str | Path, sheet: str | Path, plan_items: str | Path | 
     if not db.parent.is_dir():
         raise InputError(db, None, f"the folder {db.parent} does not exist or is not a folder")
     try:
-        create(db, items, {"title": title or items[0]["batch"] or Path(sheet).stem, "sheet": str(sheet),
-                           "order": order} | ({"k": str(k)} if k is not None else {}))
+        info = {"title": title or items[0]["batch"] or Path(sheet).stem, "sheet": str(sheet), "order": order}
+        info.update(({"k": str(k)} if k is not None else {}) | plan_expectation(plan_items))
+        create(db, items, info)
         if comps:
             conn = connect(db)
             add_comparisons(conn, comps, c1, c0)

@@ -49,6 +49,21 @@ def plan_comparisons(dumps: dict[str, str], kg_path: str, plan_items: str, plan_
                                 prior, rbp_p)
 
 
+def source_comparisons(source: dict, plan_items: str, plan_pairs: str, items: list[dict]
+                       ) -> tuple[list[dict], np.ndarray, np.ndarray]:
+    """The comparisons of a plan ``kgeval sample-plan`` drew from a reference pack (its ``sampling_source.json``,
+    read by :func:`kgeval.sampling.reference.read_source`); none for a question metric's plan (RR, Success),
+    whose difference is observed only when a whole question is judged: its campaign shows progress only."""
+    from ..sampling.reference import source_universe
+
+    table = read_plan_pairs(plan_pairs)
+    if not is_linear(METRIC_NAMES[table["Metric"].iloc[0]]):
+        return [], None, None
+    u, kg = source_universe(source)
+    return universe_comparisons(u, kg, read_plan_items(plan_items), plan_items, table, plan_pairs, items,
+                                source["prior"], source["rbp_p"])
+
+
 def universe_comparisons(u: Universe, kg: KnowledgeGraph, plan: pd.DataFrame, plan_items: str, table: pd.DataFrame,
                          plan_pairs: str, items: list[dict], prior: str = "logistic", rbp_p: float = 0.8
                          ) -> tuple[list[dict], np.ndarray, np.ndarray]:

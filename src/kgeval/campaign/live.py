@@ -21,6 +21,7 @@ import numpy as np
 from ..judgments.candidates import TOL
 from ..pools.annotation.agreement import cohen_kappa
 from ..sampling.sequence import eb_sequence
+from .projection import projection
 from .store import meta
 
 ALPHA = 0.05
@@ -198,7 +199,8 @@ class Live:
             total = conn.execute("SELECT COUNT(*) FROM items").fetchone()[0]
             detail = kappa_detail(conn)
             out = {"kappa": None if detail is None else detail["value"], "kappa_detail": detail,
-                   "rates": rates(conn), "final": int(order.size), "total": int(total), "judgments": int(key[0])}
+                   "rates": rates(conn), "final": int(order.size), "total": int(total), "judgments": int(key[0]),
+                   "projection": projection(conn)}
         finally:
             conn.execute("COMMIT")
         est, low, high = paths(self.base, self.lo, self.hi, self.c1, self.c0, order, labels, self.alpha)

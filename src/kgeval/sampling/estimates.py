@@ -11,6 +11,8 @@ A unit's label enters only through its sampled term: a drawn item judged Y inste
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -84,10 +86,12 @@ def plan_labels(plan: pd.DataFrame, plan_path: str, rows: list[tuple[tuple[str, 
                                                 f"{'NY'[label[triple]]} on line {first[triple]}")
         label[triple] = int(lab == "Y")
         first.setdefault(triple, line)
-    for triple, line in zip(triples, plan["line"]):
-        if triple not in label and not questions:
-            raise InputError(plan_path, int(line), f"item {' '.join(triple)} has no judgment in {labels_path} (every "
-                                                   "drawn item must be judged before estimating)")
+    missing = [(t, line) for t, line in zip(triples, plan["line"]) if t not in label]
+    if missing and not questions:
+        (triple, line), n = missing[0], len(set(t for t, _ in missing))
+        raise InputError(plan_path, int(line), f"item {' '.join(triple)} has no judgment in {labels_path} ({n} of "
+                                               f"{len(drawn)} drawn items have none; every drawn item must be "
+                                               "judged before estimating)")
     return np.array([label.get(t, -1) for t in triples], np.int8)
 
 
@@ -166,3 +170,23 @@ def prior_audit(plan: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
         rows.append({"items": name, "n": n, "relevant": rel, "predicted_rate": plan["p"][keep].mean() if n else np.nan,
                      "observed_rate": obs, "observed_se": np.sqrt(obs * (1 - obs) / n) if n else np.nan})
     return pd.DataFrame(rows)
+
+
+def refuse_unfinished(labels: str | Path) -> None:
+    """A campaign export (``report.json`` beside its ``judgments.txt``) with unfinished items is refused before
+    anything is read: its estimate would be one of part of the sample."""
+    import json
+
+    labels = Path(labels)
+    report = labels.with_name("report.json")
+    if labels.name != "judgments.txt" or not report.is_file():
+        return
+    try:
+        rep = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # not a campaign's report: the labels are checked against the plan anyway
+    left = rep.get("unfinished", 0) if isinstance(rep, dict) else 0
+    if isinstance(left, int) and left > 0:
+        raise InputError(labels, None, f"a part-judged campaign export: {left} of {left + rep.get('items', 0)} "
+                                       "items are not final yet (kgeval campaign status says which); judge them "
+                                       "and export again")
