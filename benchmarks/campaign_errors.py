@@ -33,12 +33,12 @@ def main() -> None:
     a = ap.parse_args()
 
     from kgeval import home
-    from kgeval.bounds.decide import METRIC_NAMES
     from kgeval.campaign.errors import default_schemes, error_table
     from kgeval.config import load_config_file, validate_config
     from kgeval.data.cache import DataBuilder
     from kgeval.data.kg import KnowledgeGraph
     from kgeval.data.testsets import TestSet
+    from kgeval.judgments.items import METRIC_NAMES
     from kgeval.sampling.problem import Problem
     from kgeval.sampling.reference import reference_universe
 

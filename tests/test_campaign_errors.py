@@ -42,10 +42,10 @@ def test_expected_error_matches_the_draws(scheme):
 def test_perfect_scheme_is_the_simulation_estimate(pooled, synth_kg):
     """With annotators who never err, the table's coverage and decisions are those of the sampling
     simulation's estimator (Problem.estimate) on the same sample; an always-N annotator covers less."""
-    from kgeval.bounds.decide import METRIC_NAMES
+    from kgeval.judgments.items import METRIC_NAMES
+    from kgeval.judgments.universe import build
     from kgeval.sampling import design as dz
     from kgeval.sampling.problem import Problem
-    from kgeval.sampling.universe import build
     from kgeval.scores.ranking import judged_entities
 
     _, sc, _, dumps = pooled

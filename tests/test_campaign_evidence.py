@@ -16,7 +16,7 @@ from test_campaign import SRC, Campaign, write_sheet  # noqa: E402
 
 from kgeval.campaign import evidence  # noqa: E402
 from kgeval.campaign.build import create_campaign  # noqa: E402
-from kgeval.campaign.live import kappa_reading, metric_name, metric_range, projection  # noqa: E402
+from kgeval.campaign.live import kappa_reading, metric_name, metric_range  # noqa: E402
 from kgeval.campaign.server import create_app  # noqa: E402
 from kgeval.campaign.store import add_person, connect  # noqa: E402
 from kgeval.data.kg import KnowledgeGraph  # noqa: E402
@@ -124,11 +124,6 @@ def test_kappa_reading_says_prevalence():
     assert "prevalence" not in kappa_reading(0.8, 10, 9, 0.5, 0.5)
 
 
-def test_projection():
-    assert projection(100, 0, 0) == {"items": 100, "expected": 200, "per_item": None, "projected": None}
-    assert projection(100, 20, 46)["projected"] == 230
-
-
 def test_live_cut_to_range_no_estimate_before_a_judgment_and_kappa(tmp_path):
     write_sheet(tmp_path / "sheet.tsv", 3)
     comp = tmp_path / "comparisons.csv"
@@ -150,8 +145,9 @@ def test_live_cut_to_range_no_estimate_before_a_judgment_and_kappa(tmp_path):
     assert (c["S1", "S2"]["low"], c["S1", "S2"]["high"]) == (-1.0, 1.0)  # the sequence's [−5, 5] cut
     assert c["S1", "S3"]["judgments"] == 0 and c["S1", "S3"]["delta"] is None  # not the prior's 0.2
     assert (c["S1", "S3"]["low"], c["S1", "S3"]["high"]) == (-1.0, 1.0) and not c["S1", "S3"]["decided"]
-    assert "fixed-sample" in live["rule_text"] and live["plan"] == {"items": 3, "expected": 6, "per_item": 2.0,
-                                                                   "projected": 6}
+    pr = live["projection"]  # no plan budget in this campaign: no expectation, the projection at 2 per item
+    assert "fixed-sample" in live["rule_text"] and (pr["items"], pr["expected"], pr["per_item"]) == (3, None, 2.0)
+    assert pr["projected"] == 6.0
 
 
 def test_kappa_detail_over_http(tmp_path):

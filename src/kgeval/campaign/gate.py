@@ -20,7 +20,7 @@ LIMIT = 20_000  # bytes: a judgment with a 2000-character link and a 5000-charac
 MAX_ITEM = 2**62  # SQLite's INTEGER is 64-bit signed: a larger number raises inside the driver
 MAX_SECONDS = 1e7
 MAX_HEADERS, MAX_HEADER_BYTES = 100, 16_000  # a browser sends about 15 headers, a few hundred bytes each
-FIELDS = ("item", "label", "source", "note", "seconds")
+FIELDS = ("item", "label", "source", "note", "seconds", "next")  # next: the reply brings the next item too
 
 
 async def _respond(send, status: int, message: str, headers: dict[str, str]) -> None:
@@ -118,6 +118,8 @@ def judgment(body: dict) -> tuple[int, str, str, str, float | None]:
     extra = sorted(set(body) - set(FIELDS))
     if extra:
         raise ProtocolError(400, f"unknown field {extra[0][:40]!r}: expected {', '.join(FIELDS)}")
+    if not isinstance(body.get("next", False), bool):
+        raise ProtocolError(400, "next: expected true or false")
     item = _number(body.get("item"), "item", 1, MAX_ITEM, integer=True)
     label = body.get("label")
     if not isinstance(label, str) or label.lower() not in LABELS:

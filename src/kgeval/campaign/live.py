@@ -160,14 +160,6 @@ def metric_range(metric: str, k: int | None) -> float:
     return float("inf")
 
 
-def projection(total: int, final: int, judgments: int) -> dict:
-    """The judgments the plan expects (two annotations per item, adjudications on top) beside the running
-    projection of the total at the judgments per final item so far."""
-    per = judgments / final if final else None
-    return {"items": total, "expected": 2 * total, "per_item": per,
-            "projected": None if per is None else int(round(per * total))}
-
-
 class Live:
     """The comparisons (fixed when the campaign is created: read once) and the snapshot of the labels so far,
     recomputed only when a judgment changed something."""
@@ -224,7 +216,6 @@ class Live:
                          "bound_low": _number(b_low[j]), "bound_high": _number(b_high[j]),
                          "expected": int(self.bears[j].sum() - done[j])})
         out["rule_text"] = RULE_TEXT[self.rule]
-        out["plan"] = projection(out["total"], out["final"], out["judgments"])
         out["comparisons"] = rows
         self._key, self._last = key, out
         return out

@@ -19,6 +19,7 @@ from pathlib import Path
 from ..data.kg import KnowledgeGraph
 from ..data.questions import load_questions
 from ..data.testsets import TestSet
+from ..errors import InputError
 from ..judgments.lists import pack_array
 from ..judgments.universe import Universe, build
 from ..scores.ranking import judged_entities

@@ -43,9 +43,10 @@
     $("final").textContent = d.final;
     $("total").textContent = d.total;
     $("judgments").textContent = d.judgments;
-    $("expected-judgments").textContent = d.plan.expected;
-    $("projected").textContent = d.plan.projected === null ? "not known yet" :
-      d.plan.projected + (d.plan.projected > d.plan.expected ? " (over the plan's expectation)" : "");
+    const pr = d.projection;  // kgeval.campaign.projection: 2 × the plan's budget, and the running projection
+    $("expected-judgments").textContent = pr.expected === null ? "no budget known" : Math.round(pr.expected);
+    $("projected").textContent = Math.round(pr.projected) + (pr.overrun !== null && pr.overrun > 0 ?
+      " (" + Math.round(100 * pr.overrun) + " % over the plan's expectation)" : "");
     $("kappa").textContent = d.kappa === null ? "–" : d.kappa.toFixed(3);
     $("kappa-reading").textContent = d.kappa_detail ? "(" + d.kappa_detail.reading + ")" : "";
     $("rule").textContent = d.rule_text;
