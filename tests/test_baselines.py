@@ -108,9 +108,17 @@ def test_the_command_refuses_a_file_of_yours_and_names_a_bad_test_set(installed,
 
 
 @needs_mirror
-def test_a_popularity_run_placed_among_the_13_outside_the_checkout(as_installed):
+def test_a_popularity_run_placed_among_the_13_outside_the_checkout(as_installed, tmp_path, monkeypatch):
     """The README's path after install, in an empty folder: two commands make a popularity run on FB-Test-S-C
     and place it among the reference pack's 13 systems; its MRRs are the README's (0.1783 micro, 0.2324 macro)."""
+    from kgeval import home
+
+    packaged = tmp_path / "site-packages" / "kgeval" / "_data"  # the wheel's copy of the default files (setup.py)
+    packaged.mkdir(parents=True)
+    for folder in ("config", "annotations", "reference"):
+        (packaged / folder).symlink_to(ROOT / folder)
+    monkeypatch.setattr(home, "checkout_root", lambda: None)
+    monkeypatch.setattr(home, "PACKAGED", packaged)
     assert cli_main(["baseline", "popularity", "--out", "runs", "--testsets", "FB-Test-S-C"]) == 0
     assert cli_main(["evaluate", "runs", "--name", "Popularity", "--dataset", "FB15k-237", "--testsets",
                      "FB-Test-S-C", "--out", "eval"]) == 0
@@ -119,3 +127,19 @@ def test_a_popularity_run_placed_among_the_13_outside_the_checkout(as_installed)
     placement = pd.read_csv(as_installed / "eval/placement.csv")
     assert placement["Opponent"].nunique() == 13
     assert sorted(p.name for p in as_installed.iterdir()) == ["eval", "runs"]
+
+
+def test_the_data_build_reports_snakemakes_steps(tmp_path, caplog):
+    """build_data's snakemake runs for minutes: its "N of M steps" lines become progress lines, and the whole
+    output still goes to the log file."""
+    import logging
+    import sys
+
+    lines = ["Building DAG of jobs...", "1 of 3 steps (33%) done", "2 of 3 steps (67%) done",
+             "3 of 3 steps (100%) done"]
+    cmd = [sys.executable, "-c", f"print({chr(10).join(lines)!r})"]
+    log = tmp_path / "build.log"
+    with caplog.at_level(logging.INFO, logger="kgeval"), open(log, "w", encoding="utf-8") as fh:
+        assert api.data._follow(cmd, tmp_path, fh, log) == 0
+    assert log.read_text().splitlines() == lines
+    assert any("building the test set's data: 3/3 steps (100.0 %)" in r.getMessage() for r in caplog.records)
