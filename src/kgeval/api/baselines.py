@@ -54,7 +54,7 @@ def baseline(kind: str = "popularity", out: str | os.PathLike = "runs", testsets
     names = dataset_testsets(cfg, dataset, list(testsets) if testsets else None, cfg_path)
     root = data._data_root(workdir)
     files = {name: data.data_files(root, dataset, name) for name in names}
-    missing = [p for f in files.values() for k, p in f.items() if k != "summary" and not p.is_file()]
+    missing = [p for f in files.values() for p in f.values() if not p.is_file()]
     if missing:
         data.build_data(root, cfg_path, missing)
     kg = KnowledgeGraph.load(files[names[0]]["kg"])

@@ -70,7 +70,7 @@ def data_files(workdir: str | os.PathLike, dataset: str, testset: str) -> dict[s
 
     resources = Path(workdir) / "resources"
     files = testset_file_paths(resources, testset)
-    return {"kg": kg_file(resources, dataset), **{k: Path(v) for k, v in files.items()}}
+    return {"kg": kg_file(resources, dataset), "tsv": files["tsv"], "questions": files["questions"]}
 
 
 def build_data(workdir: Path, config_path: Path, targets: list[Path]) -> None:
