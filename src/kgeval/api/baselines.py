@@ -59,6 +59,7 @@ def baseline(kind: str = "popularity", out: str | os.PathLike = "runs", testsets
         data.build_data(root, cfg_path, missing)
     kg = KnowledgeGraph.load(files[names[0]]["kg"])
     questions = {name: load_questions(files[name]["questions"], kg) for name in names}
-    with OutputStage(f"baseline {kind}", folder=out) as stage:
+    inputs = [cfg_path, *{p for f in files.values() for p in f.values()}]
+    with OutputStage(f"baseline {kind}", inputs=inputs, folder=out) as stage:
         written = write_baseline_runs(kg, questions, kind, stage.root, depth, tag or kind)
     return {name: Path(out) / path.name for name, (path, _) in written.items()}

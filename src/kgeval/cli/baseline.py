@@ -23,6 +23,8 @@ def _baseline(p: argparse.ArgumentParser):
     p.add_argument("--depth", type=SchemaNumber("arguments", "baseline_depth"), default=100,
                    help="entities per question (default: %(default)s)")
     p.add_argument("--tag", type=name_type, default=None, help="the runs' tag column (default: the kind)")
+    p.add_argument("--workdir", default=".", help="workflow folder whose resources/ hold the data (default: here; "
+                   "outside a workflow folder the data are in $KGEVAL_HOME)")
     p.add_argument("--config", default=None, help="workflow config (default: config/config.yaml here, else the "
                    "packaged one)")
 
@@ -30,7 +32,7 @@ def _baseline(p: argparse.ArgumentParser):
         from ..api.baselines import baseline
 
         names = [t for t in (a.testsets or "").split(",") if t] or None
-        written = baseline(a.kind, a.out, names, a.dataset, a.depth, a.tag, config=a.config)
+        written = baseline(a.kind, a.out, names, a.dataset, a.depth, a.tag, workdir=a.workdir, config=a.config)
         for name, path in written.items():
             print(f"{name}\t{path}")
         return 0
