@@ -32,7 +32,8 @@ def baseline(kind: str = "popularity", out: str | os.PathLike = "runs", testsets
         dataset: the dataset whose training triples the baseline counts.
         depth: entities per question (the run's depth).
         tag: the run's tag column (default: ``kind``).
-        workdir, config: as for :func:`kgeval.load_testset`.
+        workdir: the workflow folder, as for :func:`kgeval.load_testset`.
+        config: the workflow configuration, as for :func:`kgeval.load_testset`.
 
     Returns:
         test set -> the run file written.
