@@ -120,11 +120,14 @@ async def annotator(base: str, who: int, name: str, token: str, n: int, tally: T
 async def load(base: str, people: dict[str, str], n: int, bound_s: float, server: Server | None = None,
                kill_after_s: float = 0.0, pace: float = 0.0) -> Tally:
     """Every annotator judging up to ``n`` items at once, ``pace`` seconds apart (their starts spread over one
-    pace); with ``server``, SIGKILL it after ``kill_after_s``."""
+    pace); with ``server``, SIGKILL it after ``kill_after_s`` and once a judgment has been acknowledged (on a loaded
+    machine the first can take longer than ``kill_after_s``, and a kill before it tests nothing)."""
     tally, killed = Tally(), asyncio.Event()
 
     async def killer():
         await asyncio.sleep(kill_after_s)
+        while not tally.acks and time.perf_counter() - t0 < bound_s / 2:
+            await asyncio.sleep(0.05)
         killed.set()
         await asyncio.to_thread(server.kill)
 

@@ -171,6 +171,12 @@ def test_compare_refuses_no_result_and_no_measure(result):
     refused(BadTypeError, "result", lambda: compare([result, "x"]), "'x' is a str")
 
 
+def test_compare_refuses_a_system_or_a_measure_named_twice(result):
+    """Issue 49, item 10: a system twice or a measure twice raised pandas' errors from the table's index."""
+    refused(BadValueError, "measures", lambda: compare(result, measures=["MRR", "MRR"]), "'MRR' is named twice")
+    refused(BadValueError, "result", lambda: compare([result, result]), "two results are named 'Mine'")
+
+
 # ---- one layer: the command line says what the API says, bounds and defaults from the schema -----------------
 def _option(command: str, dest: str) -> argparse.Action:
     sub = build_parser()[0]._subparsers._group_actions[0].choices[command]
@@ -348,3 +354,21 @@ def test_argument_bounds_of_an_older_workflow_folder_come_from_kgevals_own_schem
     old.write_text("properties:\n  analysis:\n    properties:\n      tukey_trials: {type: integer, minimum: 10}\n")
     assert schema_bound(("arguments", "bootstrap"), old).bounds() == (20, 100_000)
     assert schema_bound(("analysis", "tukey_trials"), old).bounds() == (10, None)
+
+
+def test_evaluate_out_follows_the_output_rule(api_work, sc, tmp_path):  # noqa: F811
+    """Issue 49, item 2: evaluate(out=) wrote its dump over whatever was in out/dumps/<name>/<test set>."""
+    from kgeval.errors import InputError
+
+    out = tmp_path / "o"
+    first = evaluate(api_work[1], sc, measures=["MRR"], name="Mine", bootstrap=20, out=out)
+    dump = out / "dumps" / "Mine" / sc.base
+    assert first.dump.path == dump and (dump / "meta.json").is_file()  # the dump where it was moved, readable
+    again = evaluate(api_work[1], sc, measures=["MRR"], name="Mine", bootstrap=20, out=out)  # its own: replaced
+    assert again.aggregate.equals(first.aggregate)
+    theirs = tmp_path / "theirs" / "dumps" / "Mine" / sc.base
+    theirs.mkdir(parents=True)
+    (theirs / "meta.json").write_text("the user's\n")
+    with pytest.raises(InputError, match="exists and kgeval evaluate Mine .* did not write it here"):
+        evaluate(api_work[1], sc, measures=["MRR"], name="Mine", bootstrap=20, out=tmp_path / "theirs")
+    assert (theirs / "meta.json").read_text() == "the user's\n"

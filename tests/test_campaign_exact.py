@@ -10,7 +10,6 @@ pytest.importorskip("starlette")
 from starlette.testclient import TestClient  # noqa: E402
 from test_evaluate_pairs import study_with_dumps  # noqa: E402, F401  (the study fixture)
 
-from kgeval.bounds.candidates import Candidates  # noqa: E402
 from kgeval.bounds.greedy import greedy  # noqa: E402
 from kgeval.bounds.linear import LinearPairs  # noqa: E402
 from kgeval.campaign.comparisons import terms  # noqa: E402
@@ -19,6 +18,7 @@ from kgeval.campaign.live import add_comparisons  # noqa: E402
 from kgeval.campaign.protocol import judge, next_item  # noqa: E402
 from kgeval.campaign.server import create_app  # noqa: E402
 from kgeval.campaign.store import add_person, connect, create  # noqa: E402
+from kgeval.judgments.candidates import Candidates  # noqa: E402
 from kgeval.sampling.problem import Problem  # noqa: E402
 
 SRC = "https://en.wikipedia.org/wiki/X"
@@ -78,12 +78,12 @@ def test_exact_bounds_equal_the_bounds_module_on_a_real_plan(pooled, synth_kg, t
     LinearPairs' after revealing those items' units, and before any label its bounds with nothing judged."""
     from test_sampling_estimates import judged_plan
 
-    from kgeval.bounds.decide import item_triples
     from kgeval.campaign.build import create_campaign
     from kgeval.campaign.export import import_labels
     from kgeval.campaign.live import Live
     from kgeval.data.kg import KnowledgeGraph
-    from kgeval.sampling.universe import from_dumps
+    from kgeval.judgments.items import item_triples
+    from kgeval.judgments.universe import from_dumps
 
     dumps, out, side, triples, oracle = judged_plan(tmp_path, synth_kg, pooled[1], "P")
     db = tmp_path / "c.db"

@@ -58,13 +58,17 @@ def read_comparisons(path: str | Path, items: list[dict]) -> tuple[list[dict], n
 
 def create_campaign(db: str | Path, sheet: str | Path, plan_items: str | Path | None = None,
                     comparisons: str | Path | None = None, title: str | None = None,
-                    study: dict | None = None, order: str = "plan") -> tuple[int, int]:
+                    study: dict | None = None, order: str = "plan", kg: str | Path | None = None,
+                    templates: str | Path | None = None, k: int | None = None) -> tuple[int, int]:
     """Create the campaign file; returns the numbers of items and comparisons. The comparisons come from a
     ``comparisons`` file, or from the plan (``plan_items`` and ``study``: the keyword arguments of
     :func:`kgeval.campaign.comparisons.plan_comparisons`, or of :func:`~kgeval.campaign.comparisons.
     outside_comparisons` for an outside system's plan, but the plan's sidecar and the items). ``order``:
     ``plan`` serves the items in the sheet's order, ``mtc`` by MTC's priority recomputed as labels arrive
-    (:mod:`kgeval.campaign.exact`; it needs the comparisons of a plan and the study's runs)."""
+    (:mod:`kgeval.campaign.exact`; it needs the comparisons of a plan and the study's runs). ``kg`` (else the
+    study's): the dataset's ``kg.npz``, whose training and validation facts become each item's evidence
+    (:mod:`kgeval.campaign.evidence`, phrased with ``templates``, default ``annotations/templates.tsv``). ``k``
+    (else the study's): the plan's cut-off, for the metrics' full names and ranges on the live page."""
     db = Path(db)
     if order not in ("plan", "mtc"):
         raise InputError(None, None, f"order {order!r}: expected plan or mtc")
@@ -86,17 +90,37 @@ def create_campaign(db: str | Path, sheet: str | Path, plan_items: str | Path | 
     if order == "mtc" and not any(c.get("bound_low") is not None for c in comps):
         raise InputError(sheet, None, "--order mtc ranks the items by the exact bounds and MTC's priority of the "
                                       "plan's comparisons: give the plan's sidecar and the study's runs")
+    kg = kg if kg is not None else (study or {}).get("kg_path")
+    k = k if k is not None else (study or {}).get("k")
+    evidence = None if kg is None else _evidence(kg, templates, items)
     if not db.parent.is_dir():
         raise InputError(db, None, f"the folder {db.parent} does not exist or is not a folder")
     try:
         create(db, items, {"title": title or items[0]["batch"] or Path(sheet).stem, "sheet": str(sheet),
-                           "order": order})
+                           "order": order} | ({"k": str(k)} if k is not None else {}))
         if comps:
             conn = connect(db)
             add_comparisons(conn, comps, c1, c0)
+            conn.close()
+        if evidence is not None:
+            from .evidence import store
+
+            conn = connect(db)
+            store(conn, evidence)
             conn.close()
     except sqlite3.Error as exc:
         if "full" in str(exc):
             raise OSError(errno.ENOSPC, "No space left on device", str(db)) from None
         raise InputError(db, None, f"cannot write the campaign file: {exc}") from None
     return len(items), len(comps)
+
+
+def _evidence(kg: str | Path, templates: str | Path | None, items: list[dict]) -> list[dict | None]:
+    from ..data.kg import KnowledgeGraph
+    from ..home import default_file
+    from ..pools.annotation.templates import load_templates
+    from .evidence import build
+
+    if not Path(kg).is_file():
+        raise InputError(kg, None, "no such file (the dataset's kg.npz, for the items' evidence)")
+    return build(KnowledgeGraph.load(kg), items, load_templates(templates or default_file("annotations/templates.tsv")))

@@ -24,14 +24,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..bounds.decide import METRIC_NAMES
 from ..bounds.linear import LinearPairs
 from ..data.kg import KnowledgeGraph
 from ..errors import InputError
+from ..judgments.items import METRIC_NAMES
+from ..judgments.universe import Universe, from_dumps
 from ..sampling.estimates import read_plan_items
 from ..sampling.problem import Problem
 from ..sampling.sheet import locate_items, pair_columns, read_plan_pairs, unknown_units
-from ..sampling.universe import Universe, from_dumps
 from ..sampling.weights import is_linear
 
 
@@ -116,9 +116,9 @@ def outside_comparisons(dump: str, reference: str, kg_path: str, plan_items: str
     the pack's test set; ``max_depth`` its ``--pool-depth``), pairs (the outside system, each of ``against``)."""
     from pathlib import Path
 
+    from ..judgments.lists import read_lists
     from ..sampling.outside import outside_universe
     from ..scores.dumps import load_dump
-    from ..tables.reference import read_top_k
 
     folder = Path(dump)
     name, testset = folder.parent.name, folder.name
@@ -127,15 +127,13 @@ def outside_comparisons(dump: str, reference: str, kg_path: str, plan_items: str
     scores = Path(reference) / "scores" / testset
     if scores.is_dir():  # a results folder: the study's score dumps
         study = sorted(f.name for f in scores.iterdir() if (f / "meta.json").is_file())
-        found = (k, {s: (lambda x: pd.DataFrame(x.run_entity[:, :k].astype(np.int64), index=np.asarray(
-            x.questions.qid).astype(str)))(load_dump(scores / s)) for s in study})
     else:  # a reference pack: its top-k lists
         evaluation = Path(reference) / "metrics" / testset / "evaluation.csv"
         try:
             study = list(dict.fromkeys(pd.read_csv(evaluation, usecols=["System"])["System"].astype(str)))
         except (OSError, ValueError, pd.errors.ParserError) as exc:
             raise InputError(evaluation, None, f"cannot read the study's systems on {testset}: {exc}") from None
-        found = read_top_k(reference, testset, study)
+    found = read_lists(reference, testset, study)
     unknown = [s for s in against if s not in study]
     if unknown or not against:
         raise InputError(None, None, f"--against {','.join(against)}: name study systems of {testset} "

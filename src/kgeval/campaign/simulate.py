@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..bounds.candidates import TOL
 from ..errors import KgevalError
+from ..judgments.candidates import TOL
 from .exact import Exact, decision_rule, served_order
 from .live import ALPHA, decided_at, finals, load_comparisons, paths
 from .store import add_person, connect, meta

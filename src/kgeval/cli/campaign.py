@@ -42,7 +42,8 @@ def _create(p):
     p.add_argument("--scores", default=None, help="with --plan-items: the folder of the study's score dumps (one "
                                                   "subfolder per system) the plan was made from, for the live "
                                                   "estimates of its pairs")
-    p.add_argument("--kg", default=None, help="with --scores: the dataset's kg.npz")
+    p.add_argument("--kg", default=None, help="the dataset's kg.npz: each item's evidence on the judging page "
+                   "(types, known facts, known answers; needed with --scores and --run-dump)")
     p.add_argument("--plan-pairs", default=None,
                    help="with --scores: the plan's sampling_budgets.csv (default: beside --plan-items)")
     p.add_argument("--k", type=SchemaNumber("bounds", "k"), default=10, help="cut-off k of the plan")
@@ -68,15 +69,13 @@ def _create(p):
         from pathlib import Path
 
         from ..campaign.build import create_campaign
+        from ..scores.dumps import dumps_in
 
         study = None
         if a.scores is not None:
             if a.plan_items is None or a.kg is None:
                 p.error("--scores needs --plan-items and --kg")
-            scores = Path(a.scores)
-            dumps = {d.name: str(d) for d in sorted(scores.iterdir()) if d.is_dir()} if scores.is_dir() else {}
-            if not dumps:
-                p.error(f"--scores {a.scores}: not a folder of score dumps (one subfolder per system)")
+            dumps = dumps_in(a.scores)
             pairs = a.plan_pairs or str(Path(a.plan_items).with_name("sampling_budgets.csv"))
             require_inputs([a.kg, pairs])
             study = {"dumps": dumps, "kg_path": a.kg, "plan_pairs": pairs, "k": a.k, "prior": a.prior,
@@ -88,7 +87,8 @@ def _create(p):
             study = {"dump": a.run_dump, "reference": a.reference, "kg_path": a.kg, "k": a.k, "prior": a.prior,
                      "against": [s.strip() for s in a.against.split(",")], "metric": a.sample_metric,
                      "max_depth": a.max_depth if a.pool_depth is None else a.pool_depth}
-        n, m = create_campaign(a.db, a.sheet, a.plan_items, a.comparisons, a.title, study, a.order)
+        n, m = create_campaign(a.db, a.sheet, a.plan_items, a.comparisons, a.title, study, a.order, kg=a.kg,
+                               k=a.k)
         print(f"{a.db}\t{n} items\t{m} comparisons")
         return 0
 
@@ -102,11 +102,22 @@ def _add_person(p):
     p.add_argument("--base-url", default="http://127.0.0.1:8765", help="the server's address as people reach it")
 
     def run(a):
-        from ..campaign.store import add_person, connect
+        from urllib.parse import urlsplit
 
+        from ..campaign.store import add_person, connect
+        from ..errors import InputError
+
+        url = urlsplit(a.base_url) if a.base_url.isprintable() else None
+        if url is None or url.scheme not in ("http", "https") or not url.netloc:
+            # the link is printed for people to click: a javascript: or data: address would run in their browser
+            p.error(f"--base-url {a.base_url!r}: expected the server's http:// or https:// address")
         conn = connect(a.db)
-        token = add_person(conn, a.name, a.role)
-        conn.close()
+        try:
+            token = add_person(conn, a.name, a.role)
+        except InputError as exc:
+            raise InputError(a.db, None, exc.problem) from None
+        finally:
+            conn.close()
         path = "live" if a.role == "curator" else "j"
         print(f"{a.base_url.rstrip('/')}/{path}/{token}")
         return 0
@@ -194,12 +205,15 @@ def _import(p):
         from ..campaign.export import import_labels
         from ..campaign.labelstudio import import_export
         from ..campaign.store import connect
+        from ..errors import InputError
         from ..io import require_inputs
 
         require_inputs([a.file])
         conn = connect(a.db)
         with open(a.file, "rb") as fh:
             head = fh.read(4096).lstrip()
+        if not head:  # an empty export is a mistake (a failed download, the wrong file), never "0 imported"
+            raise InputError(a.file, None, "empty: expected a Label Studio JSON export or merged labels")
         if head[:1] in (b"[", b"{"):
             n = import_export(conn, a.file)
             print(f"{a.db}\t{n['judgments']} judgments from Label Studio\t{n['skipped']} tasks without "

@@ -29,22 +29,28 @@ def _sample_estimate(p: argparse.ArgumentParser):
     p.add_argument("--max-depth", type=SchemaNumber("pooling", "depth"), default=10, help="deepest pool depth")
     p.add_argument("--prior", choices=("logistic", "binned", "uniform"), default="logistic",
                    help="the plan's relevance prior")
-    p.add_argument("--rbp-p", type=float, default=0.8, help="RBP's persistence (a plan on RBP)")
+    p.add_argument("--rbp-p", type=SchemaNumber("bounds", "rbp_p"), default=None,
+                   help="RBP's persistence, 0 < p < 1 (a plan on RBP only; default 0.8)")
 
     def run(a):
         from ..sampling.steps import estimate_step
+        from ..scores.dumps import dumps_in
 
         sidecar, pairs = Path(a.plan) / "sampling_plan.csv", Path(a.plan) / "sampling_budgets.csv"
         scores = Path(a.scores)
-        dumps = {d.name: str(d) for d in sorted(scores.iterdir()) if d.is_dir()} if scores.is_dir() else {}
-        if not dumps:
-            p.error(f"--scores {a.scores}: not a folder of score dumps (one subfolder per system)")
+        dumps = dumps_in(scores)
+        if a.rbp_p is not None:
+            from ..sampling.sheet import read_plan_pairs
+
+            metric = read_plan_pairs(str(pairs))["Metric"].iloc[0]
+            if metric != "RBP":  # a persistence on a P or DCG plan means nothing: a mistaken plan, most likely
+                p.error(f"--rbp-p {a.rbp_p}: the plan {a.plan} is on {metric}, not RBP; leave --rbp-p out")
         out = Path(a.out)
         with OutputStage("sample-estimate", inputs=[sidecar, pairs, a.labels, a.kg], input_folders=[scores],
                          folder=out) as stage:
             est = estimate_step(dumps, a.kg, str(sidecar), str(pairs), a.labels,
                                 str(stage.path(out / "estimates.csv")), str(stage.path(out / "prior_audit.csv")),
-                                k=a.k, rbp_p=a.rbp_p, prior=a.prior, max_depth=a.max_depth)
+                                k=a.k, rbp_p=0.8 if a.rbp_p is None else a.rbp_p, prior=a.prior, max_depth=a.max_depth)
         for row in est.itertuples(index=False):
             verdict = "decided" if row.decided else "undecided"
             print(f"{row.Metric}\t{row.A} − {row.B}\t{row.delta:+.4f}\t[{row.lo:+.4f}, {row.hi:+.4f}]\t{verdict}\t"

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..io import atomic_open
 from .kg import CATEGORIES
-from .tsv import write_rows
+from .tsv import write_columns, write_rows
 
 ROLE_FILES = {
     "train": "train.txt", "valid": "valid.txt", "test": "test.txt", "names": "mid2name.txt",
@@ -202,12 +202,14 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
     n_valid = int(round(spec.valid_share * n_obs))
     test, valid, train = observed[:n_test], observed[n_test:n_test + n_valid], observed[n_test + n_valid:]
 
-    def named(arr):
-        return [(entities[h], relations[r], entities[t]) for h, r, t in arr.tolist()]
+    ent_names, rel_names = np.array(entities), np.array(relations)
+
+    def named(arr):  # (head, relation, tail) name columns, vectorised: thousands of relations give millions of rows
+        return [ent_names[arr[:, 0]], rel_names[arr[:, 1]], ent_names[arr[:, 2]]]
 
     paths = {role: out / f for role, f in ROLE_FILES.items()}
     for split, arr in (("train", train), ("valid", valid), ("test", test)):
-        write_rows(paths[split], named(arr))
+        write_columns(paths[split], named(arr))
     in_kg = np.zeros(n, bool)
     in_kg[observed[:, [0, 2]].ravel()] = True  # isolated entities do not exist in the KG
     write_rows(paths["names"], [(e, f"Type{etype[i]} entity {i}") for i, e in enumerate(entities) if in_kg[i]])
@@ -224,7 +226,7 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
     sample = test[idx]
     with atomic_open(paths["sample_idxs"]) as fh:
         fh.write("\n".join(str(i) for i in idx.tolist()) + "\n")
-    write_rows(paths["samples"], named(sample))
+    write_columns(paths["samples"], named(sample))
 
     dom_t = np.array([int(d[2:]) for d in rel_dom])
     ran_t = np.array([int(t[2:]) for t in rel_rng])
@@ -248,10 +250,9 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
     pooled_keys, pooled_depth = found_keys[by][first], found_ranks[by][first]
     pooled = keys.triples(pooled_keys)
     is_true = np.isin(pooled_keys, keys.sorted(true))
-    pooled_names, sample_names = named(pooled), named(sample)
-    rows = [(*s, "Y") for s in sample_names]
-    rows += [(*p, "Y" if t else "N") for p, t in zip(pooled_names, is_true.tolist())]
-    perm = rng.permutation(len(rows))
-    write_rows(paths["annotations"], [rows[i] for i in perm])
-    write_rows(paths["pooling_depth"], [(*p, d) for p, d in zip(pooled_names, pooled_depth.tolist())])
+    judged = np.concatenate([sample, pooled])
+    label = np.concatenate([np.full(len(sample), "Y"), np.where(is_true, "Y", "N")])
+    perm = rng.permutation(len(judged))
+    write_columns(paths["annotations"], [*named(judged[perm]), label[perm]])
+    write_columns(paths["pooling_depth"], [*named(pooled), pooled_depth])
     return paths

@@ -25,10 +25,9 @@ import pandas as pd
 from ..bounds.placement import column_prefix, one_against_many, pair_columns
 from ..cells import write_sheet_csv
 from ..data.kg import KnowledgeGraph
+from ..judgments.lists import read_lists
 from ..metrics.evaluate import qrels_at_depth
 from ..pools.annotation import export_batch, load_templates
-from ..scores.dumps import load_dump
-from ..tables.reference import read_top_k
 from . import breakdown, placement, reference, unjudged
 from .report import write_summaries
 from .sampled import SamplingOptions, sampled
@@ -126,22 +125,16 @@ NO_DUMPS = ("pair decisions need the study systems' top-k lists: this reference 
 
 def _study_lists(ref: reference.Reference, t: str, opponents: list[str]) -> tuple[int, dict] | str:
     """The study systems' top-k lists on ``t`` as (k, system → (questions × k) frame of entities by qid), from
-    the results folder's score dumps or the pack's ``runs/``; or the sentence saying why there are none."""
-    if ref.kind == "pack":
-        found = read_top_k(ref.folder, t, opponents)
-        return found if found is not None else f"Pair decisions on {t}: {NO_DUMPS}."
-    folders = {s: Path(ref.folder) / "scores" / t / s for s in opponents}
-    lacking = [s for s, f in folders.items() if not (f / "meta.json").is_file()]
-    if lacking:
-        log.info("pair decisions on %s skipped: no dump of %s under %s", t, ", ".join(lacking), ref.folder)
-        return (f"Pair decisions on {t} need the study systems' score dumps: not available in {ref.folder}/scores/{t} "
-                f"({', '.join(lacking)} missing).")
-    lists, k = {}, None
-    for s, f in folders.items():
-        d = load_dump(f)
-        k = d.k if k is None else min(k, d.k)
-        lists[s] = pd.DataFrame(d.run_entity.astype(np.int64), index=np.asarray(d.questions.qid).astype(str))
-    return k, lists
+    the results folder's score dumps or the pack's ``runs/`` (:func:`kgeval.judgments.lists.read_lists`); or the
+    sentence saying why there are none."""
+    if ref.kind != "pack":
+        lacking = [s for s in opponents if not (Path(ref.folder) / "scores" / t / s / "meta.json").is_file()]
+        if lacking:
+            log.info("pair decisions on %s skipped: no dump of %s under %s", t, ", ".join(lacking), ref.folder)
+            return (f"Pair decisions on {t} need the study systems' score dumps: not available in "
+                    f"{ref.folder}/scores/{t} ({', '.join(lacking)} missing).")
+    found = read_lists(ref.folder, t, opponents)
+    return found if found is not None else f"Pair decisions on {t}: {NO_DUMPS}."
 
 
 def _pair_decisions(placed: pd.DataFrame, evaluations: dict, ref: reference.Reference, options: Options,

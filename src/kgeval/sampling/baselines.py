@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..bounds.candidates import Candidates
 from ..bounds.greedy import greedy, make_engine
 from ..bounds.simulation import DepthOrder, HiddenLabels, simulate
+from ..judgments.candidates import Candidates
+from ..judgments.universe import Universe
 from ..progress import Progress
-from .universe import Universe
 from .weights import pairs
 
 COLUMNS = ["Metric", "A", "B", "true_delta", "hidden", "mtc_hard", "mtc_soft", "depth_order"]

@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..bounds.candidates import Candidates
 from ..errors import InputError
+from ..judgments.candidates import Candidates
 from . import weights as wt
+from .checksum import CHECK, MESSAGE, first_broken
 from .problem import Problem
 
 PLAN_COLUMNS = ("item", "order", "head_id", "relation", "tail_id", "asks", "pi", "p", "audit")
@@ -24,7 +25,8 @@ PLAN_COLUMNS = ("item", "order", "head_id", "relation", "tail_id", "asks", "pi",
 
 def read_plan_items(path: str) -> pd.DataFrame:
     """The sidecar ``sampling_plan.csv``, checked: every column of :data:`PLAN_COLUMNS`, π in (0, 1], p in
-    [0, 1], ``asks`` head or tail; a ``line`` column gives each row's line in the file."""
+    [0, 1], ``asks`` head or tail, every row's ``plan_sha256`` (:mod:`.checksum`); a ``line`` column gives
+    each row's line in the file."""
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
@@ -35,6 +37,7 @@ def read_plan_items(path: str) -> pd.DataFrame:
                                   f"`sampling_plan.tsv`, written with {', '.join(PLAN_COLUMNS)}; re-run the plan)")
     if df.empty:
         raise InputError(path, None, "the plan draws no item")
+    raw = df.copy()
     df["line"] = np.arange(2, len(df) + 2)
     for col, lo, hi, closed in (("pi", 0.0, 1.0, False), ("p", 0.0, 1.0, True)):
         val = pd.to_numeric(df[col], errors="coerce")
@@ -49,6 +52,12 @@ def read_plan_items(path: str) -> pd.DataFrame:
         row = df[bad].iloc[0]
         raise InputError(path, int(row["line"]), f"asks {row['asks']!r} / audit {row['audit']!r}: expected head "
                                                  "or tail / True or False")
+    broken = first_broken(raw)
+    if broken is not None:
+        if CHECK not in raw.columns:
+            raise InputError(path, 1, f"no column {CHECK}: a sidecar written before plans carried their checksum, "
+                                      "or edited; re-run the plan")
+        raise InputError(path, broken + 2, MESSAGE)
     df["audit"] = df["audit"] == "True"
     df["item"] = pd.to_numeric(df["item"], errors="coerce")
     if df["item"].isna().any():

@@ -1,6 +1,6 @@
 """A sampling plan from a reference pack's lists, no model trained: the study systems' top 10 on a pooled test set
 (``reference/<pack>/runs/<test set>/top10.parquet``, columns System, qid, rank, entity) with the test set's
-published judgments, as :func:`kgeval.sampling.universe.build` takes them. What a judging campaign
+published judgments, as :func:`kgeval.judgments.universe.build` takes them. What a judging campaign
 (``kgeval campaign create``) on the real FB-Test-S-C starts from when no run of the workflow is at hand::
 
     from kgeval.sampling.reference import reference_plan
@@ -14,16 +14,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 from ..data.kg import KnowledgeGraph
 from ..data.questions import load_questions
 from ..data.testsets import TestSet
-from ..errors import InputError
+from ..judgments.lists import pack_array
+from ..judgments.universe import Universe, build
 from ..scores.ranking import judged_entities
 from .steps import plan_universe
-from .universe import Universe, build
 
 PLAN_FILES = ("sampling_plan.tsv", "sampling_plan.csv", "sampling_budgets.csv")
 
@@ -32,21 +29,7 @@ def reference_universe(kg: KnowledgeGraph, testset: TestSet, questions_tsv: str 
                        k: int = 10, max_depth: int = 10) -> Universe:
     """The plan's universe from a pack's ``top10.parquet`` of the test set whose judgments and questions are given."""
     qs = load_questions(questions_tsv, kg)
-    try:
-        runs = pd.read_parquet(top, columns=["System", "qid", "rank", "entity"])
-    except (OSError, ValueError, KeyError) as exc:
-        raise InputError(top, None, f"cannot read a reference pack's top-k lists: {exc}") from None
-    systems = sorted(runs["System"].astype(str).unique())
-    q = runs["qid"].astype(str).map({n: i for i, n in enumerate(qs.qid)})
-    if q.isna().any():
-        raise InputError(top, None, f"question {runs['qid'].astype(str)[q.isna()].iloc[0]} is not a question of "
-                                    f"{questions_tsv}: the lists are of another test set")
-    rank = runs["rank"].to_numpy()
-    if rank.min(initial=1) < 1 or rank.max(initial=1) > k:
-        raise InputError(top, None, f"ranks {rank.min()}–{rank.max()}: expected 1–{k}")
-    entity = np.full((len(systems), len(qs.qid), k), -1, np.int64)
-    s = runs["System"].astype(str).map({n: i for i, n in enumerate(systems)}).to_numpy()
-    entity[s, q.to_numpy(int), rank - 1] = runs["entity"].to_numpy()
+    systems, entity = pack_array(top, qs.qid, k, questions_tsv)
     return build(systems, entity, judged_entities(testset, qs), qs, kg, k, max_depth)
 
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..judgments.universe import Universe
 from ..progress import Progress
 from . import design as dz
 from .estimate import Estimate
 from .problem import Problem
 from .sequence import draws_range, eb_sequence
-from .universe import Universe
 
 COLUMNS = ["Metric", "prior", "design", "budget", "A", "B", "true_delta", "coverage", "wrong_sign", "decided",
            "mean_half_width", "mean_judgments", "reps"]

@@ -8,11 +8,12 @@ import logging
 import numpy as np
 import pandas as pd
 
-from ..bounds.decide import METRIC_NAMES
-from ..bounds.prior import TRANSFER_CAVEAT
 from ..data.kg import KnowledgeGraph
 from ..errors import InputError
 from ..io import write_csv
+from ..judgments.items import METRIC_NAMES
+from ..judgments.prior import TRANSFER_CAVEAT
+from ..judgments.universe import Universe, from_dumps
 from ..pools.annotation import load_templates
 from .baselines import baselines, targets
 from .estimates import judged_estimates, plan_labels, prior_audit, read_plan_items
@@ -21,7 +22,6 @@ from .plan import make_plan
 from .problem import Problem
 from .sheet import locate_items, pair_columns, read_plan_pairs, write_plan_sheet
 from .simulation import sequence_errors, simulate
-from .universe import Universe, from_dumps
 from .weights import is_linear, pairs
 
 log = logging.getLogger(__name__)
