@@ -187,6 +187,7 @@ def _option(command: str, dest: str) -> argparse.Action:
     ("evaluate", "unjudged_k", ("arguments", "unjudged_k")),
     ("evaluate", "tukey_trials", ("analysis", "tukey_trials")),
     ("docs-figures", "max_width", ("arguments", "max_width")),
+    ("baseline", "depth", ("arguments", "baseline_depth")),
 ])
 def test_options_take_their_bounds_and_defaults_from_the_schema(command, dest, keys):
     spec = SCHEMA["$defs"][keys[0]] if keys[0] in SCHEMA["$defs"] else SCHEMA["properties"][keys[0]]
@@ -200,6 +201,10 @@ def test_api_defaults_are_the_schemas():
     assert inspect.signature(evaluate).parameters["bootstrap"].default == \
         SCHEMA["$defs"]["arguments"]["properties"]["bootstrap"]["default"]
     assert inspect.signature(place).parameters["trials"].default is None  # the config's analysis.tukey_trials
+    from kgeval import baseline
+
+    assert inspect.signature(baseline).parameters["depth"].default == \
+        SCHEMA["$defs"]["arguments"]["properties"]["baseline_depth"]["default"]
 
 
 @pytest.mark.parametrize("option,keys,text", [

@@ -125,6 +125,8 @@ def argv(cmd: str, env: dict, out: Path | None) -> list[str]:
                      "--resources", str(w / "resources"), "--results", str(d / "no-results"), "--bootstrap", "20",
                      "--templates", str(d / "templates.tsv")],
         "campaign": ["campaign", "create", out, "--sheet", str(d / "b.tsv")],
+        "baseline": ["baseline", "popularity", "--out", out, "--dataset", "Synth", "--testsets", "Synth-Test-S",
+                     "--workdir", str(w), "--config", str(d / "tiny.yaml")],
     }[cmd]
 
 
@@ -132,13 +134,13 @@ def argv(cmd: str, env: dict, out: Path | None) -> list[str]:
 SAME = {"build-kg": "splits/train.txt", "synth": "triples.tsv", "fetch": "resources.tsv", "validate-config": None,
         "annotate-export": "triples.tsv", "annotate-disagreements": "b.A.tsv", "annotate-merge": "b.A.tsv",
         "reanalyze": "release", "model-table": None, "docs-figures": "results", "evaluate": "Synth-Test-S.run",
-        "sample-estimate": "sp/scores", "sample-plan": "pack", "campaign": "b.tsv"}
+        "sample-estimate": "sp/scores", "sample-plan": "pack", "campaign": "b.tsv", "baseline": "tiny.yaml"}
 #: an input of each command to take away (None: the command reads none)
 MISSING = {"build-kg": "splits/valid.txt", "synth": None, "fetch": "resources.tsv", "validate-config": "tiny.yaml",
            "annotate-export": "triples.tsv", "annotate-disagreements": "b.B.tsv", "annotate-merge": "b.tsv",
            "reanalyze": "release", "model-table": "model_quality.csv", "docs-figures": "results",
            "evaluate": "Synth-Test-S.run", "sample-estimate": "sp/labels.txt",
-           "sample-plan": "pack/runs/Synth-Test-S-C/top10.parquet", "campaign": "b.tsv"}
+           "sample-plan": "pack/runs/Synth-Test-S-C/top10.parquet", "campaign": "b.tsv", "baseline": "tiny.yaml"}
 
 
 def fingerprint(folder: Path) -> dict[str, str]:

@@ -87,10 +87,15 @@ def write_outputs(out: str | Path, kg: KnowledgeGraph, table: pd.DataFrame, meta
         placed = reference.rank_only(evals, ref.tables)
         study = dict(ref.tables)
     elif ref is not None:
+        # each phase below takes from seconds to minutes on a loaded 2-core machine; a line per phase says where
+        # the command is (issue 52: evaluate printed nothing for minutes after the metrics)
+        log.info("placing among the study's systems (paired t-tests, Tukey HSD: %s trials)", options.trials)
         placed = placement.placement_table(evals, ref.files, trials=options.trials, seed=options.seed)
         study = {t: placement.study_systems(f) for t, f in ref.files.items()}
     extra, tex_notes = [note], []
     if len(placed) and options.pooled is not None and ref is not None and ref.kind != "authors":
+        log.info("pair decisions on %s: exact bounds%s", options.pooled,
+                 " and the sampling plan" if options.sampling.enabled else "")
         placed, text = _pair_decisions(placed, evaluations, ref, options, out, kg, written)
         extra.append(text)
         tex_notes.append(text)
@@ -106,6 +111,7 @@ def write_outputs(out: str | Path, kg: KnowledgeGraph, table: pd.DataFrame, meta
     written["per_relation"] = out / "per_relation.csv"
 
     if options.pooled is not None:
+        log.info("pool coverage of the top %s on %s", options.k, options.pooled)
         extra.append(_pool_coverage(out, kg, evaluations, options, written))
     write_summaries(out, table, metas, study, placed, extra, options.repeats, options.trials,
                     significance=ref is None or ref.kind != "authors", tex_notes=[t for t in tex_notes if t])

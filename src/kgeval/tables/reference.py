@@ -37,6 +37,7 @@ from ..analysis.selections import MACRO_STUDY, MICRO_STUDY
 from ..errors import InputError
 from ..judgments.lists import RUNS
 from ..metrics.registry import metric
+from .facts import write_facts
 
 PROVENANCE = "provenance.json"
 PACKED = MICRO_STUDY + MACRO_STUDY  # the metrics placement ranks and tests on (kgeval.external.placement.HEADLINE)
@@ -139,6 +140,7 @@ def pack(evaluation: dict[str, str | Path], per_answer: dict[str, str | Path], p
     record["bytes"] = sum(e["bytes"] for e in record["testsets"].values()) + sum(
         e["bytes"] for e in record.get("runs", {}).values())
     (out / PROVENANCE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    write_facts(out)  # the numbers the docs quote from this pack (tests/test_docs_facts.py)
     return record
 
 
