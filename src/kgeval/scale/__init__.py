@@ -6,5 +6,6 @@
 - :mod:`.readers`: ogbl-wikikg2's and Wikidata5M's file layouts, read into integer triples;
 - :mod:`.estimate`: question-sampled MRR / Hits@k with 95 % intervals, paired differences, sample sizes;
 - :mod:`.negatives`: the sampled-negatives protocol (OGB) beside full ranking, and Kendall's tau between them;
+- :mod:`.shards`: exact ranking split into question shards (separate jobs) and gathered;
 - :mod:`.steps`: the workflow's steps (workflow/rules/scale.smk).
 """
