@@ -30,7 +30,11 @@ class Shard:
 def shard(questions: Questions, judged: Judged, index: int, count: int) -> Shard:
     if not 0 <= index < count:
         raise KgevalError(f"shard {index} of {count}: need 0 <= index < count")
-    q_idx = np.arange(index, len(questions), count)
+    return subset(questions, judged, np.arange(index, len(questions), count), index, count)
+
+
+def subset(questions: Questions, judged: Judged, q_idx: np.ndarray, index: int = 0, count: int = 1) -> Shard:
+    """The questions ``q_idx`` (sorted rows of ``questions``) with all their judged answers."""
     rows = np.flatnonzero(np.isin(judged.q, q_idx))
     sub_q = Questions(questions.side[q_idx], questions.entity[q_idx], questions.relation[q_idx],
                       [questions.qid[i] for i in q_idx.tolist()], questions.num_entities, questions.num_relations)
