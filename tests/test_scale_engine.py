@@ -93,3 +93,26 @@ def test_cuda_equals_cpu():
     b = rank_blocks(scorer.to("cuda"), questions, judged, known, k=10, block=50, show_progress=False)
     for field in ("n_gt", "n_eq", "candidate", "run_entity"):
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+
+
+def test_sharded_ranking_gathers_to_the_unsharded_one():
+    from kgeval.errors import KgevalError
+    from kgeval.scale.shards import gather, shard
+
+    test, known_triples, E, R = _random_graph(4)
+    g = torch.Generator().manual_seed(4)
+    scorer = BilinearBlocks(torch.randint(-1, 2, (E, 8), generator=g).float(),
+                            torch.randint(-1, 2, (R, 8), generator=g).float())
+    labels = np.ones(len(test), np.int8)
+    labels[::5] = 0
+    questions, judged, known = _setup(test, known_triples, E, R, labels)
+    whole = rank_blocks(scorer, questions, judged, known, k=15, block=100, show_progress=False)
+    parts = [shard(questions, judged, i, 3) for i in range(3)]
+    ranked = [(p, rank_blocks(scorer, p.questions, p.judged, known, k=15, block=100, show_progress=False))
+              for p in parts]
+    assert sum(len(p.q_idx) for p in parts) == len(questions) and sum(len(p.rows) for p in parts) == len(judged)
+    merged = gather(questions, judged, ranked[::-1])
+    for name in ("n_candidates", "score", "n_gt", "n_eq", "candidate", "run_entity", "run_score"):
+        np.testing.assert_array_equal(getattr(merged, name), getattr(whole, name))
+    with pytest.raises(KgevalError, match="not one full split"):
+        gather(questions, judged, ranked[:2])

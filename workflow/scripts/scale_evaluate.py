@@ -16,6 +16,7 @@ run_step(
     batch=s["batch"],
     memory_budget_mb=s["memory_budget_mb"],
     bootstrap=s["bootstrap"],
+    exact_max_answers=s["exact_max_answers"],
     out_exact=snakemake.output.exact,
     out_estimates=snakemake.output.estimates,
     out_paired=snakemake.output.paired,

@@ -145,7 +145,7 @@ def _pool_side(sample: np.ndarray, side: int, noisy: np.ndarray, etype: np.ndarr
         sc = v @ noisy.T  # one product for a block of questions, not one per question
         sc[etype[None, :] != want_type[sl, None]] -= 1e3  # a typed system prefers the domain (range)
         sc[:, ~in_kg] = -np.inf
-        order = np.argsort(-sc, axis=1, kind="stable")[:, :depth]
+        order = _top_columns(sc, depth)
         cand = keys.of(order, r[sl, None], t[sl, None]) if side == 0 else keys.of(h[sl, None], r[sl, None], order)
         # ranks count macro-filter candidates (test answers included): the filter's answers and entities outside
         # the graph are skipped
@@ -156,6 +156,18 @@ def _pool_side(sample: np.ndarray, side: int, noisy: np.ndarray, etype: np.ndarr
         out_ranks.append(rank[take])
     return (np.concatenate(out_keys) if out_keys else np.zeros(0, np.int64),
             np.concatenate(out_ranks) if out_ranks else np.zeros(0, np.int64))
+
+
+def _top_columns(sc: np.ndarray, depth: int) -> np.ndarray:
+    """The first ``depth`` columns of each row's stable descending sort, without sorting whole rows: the depth
+    largest by partition, then sorted by (score descending, column). Equal to the full stable sort wherever the
+    depth-th and the next finite score differ (scores carry continuous noise; -inf cells, outside the graph, are
+    dropped by the caller whichever are taken)."""
+    if depth >= sc.shape[1]:
+        return np.argsort(-sc, axis=1, kind="stable")
+    part = np.argpartition(-sc, depth - 1, axis=1)[:, :depth]
+    o = np.lexsort((part, -np.take_along_axis(sc, part, 1)), axis=1)
+    return np.take_along_axis(part, o, 1)
 
 
 def _member(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
