@@ -24,6 +24,7 @@ LAYERS = [
     {"training", "pools"},
     {"config"},
     {"analysis"},
+    {"judgments"},
     {"bounds"},
     {"sampling"},
     {"kp"},

@@ -11,7 +11,7 @@ revealed so far, so no strategy sees a hidden label through its prior.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -19,6 +19,7 @@ import pandas as pd
 from ..cells import neutralise_text_columns
 from ..data.kg import HEAD, KnowledgeGraph, infer_categories
 from ..io import write_csv
+from ..judgments.graph_features import item_graph_features
 from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
 from ..pools.annotation.templates import question
 from .candidates import Candidates, system_pairs
@@ -62,11 +63,15 @@ def candidates(entity: np.ndarray, code: np.ndarray, qmask: np.ndarray, systems,
 
 def item_features(items: Items, kg: KnowledgeGraph, questions) -> Features:
     """The prior's features: ranks over the systems, the question relation's category and side, and the
-    relation's number of known triples (its answer count)."""
-    rel = questions.relation[items.q]
+    relation's number of known triples (its answer count); as extra columns for the boosted prior, the training
+    split's graph evidence and each system's reciprocal rank (:mod:`kgeval.judgments.graph_features`)."""
+    rel, side = questions.relation[items.q], questions.side[items.q]
     cats = np.array([_CATEGORY[c] for c in kg.relation_category or infer_categories(kg)])
     count = np.bincount(kg.known()[:, 1], minlength=kg.num_relations)
-    return triple_features(items.cand.ranks, cats[rel], questions.side[items.q], count[rel], items.cand.k)
+    f = triple_features(items.cand.ranks, cats[rel], side, count[rel], items.cand.k)
+    extra = item_graph_features(kg, rel, side, questions.entity[items.q], items.entity, items.cand.ranks,
+                                items.cand.k)
+    return replace(f, extra=extra)
 
 
 def item_triples(items: Items, questions, idx: np.ndarray) -> np.ndarray:
