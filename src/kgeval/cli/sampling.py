@@ -27,7 +27,7 @@ def _sample_estimate(p: argparse.ArgumentParser):
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--k", type=SchemaNumber("bounds", "k"), default=10, help="cut-off k of the plan")
     p.add_argument("--max-depth", type=SchemaNumber("pooling", "depth"), default=10, help="deepest pool depth")
-    p.add_argument("--prior", choices=("logistic", "binned", "uniform"), default="logistic",
+    p.add_argument("--prior", choices=("logistic", "binned", "uniform", "boosted"), default="boosted",
                    help="the plan's relevance prior")
     p.add_argument("--rbp-p", type=float, default=0.8, help="RBP's persistence (a plan on RBP)")
 

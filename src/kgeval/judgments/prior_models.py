@@ -12,7 +12,10 @@ Calibration: the trees' scores are mapped to probabilities by isotonic regressio
 average of the inner fits). The control variate and the budgets use p itself, not only its order, so a
 miscalibrated p would widen the plans' intervals. With too few labels of a class for the inner folds the trees'
 own probabilities are used. Every random choice (the inner folds; the trees use no subsampling and no early
-stopping) follows ``seed``, so a fit is the same bytes for the same labels and seed.
+stopping) follows ``seed``, so a fit is the same bytes for the same labels and seed. The trees grow on one
+thread: the workflow runs jobs side by side on few cores, and OpenMP threads waiting on one another on a loaded
+machine were far slower than one (one calibrated fit on the 15,596 pool labels: 9.5 s on one thread; the
+5-fold cross-validation had not finished in 10 minutes on two threads, load 15–19 on 2 cores).
 
 This module knows the features by their attributes only (``best_rank``, ``n_top``, ``answer_count``,
 ``cat_side``, ``extra``): the prior module dispatches to it, not the other way round.
@@ -21,6 +24,7 @@ This module knows the features by their attributes only (``best_rank``, ``n_top`
 from __future__ import annotations
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 N_CAT_SIDE = 8  # 4 relation categories × 2 question sides
 
@@ -51,6 +55,10 @@ class BoostedPrior:
                                               random_state=self.seed, **self.params)
 
     def fit(self, f, y) -> BoostedPrior:
+        with threadpool_limits(1):
+            return self._fit(f, y)
+
+    def _fit(self, f, y) -> BoostedPrior:
         from sklearn.calibration import CalibratedClassifierCV
         from sklearn.model_selection import StratifiedKFold
 
@@ -70,7 +78,8 @@ class BoostedPrior:
     def predict(self, f) -> np.ndarray:
         if self.constant is not None:
             return np.full(len(f.best_rank), self.constant)
-        return self.model.predict_proba(design(f))[:, 1]
+        with threadpool_limits(1):
+            return self.model.predict_proba(design(f))[:, 1]
 
 
 def expected_calibration_error(pred, labels, bins: int = 10) -> float:
