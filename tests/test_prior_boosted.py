@@ -2,6 +2,7 @@
 helpers against scikit-learn and the textbook formula, calibration on held-out folds and determinism."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
@@ -117,3 +118,37 @@ def test_boosted_prior_without_both_classes_or_extra_columns():
     plain = Features(f.best_rank, f.n_top, f.cat_side, f.answer_count, 10)  # the logistic's columns only
     p = BoostedPrior(max_iter=20).fit(plain, y).predict(plain)
     assert p.shape == (200,) and 0 < p.mean() < 1
+
+
+def test_boosted_plan_is_the_same_bytes_and_its_estimate_refits_the_same_prior(pooled, synth_kg, tmp_path):
+    """The sampling stage with the boosted prior: the same seed gives the same plan files, and the estimate step,
+    which refits the prior and refuses a plan whose p differs, accepts it."""
+    from pathlib import Path
+
+    from helpers import random_scorer, run_engine
+
+    from kgeval.sampling.steps import estimate_step, plan_step
+    from kgeval.scores.dumps import save_ranking
+
+    synth_kg.save(tmp_path / "kg.npz")
+    dumps = {}
+    for i, name in enumerate(["A", "B", "C"]):
+        dumps[name] = str(tmp_path / "scores" / name)
+        save_ranking(run_engine(synth_kg, pooled[1], random_scorer(synth_kg, seed=10 + i), k=10), dumps[name], {})
+    templates = str(Path(__file__).parents[1] / "annotations/templates.tsv")
+    files = []
+    for run in ("a", "b"):
+        out = [str(tmp_path / f"{run}_{f}") for f in ("plan.tsv", "plan.csv", "budgets.csv")]
+        plan_step(dumps, str(tmp_path / "kg.npz"), templates, *out, k=5, budget=40, mc_draws=16, seed=4,
+                  max_depth=30, prior="boosted")
+        files.append([Path(f).read_bytes() for f in out])
+    assert files[0] == files[1]
+    side = pd.read_csv(tmp_path / "a_plan.csv")
+    assert side["p"].between(0, 1).all() and side["p"].nunique() > 1
+    with open(tmp_path / "labels.txt", "w") as fh:
+        for h, r, t in side.drop_duplicates("item")[["head_id", "relation", "tail_id"]].itertuples(index=False):
+            fh.write(f"{h}\t{r}\t{t}\tN\n")
+    est = estimate_step(dumps, str(tmp_path / "kg.npz"), str(tmp_path / "a_plan.csv"),
+                        str(tmp_path / "a_budgets.csv"), str(tmp_path / "labels.txt"), str(tmp_path / "est.csv"),
+                        str(tmp_path / "audit.csv"), k=5, max_depth=30, prior="boosted")
+    assert len(est) == 3 and np.isfinite(est["delta"]).all()
