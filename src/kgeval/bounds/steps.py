@@ -22,6 +22,7 @@ from ..data.kg import KnowledgeGraph
 from ..data.testsets import TestSet
 from ..errors import InputError
 from ..io import write_csv
+from ..judgments.prior_models import expected_calibration_error
 from ..metrics.evaluate import Qrels, qrels_at_depth
 from ..metrics.trec import pair_lookup
 from ..pools.annotation import load_templates
@@ -157,6 +158,7 @@ def selection_step(dumps: dict[str, str], kg_path: str, templates: str, out_prio
                "relevant": int(y.sum()), "cv_auc": cv.auc if cv else np.nan,
                "fold_auc_min": float(np.nanmin(cv.fold_auc)) if cv else np.nan,
                "fold_auc_max": float(np.nanmax(cv.fold_auc)) if cv else np.nan,
+               "cv_ece": expected_calibration_error(cv.predictions, y) if cv else np.nan,
                "mean_p_unknown": float(p[cand.state == -1].mean()) if (cand.state == -1).any() else np.nan,
                "caveat": TRANSFER_CAVEAT}
     write_csv(pd.DataFrame([fit_row]), out_prior)
