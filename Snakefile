@@ -63,6 +63,7 @@ include: "workflow/rules/analysis.smk"
 include: "workflow/rules/hoyt.smk"
 include: "workflow/rules/kp.smk"
 include: "workflow/rules/tables.smk"
+include: "workflow/rules/scale.smk"
 
 
 rule all:

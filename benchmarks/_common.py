@@ -54,3 +54,17 @@ def run_worker(script: str, args: list[str], timeout: float = 3600, allocator: b
 def emit(result: dict) -> None:
     result["peak_rss_mb"] = round(peak_rss_mb(), 1)
     print(json.dumps(result))
+
+
+def head_commit() -> str:
+    """The checkout's short commit, for the numbers a benchmark prints."""
+    return subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+
+
+def print_checks(checks: list[tuple[str, str, str, bool]]) -> None:
+    """One Markdown table of (check, measured, target, met) rows."""
+    width = max(len(c[0]) for c in checks)
+    print(f"| {'check':<{width}} | measured | target | met |")
+    for name, measured, target, met in checks:
+        print(f"| {name:<{width}} | {measured} | {target} | {'yes' if met else 'NO'} |")

@@ -14,9 +14,9 @@ import time
 
 import numpy as np
 
-from kgeval.bounds.labels import ABSENT, NONREL, REL, UNKNOWN
-from kgeval.bounds.metrics import METRICS, bounded_metric
 from kgeval.bounds.tables import states_tables
+from kgeval.judgments.labels import ABSENT, NONREL, REL, UNKNOWN
+from kgeval.judgments.metrics import METRICS, bounded_metric
 
 S, Q, K, CANDIDATES, DEPTHS = 13, 2883, 10, 60, 10
 

@@ -29,7 +29,6 @@ import json
 import os
 import platform
 import sqlite3
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+from _common import head_commit, print_checks  # noqa: E402
 from campaign_fixtures import Server, add_person, create, fb_plan, free_port  # noqa: E402
 
 NEXT_P95_MS = 100.0
@@ -120,11 +120,14 @@ async def annotator(base: str, who: int, name: str, token: str, n: int, tally: T
 async def load(base: str, people: dict[str, str], n: int, bound_s: float, server: Server | None = None,
                kill_after_s: float = 0.0, pace: float = 0.0) -> Tally:
     """Every annotator judging up to ``n`` items at once, ``pace`` seconds apart (their starts spread over one
-    pace); with ``server``, SIGKILL it after ``kill_after_s``."""
+    pace); with ``server``, SIGKILL it after ``kill_after_s`` and once a judgment has been acknowledged (on a loaded
+    machine the first can take longer than ``kill_after_s``, and a kill before it tests nothing)."""
     tally, killed = Tally(), asyncio.Event()
 
     async def killer():
         await asyncio.sleep(kill_after_s)
+        while not tally.acks and time.perf_counter() - t0 < bound_s / 2:
+            await asyncio.sleep(0.05)
         killed.set()
         await asyncio.to_thread(server.kill)
 
@@ -277,14 +280,10 @@ def main() -> int:
             print("  ", e)
     finally:
         server.stop()
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = head_commit()
     print(f"campaign: {n_items:,} items, {n_comp} comparisons; {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} CPUs, commit {commit}; setup {', '.join(f'{k} {v:.1f}' for k, v in timing.items())}")
-    width = max(len(c[0]) for c in checks)
-    print(f"| {'check':<{width}} | measured | target | met |")
-    for name, measured, target, met in checks:
-        print(f"| {name:<{width}} | {measured} | {target} | {'yes' if met else 'NO'} |")
+    print_checks(checks)
     total = time.perf_counter() - t_all
     print(f"total {total:.1f} s")
     (args.out / "campaign_load.json").write_text(json.dumps(

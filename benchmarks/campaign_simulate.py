@@ -21,12 +21,12 @@ from pathlib import Path
 import numpy as np
 from sampling import universe  # benchmarks/sampling.py: the FB-Test-S-C universe from the reference pack
 
-from kgeval.bounds.decide import item_triples
 from kgeval.campaign.comparisons import terms
 from kgeval.campaign.live import add_comparisons
 from kgeval.campaign.simulate import offline, over_http
 from kgeval.campaign.store import connect, create
 from kgeval.data.kg import KnowledgeGraph
+from kgeval.judgments.items import item_triples
 from kgeval.pools.annotation import load_templates, question
 from kgeval.sampling.plan import make_plan
 from kgeval.sampling.problem import Problem

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from sampling import universe
 
-from kgeval.bounds.prior import cross_validate, reliability
+from kgeval.judgments.prior import cross_validate, reliability
 from kgeval.judgments.prior_models import expected_calibration_error
 from kgeval.sampling.plan import make_plan
 from kgeval.sampling.problem import Problem

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -77,11 +78,16 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=500)
     ap.add_argument("--prior", choices=("logistic", "boosted"), default="boosted")
     args = ap.parse_args()
+    from kgeval.workflow import setup_logging
+
+    setup_logging()  # the simulation's and the baselines' progress lines on stderr (minutes each)
     args.out.mkdir(parents=True, exist_ok=True)
     timing = {}
     t0 = time.perf_counter()
+    print("sampling.py: universe …", file=sys.stderr, flush=True)
     u = universe()
     timing["universe_s"] = time.perf_counter() - t0
+    print("sampling.py: plans …", file=sys.stderr, flush=True)
     rr_truth = Problem(u.hidden_state(), u.truth, "RR@k").true  # the pairs' true RR@10 Δ, whatever the judging
     for metric, judging in (("P@k", "rank_order"), ("RR@k", "rank_order"), ("RR@k", "all")):
         t0 = time.perf_counter()
@@ -99,12 +105,14 @@ def main() -> None:
             timing[f"plan_{tag}_median_budget"] = float(need.median())
     prior_budgets(u).to_csv(args.out / "sampling_prior_budgets.csv", index=False)
     t0 = time.perf_counter()
+    print("sampling.py: simulation …", file=sys.stderr, flush=True)
     p = u.out_of_fold_prior(args.prior)
     priors = {"fitted": p, "uniform": np.full(p.size, 0.5), "shifted": np.clip(p + 0.2, 0, 1)}
     table = simulate(u, priors, ("P@k", "RR@k"), (100, 200, 500, 1000, 2000, 5000), args.reps)
     seq = sequence_errors(u, p)
     timing["simulation_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
+    print("sampling.py: MTC and depth order …", file=sys.stderr, flush=True)
     base = pd.concat([baselines(u, p, m, Problem(u.hidden_state(), u.truth, m).true) for m in ("P@k", "RR@k")],
                      ignore_index=True)
     versus = targets(base, pair_budgets(table))

@@ -21,11 +21,11 @@ import time
 
 import numpy as np
 
-from kgeval.bounds.candidates import Candidates
 from kgeval.bounds.counts import judgments_to_decide, tau_distribution
 from kgeval.bounds.greedy import make_engine, plan
-from kgeval.bounds.prior import cross_validate, fit_prior, online_prior, triple_features
 from kgeval.bounds.simulation import MTC, DepthOrder, MoveToFront, RandomOrder, compare_strategies
+from kgeval.judgments.candidates import Candidates
+from kgeval.judgments.prior import cross_validate, fit_prior, online_prior, triple_features
 
 S, Q, K, POOL = 13, 2883, 10, 40   # systems, questions, cut-off, entities a question's systems draw from
 
@@ -64,11 +64,11 @@ def reference_items(pack: str, workdir: str = ".", testset: str = "FB-Test-S-C",
     import pandas as pd
 
     from kgeval import load_testset
-    from kgeval.bounds.decide import candidates, item_features
-    from kgeval.bounds.steps import state
     from kgeval.data.kg import KnowledgeGraph
     from kgeval.data.questions import load_questions
     from kgeval.data.testsets import TestSet
+    from kgeval.judgments.items import candidates, item_features
+    from kgeval.judgments.labels import state
     from kgeval.metrics.evaluate import qrels_at_depth
     from kgeval.metrics.trec import pair_lookup
     from kgeval.scores.ranking import judged_entities
@@ -97,8 +97,8 @@ def reference_items(pack: str, workdir: str = ".", testset: str = "FB-Test-S-C",
 
 def run_reference(args) -> None:
     """Time selection_step's parts on the reference pack's real data (see the module docstring)."""
-    from kgeval.bounds.decide import METRIC_NAMES
     from kgeval.bounds.steps import _prior
+    from kgeval.judgments.items import METRIC_NAMES
 
     max_depth, seed = 10, 0
     t0 = time.perf_counter()

@@ -71,8 +71,10 @@ def plan_comparisons(resources: Path, plan: dict[str, Path], out: Path) -> Path:
     return out
 
 
-def create(db: Path, plan: dict[str, Path], comparisons: Path | None = None) -> None:
+def create(db: Path, plan: dict[str, Path], comparisons: Path | None = None, kg: Path | None = None) -> None:
+    """``kgeval campaign create``; with ``kg`` (the dataset's kg.npz) the items get their evidence."""
     extra = ["--comparisons", comparisons] if comparisons is not None else []
+    extra += ["--kg", kg] if kg is not None else []
     cli("create", db, "--sheet", plan["sampling_plan.tsv"], "--plan-items", plan["sampling_plan.csv"], *extra)
 
 

@@ -13,7 +13,6 @@ import resource
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -171,6 +170,12 @@ def test_compare_refuses_no_result_and_no_measure(result):
     refused(BadTypeError, "result", lambda: compare([result, "x"]), "'x' is a str")
 
 
+def test_compare_refuses_a_system_or_a_measure_named_twice(result):
+    """Issue 49, item 10: a system twice or a measure twice raised pandas' errors from the table's index."""
+    refused(BadValueError, "measures", lambda: compare(result, measures=["MRR", "MRR"]), "'MRR' is named twice")
+    refused(BadValueError, "result", lambda: compare([result, result]), "two results are named 'Mine'")
+
+
 # ---- one layer: the command line says what the API says, bounds and defaults from the schema -----------------
 def _option(command: str, dest: str) -> argparse.Action:
     sub = build_parser()[0]._subparsers._group_actions[0].choices[command]
@@ -182,6 +187,7 @@ def _option(command: str, dest: str) -> argparse.Action:
     ("evaluate", "unjudged_k", ("arguments", "unjudged_k")),
     ("evaluate", "tukey_trials", ("analysis", "tukey_trials")),
     ("docs-figures", "max_width", ("arguments", "max_width")),
+    ("baseline", "depth", ("arguments", "baseline_depth")),
 ])
 def test_options_take_their_bounds_and_defaults_from_the_schema(command, dest, keys):
     spec = SCHEMA["$defs"][keys[0]] if keys[0] in SCHEMA["$defs"] else SCHEMA["properties"][keys[0]]
@@ -195,6 +201,10 @@ def test_api_defaults_are_the_schemas():
     assert inspect.signature(evaluate).parameters["bootstrap"].default == \
         SCHEMA["$defs"]["arguments"]["properties"]["bootstrap"]["default"]
     assert inspect.signature(place).parameters["trials"].default is None  # the config's analysis.tukey_trials
+    from kgeval import baseline
+
+    assert inspect.signature(baseline).parameters["depth"].default == \
+        SCHEMA["$defs"]["arguments"]["properties"]["baseline_depth"]["default"]
 
 
 @pytest.mark.parametrize("option,keys,text", [
@@ -295,13 +305,12 @@ BOMB_LINE = (rf"refused YAML: the value starting here expands to more than {MAX_
              r"aliases: a 'billion laughs' file\?\); write the values out or use fewer aliases$")
 
 
-def test_an_alias_bomb_is_refused_fast_in_one_line(capsys, tmp_path):
-    """10^9 leaves in 1 KB: the error message was built from the whole expanded value (10^8: 15 s, 1.2 GB)."""
+def test_an_alias_bomb_is_refused_in_one_line(capsys, tmp_path):
+    """10^9 leaves in 1 KB: the error message was built from the whole expanded value (10^8: 15 s, 1.2 GB; 10^9
+    would not finish, so a regression shows as a hang, not as a timing this test would have to judge)."""
     path = _bombed_config(tmp_path, 9)
-    start = time.perf_counter()
     with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}:\d+:\d+: {BOMB_LINE}"):
         load_config_file(path)
-    assert time.perf_counter() - start < 1.0
     # the workflow's check (the Snakefile's) refuses it in one line before any job
     with pytest.raises(SystemExit) as exit_:
         validate_workflow_config({}, ROOT / "config/schema.yaml", models=False, configfiles=[path])
@@ -311,20 +320,18 @@ def test_an_alias_bomb_is_refused_fast_in_one_line(capsys, tmp_path):
 
 
 def test_an_alias_bomb_under_a_valid_key_is_refused_within_a_memory_limit(tmp_path):
-    """The command itself, in a process of at most 2 GiB of address space: one line and exit 2 within seconds."""
+    """The command itself, in a process of at most 2 GiB of address space: one line and exit 2 (the timeout only
+    keeps a regression from hanging the suite: speed is measured by benchmarks, never asserted here)."""
     path = _bombed_config(tmp_path, 8)
 
     def limit():
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
-    start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "kgeval.cli", "validate-config", str(path), "--schema",
                            str(ROOT / "config/schema.yaml")], capture_output=True, text=True, timeout=120,
                           preexec_fn=limit, cwd=ROOT)
-    elapsed = time.perf_counter() - start
     assert done.returncode == 2, done.stderr[-2000:]
     assert re.fullmatch(rf"kgeval: error: {re.escape(str(path))}:\d+:\d+: {BOMB_LINE}", done.stderr.strip())
-    assert elapsed < 30
 
 
 def test_messages_quote_a_huge_value_in_a_few_characters(capsys, tmp_path):
@@ -343,3 +350,21 @@ def test_argument_bounds_of_an_older_workflow_folder_come_from_kgevals_own_schem
     old.write_text("properties:\n  analysis:\n    properties:\n      tukey_trials: {type: integer, minimum: 10}\n")
     assert schema_bound(("arguments", "bootstrap"), old).bounds() == (20, 100_000)
     assert schema_bound(("analysis", "tukey_trials"), old).bounds() == (10, None)
+
+
+def test_evaluate_out_follows_the_output_rule(api_work, sc, tmp_path):  # noqa: F811
+    """Issue 49, item 2: evaluate(out=) wrote its dump over whatever was in out/dumps/<name>/<test set>."""
+    from kgeval.errors import InputError
+
+    out = tmp_path / "o"
+    first = evaluate(api_work[1], sc, measures=["MRR"], name="Mine", bootstrap=20, out=out)
+    dump = out / "dumps" / "Mine" / sc.base
+    assert first.dump.path == dump and (dump / "meta.json").is_file()  # the dump where it was moved, readable
+    again = evaluate(api_work[1], sc, measures=["MRR"], name="Mine", bootstrap=20, out=out)  # its own: replaced
+    assert again.aggregate.equals(first.aggregate)
+    theirs = tmp_path / "theirs" / "dumps" / "Mine" / sc.base
+    theirs.mkdir(parents=True)
+    (theirs / "meta.json").write_text("the user's\n")
+    with pytest.raises(InputError, match="exists and kgeval evaluate Mine .* did not write it here"):
+        evaluate(api_work[1], sc, measures=["MRR"], name="Mine", bootstrap=20, out=tmp_path / "theirs")
+    assert (theirs / "meta.json").read_text() == "the user's\n"

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgeval.bounds.kendall import exact_interval, outer_interval, reference_signs, tau_a
-from kgeval.bounds.labels import ABSENT, NONREL, REL, UNKNOWN, Instance, match_positions
-from kgeval.bounds.metrics import METRICS, system_bounds
-from kgeval.bounds.metrics import bounded_metric as metric
 from kgeval.bounds.pairs import decisions, pair_bounds
+from kgeval.judgments.labels import ABSENT, NONREL, REL, UNKNOWN, Instance, match_positions
+from kgeval.judgments.metrics import METRICS, system_bounds
+from kgeval.judgments.metrics import bounded_metric as metric
 
 R, N, U = REL, NONREL, UNKNOWN
 
@@ -217,7 +217,7 @@ def test_findings_undecided_when_an_interval_holds_the_threshold_or_the_papers_v
 
 
 def test_codes_and_question_mask_from_qrels():
-    from kgeval.bounds.steps import state
+    from kgeval.judgments.labels import state
     from kgeval.metrics.evaluate import Qrels
 
     # question 0 judges entity 3 relevant, 4 non-relevant, 5 pooled but unjudged; question 1 has no relevant one

@@ -8,11 +8,12 @@ import pandas as pd
 import pytest
 from conftest import tiny_kg
 
-from kgeval.bounds.candidates import Candidates
-from kgeval.bounds.decide import candidates, item_features, item_triples, write_next_judgments
+from kgeval.bounds.decide import write_next_judgments
 from kgeval.bounds.greedy import make_engine, plan
-from kgeval.bounds.labels import ABSENT, NONREL, REL, UNKNOWN
 from kgeval.data.questions import Questions
+from kgeval.judgments.candidates import Candidates
+from kgeval.judgments.items import candidates, item_features, item_triples
+from kgeval.judgments.labels import ABSENT, NONREL, REL, UNKNOWN
 from kgeval.metrics.trec import pair_lookup
 from kgeval.pools.annotation import EXPORT_HEADER, read_annotations, read_export
 
@@ -137,8 +138,8 @@ def test_findings_give_the_judgments_to_decide_an_undecided_claim():
 
 
 def test_the_simulations_prior_never_sees_its_own_questions_labels():
-    from kgeval.bounds.decide import out_of_fold_prior
-    from kgeval.bounds.prior import group_folds, triple_features
+    from kgeval.judgments.items import out_of_fold_prior
+    from kgeval.judgments.prior import group_folds, triple_features
 
     rng = np.random.default_rng(3)
     n, Q = 400, 40

@@ -121,7 +121,7 @@ def test_undo(camp):
     camp.judge("ana", 1, "y"), camp.judge("bo", 1, "y")
     assert camp.state(1)[0] == "final"
     r = camp.undo("bo")
-    assert r.json() == {"undone": 1} and camp.state(1) == ("open", None, None)
+    assert r.json() == {"undone": 1, "number": "1"} and camp.state(1) == ("open", None, None)
     assert camp.next("bo")["item"] == 1  # back to the same person
     assert camp.judge("bo", 1, "n").status_code == 200 and camp.state(1)[0] == "conflict"
     camp.next("adj")
@@ -129,7 +129,7 @@ def test_undo(camp):
     assert camp.undo("bo").status_code == 409  # adjudicated: final
     assert camp.undo("ana").status_code == 409
     assert camp.undo("cy").status_code == 409  # nothing to undo
-    assert camp.undo("adj").json() == {"undone": 1} and camp.state(1)[0] == "conflict"
+    assert camp.undo("adj").json() == {"undone": 1, "number": "1"} and camp.state(1)[0] == "conflict"
 
 
 def test_refusals(camp):
@@ -154,7 +154,7 @@ def test_refusals(camp):
     assert camp.judge("ana", 1, "n").status_code == 409  # already judged by ana
     r = camp.client.post(f"/api/{camp.tokens['bo']}/judge", content=b"{" + b" " * 30_000 + b"}",
                          headers={"X-CSRF-Token": camp.csrf("bo"), "Content-Type": "application/json"})
-    assert r.status_code == 400 and "20 kB" in r.json()["error"]
+    assert r.status_code == 413 and "20 kB" in r.json()["error"]
     for body in ([1], "x", {"item": "1", "label": "y"}):
         r = camp.client.post(f"/api/{camp.tokens['bo']}/judge", json=body, headers={"X-CSRF-Token": camp.csrf("bo")})
         assert r.status_code == 400 and list(r.json()) == ["error"]
@@ -451,7 +451,7 @@ def test_command_line(tmp_path, capsys, monkeypatch):
     assert main(["campaign", "add-person", str(db), "cur", "--role", "curator"]) == 0
     assert capsys.readouterr().out.startswith("http://127.0.0.1:8765/live/")
     assert main(["campaign", "add-person", str(db), "ana", "--role", "annotator"]) == 2
-    assert capsys.readouterr().err == "kgeval: error: <input>: name 'ana': already a person of this campaign\n"
+    assert capsys.readouterr().err == f"kgeval: error: {db}: name 'ana': already a person of this campaign\n"
     assert main(["campaign", "status", str(db)]) == 0
     assert "3 items: 0 final, 0 waiting for adjudication, 3 open; 0 judgments" in capsys.readouterr().out
     served = []
@@ -522,3 +522,100 @@ def test_acknowledged_judgments_survive_kill_9(tmp_path):
     stored = [r[0] for r in conn.execute("SELECT id FROM judgments ORDER BY id")]
     assert stored == sorted(acked) and len(set(stored)) == 60
     assert conn.execute("SELECT COUNT(*) FROM items WHERE state = 'final'").fetchone()[0] == 30
+
+
+def test_request_fields_are_checked_before_they_reach_sqlite(camp):
+    """Each field's type, range and length is checked in one place: a 400 with one line, never a 500."""
+    camp.next("ana")
+    cases = {"item": [10**30, -1, 0, 1.5, True, None, "1"], "seconds": [10**400, -1, 1e8, "3", [3]],
+             "label": ["", "yes", 1], "source": [1, "https://x.org/" + "a" * 2000], "note": [{}, "a" * 5001],
+             "extra": [1]}
+    for field, values in cases.items():
+        for value in values:
+            body = {"item": 1, "label": "n", "source": "", "note": "", "seconds": 3.0} | {field: value}
+            r = camp.client.post(f"/api/{camp.tokens['ana']}/judge", content=json.dumps(body),
+                                 headers={"X-CSRF-Token": camp.csrf("ana")})
+            assert r.status_code == 400 and list(r.json()) == ["error"], (field, value, r.text)
+            assert "\n" not in r.json()["error"] and field in r.json()["error"], (field, value)
+    headers = {"X-CSRF-Token": camp.csrf("ana")}
+    for raw, why in ((b"[" * 5000 + b"]" * 5000, "nested"), (b'{"item": NaN}', "not JSON"),
+                     (b'{"note": "\\ud800", "item": 1, "label": "n"}', "Unicode"), (b"\xff\xfe", "not JSON")):
+        r = camp.client.post(f"/api/{camp.tokens['ana']}/judge", content=raw, headers=headers)
+        assert r.status_code == 400 and why in r.json()["error"], (raw[:20], r.text)
+    # the same nesting with a forged token: refused for the token, before the body is read
+    r = camp.client.post("/api/forged/judge", content=b"[" * 5000, headers=headers)
+    assert r.status_code == 403 and "unknown token" in r.json()["error"]
+    assert camp.client.get("/api/" + "t" * 5000 + "/next").status_code == 403
+    for headers in ({"X-Big": "a" * 20_000}, {f"X-{i}": "1" for i in range(150)}):
+        r = camp.client.get(f"/api/{camp.tokens['ana']}/next", headers=headers)
+        assert r.status_code == 431 and "headers over" in r.json()["error"]
+    assert camp.judge("ana", 1, "n").status_code == 200  # nothing above was recorded or broke the item
+
+
+def _raw_request(port, head: bytes, chunks, read_after=True):
+    """Send a request over a raw loopback socket (the body in HTTP/1.1 chunks); the status line it got back."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(head)
+        try:
+            for chunk in chunks:
+                s.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            s.sendall(b"0\r\n\r\n")
+        except OSError:  # the server closed the connection after refusing: what a gate should do
+            pass
+        return s.recv(65536).split(b"\r\n", 1)[0] if read_after else None
+
+
+def test_chunked_body_meets_the_token_and_size_gate(camp):
+    """A real chunked request (no Content-Length) to a real uvicorn on loopback: a forged token is refused
+    before the body is read, a known token's body is cut at 20 kB with a 413, a small chunked body is judged."""
+    import socket
+
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(camp.db), host="127.0.0.1", port=port, log_level="error",
+                                           access_log=False))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        import time
+
+        for _ in range(200):
+            if server.started:
+                break
+            time.sleep(0.05)
+        csrf = camp.csrf("ana")
+        camp.next("ana")
+
+        def head(token):
+            return (f"POST /api/{token}/judge HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                    f"X-CSRF-Token: {csrf}\r\nContent-Type: application/json\r\n\r\n").encode()
+
+        seen = []
+        def counted(n):
+            for _ in range(n):
+                seen.append(1)
+                yield b" " * 4096
+        assert b" 403 " in _raw_request(port, head("forged"), counted(2000))
+        assert len(seen) < 2000  # the server hung up: the client could not send the 8 MB
+        seen.clear()
+        assert b" 413 " in _raw_request(port, head(camp.tokens["ana"]), [b'{"item": 1, '] + list(counted(6)))
+        body = json.dumps({"item": 1, "label": "n", "seconds": 2}).encode()
+        assert b" 200 " in _raw_request(port, head(camp.tokens["ana"]), [body[:10], body[10:]])
+        assert camp.state(1)[0] == "open"
+        assert connect(camp.db).execute("SELECT COUNT(*) FROM judgments").fetchone()[0] == 1
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def test_a_campaign_file_missing_a_table_is_refused_at_start(camp):
+    raw = sqlite3.connect(camp.db)
+    raw.execute("DROP TABLE judgments")
+    raw.close()
+    with pytest.raises(InputError, match="table judgments is missing"):
+        create_app(camp.db)

@@ -1,11 +1,14 @@
-"""A judging campaign in a real browser (issue 43): headless Debian chromium driven by selenium against
+"""A judging campaign in a real browser (issues 43 and 51): headless Debian chromium driven by selenium against
 ``kgeval campaign serve`` on loopback, on a budget-40 sampling plan of the real FB-Test-S-C (the reference pack's
-lists, the mirror's judgments). Two annotators and an adjudicator: 20 items judged by keyboard, one undone and
-judged again, a disagreement resolved by the adjudicator, and the curator's live page updated within 1 s of a
-judgment; an annotator never sees the other's answer, in the page or over HTTP.
+lists, the mirror's judgments). Two annotators and an adjudicator: 20 items judged by keyboard only (y, the
+link, Enter; n and u one key each), each showing its evidence from the graph; two keys pressed while an answer
+is on its way both land; one answer undone with z and Enter pressed after it, which undoes nothing more; a
+disagreement appears on the adjudicator's open page without a reload and is resolved there; the curator's live
+page updated within 1 s of a judgment, its intervals in the metric's range, P@10 named, rows filtered and
+sorted; an annotator never sees the other's answer, in the page or over HTTP.
 
-With ``KGEVAL_SCREENSHOTS=DIR`` the test writes ``DIR/campaign_judging.png`` and ``DIR/campaign_live.png`` (the
-guide's screenshots: ``KGEVAL_SCREENSHOTS=docs``). ``.ci/run`` installs chromium and chromium-driver; without
+With ``KGEVAL_SCREENSHOTS=DIR`` the test writes ``DIR/campaign_judging.png``, ``DIR/campaign_live.png`` and
+``DIR/campaign_adjudicator.png`` (the guide's screenshots: ``KGEVAL_SCREENSHOTS=docs``). ``.ci/run`` installs chromium and chromium-driver; without
 them the test skips, saying why."""
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from conftest import needs_mirror
 
 pytestmark = needs_mirror
 
+POLL_S = 5.0  # the empty adjudicator's page asks every 2 s: a conflict shows within this
 WAIT_S = 10.0  # every wait on the page is bounded: a stuck page fails the test instead of hanging CI
 LIVE_S = 1.0  # the issue's bound: the live page shows a judgment within 1 s
 N_KEYBOARD = 20
@@ -55,7 +59,7 @@ def chrome():
         opts = webdriver.ChromeOptions()
         opts.binary_location = binary
         for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                    "--window-size=1280,900", "--no-proxy-server", "--disable-extensions", "--no-first-run"):
+                    "--window-size=1280,1200", "--no-proxy-server", "--disable-extensions", "--no-first-run"):
             opts.add_argument(arg)
         d = webdriver.Chrome(options=opts, service=Service(driver))
         d.set_page_load_timeout(WAIT_S)
@@ -74,7 +78,8 @@ def campaign(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("campaign")
     plan = fb_plan(tmp / "resources", tmp / "plan", budget=40)
     db = tmp / "campaign.sqlite"
-    create(db, plan, plan_comparisons(tmp / "resources", plan, tmp / "comparisons.csv"))
+    create(db, plan, plan_comparisons(tmp / "resources", plan, tmp / "comparisons.csv"),
+           kg=tmp / "resources/datasets/FB15k-237/kg.npz")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     tokens = {name: add_person(db, name, role, base) for name, role in
@@ -82,7 +87,7 @@ def campaign(tmp_path_factory):
     server = Server(db, port, tmp / "serve.log", tokens["ann1"])
     server.start()
     sheet = pd.read_csv(plan["sampling_plan.tsv"], sep="\t", dtype=str, keep_default_na=False)
-    yield {"base": base, "tokens": tokens, "sheet": sheet, "plan": plan, "server": server}
+    yield {"base": base, "tokens": tokens, "sheet": sheet, "plan": plan, "server": server, "db": db}
     server.stop()
 
 
@@ -132,23 +137,35 @@ def press(d, *keys: str) -> None:
     chain.perform()
 
 
+def active(d) -> str:
+    """The focused element's id (the card is the page's own focus), else its tag."""
+    return d.execute_script("const a = document.activeElement; return a ? (a.id || a.tagName) : ''")
+
+
 def judge_by_keyboard(d, api: Client, sheet: pd.DataFrame, label: str, source: str = "", note: str = ""):
-    """Judge the item on the page by keyboard (y/n/u, Enter) after typing the source and note; returns the item
-    and waits until the page took the answer."""
+    """Judge the item on the page by keyboard only: the note typed and left with Esc, then ``n`` or ``u`` (one
+    key), or ``y``, the link typed where the focus went and Enter; returns the item once the page took it, the
+    focus back on the page."""
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
     item = api.next()["item"]
     assert item is not None
-    page_item(d, sheet, item)  # the page has loaded it: keys pressed before would go nowhere
+    number = page_item(d, sheet, item)  # the page has loaded it: keys pressed before would go nowhere
     before = progress(d)
-    for field, value in (("source", source), ("note", note)):
-        el = d.find_element(By.ID, field)
-        el.clear()
-        if value:
-            el.send_keys(value)
-    press(d, label, Keys.ENTER)
+    if note:
+        el = d.find_element(By.ID, "note")
+        el.click()
+        ActionChains(d).send_keys(note, Keys.ESCAPE).perform()
+        assert active(d) == "card"
+    press(d, label)
+    if label == "y":
+        assert active(d) == "source", "after y the focus goes to the link field"
+        ActionChains(d).send_keys(source, Keys.ENTER).perform()
     wait(d, lambda d: progress(d) != before, f"the page to take the answer to item {item}")
+    assert active(d) in ("card", "BODY"), f"after saving, the focus is on {active(d)}, not the page"
+    assert text(d, "#message").startswith(f"Item {number}:"), text(d, "#message")
     return item
 
 
@@ -169,6 +186,12 @@ def page_item(d, sheet: pd.DataFrame, item) -> None:
     for link in ("#wikidata", "#websearch"):
         href = d.find_element("css selector", link).get_attribute("href")
         assert href.startswith("https://"), (link, href)
+    # the page numbers the item as the sheet does; its evidence from the graph is shown; the verified sites too
+    assert text(d, "#number") == str(item)
+    assert d.find_element("css selector", "#evidence").is_displayed()
+    assert text(d, "#ev-head-name") == row["head_name"] and text(d, "#ev-tail-name") == row["tail_name"]
+    assert "wikipedia.org" in text(d, "#verified")
+    return str(item)
 
 
 def open_page(d, url: str) -> None:
@@ -189,6 +212,39 @@ def live_cells(d) -> dict[str, dict[str, str]]:
 def changed(before: dict, after: dict) -> bool:
     """Some comparison's estimate, interval or decision moved."""
     return any(after[p][c] != before[p][c] for p in before for c in ("delta", "low", "high", "decided"))
+
+
+def count(db, sql: str) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def live_page_numbers(live, cells: dict) -> None:
+    """P@10 named; every interval in [−1, 1]; no Δ̂ on a pair no judgment bears on; the rule, κ's reading and the
+    projection said; the rows filtered and sorted as asked."""
+    from selenium.webdriver.common.by import By
+
+    metric = live.execute_script("return Array.from(document.querySelectorAll('#comparisons td.metric'))"
+                                 ".map(td => td.textContent)")
+    assert set(metric) == {"P@10"}
+    for c in cells.values():
+        assert -1 <= float(c["low"]) <= float(c["high"]) <= 1, c
+        assert (c["delta"] == "–") == (c["judgments"] == "0"), c
+    assert "fixed-sample" in text(live, "#rule") and "agree" in text(live, "#kappa-reading")
+    assert text(live, "#projected") not in ("", "–")
+    system = next(iter(cells)).split("|")[0]
+    live.find_element(By.ID, "filter").send_keys(system)
+    wait(live, lambda d: all(system in p.split("|")[:2] for p in live_cells(d)) and len(live_cells(d)) < len(cells),
+         "the filter")
+    live.find_element(By.ID, "filter").clear()
+    live.find_element(By.CSS_SELECTOR, 'th[data-key="judgments"]').click()
+    wait(live, lambda d: (lambda j: j == sorted(j))([int(c["judgments"]) for c in live_cells(d).values()]),
+         "the rows sorted by judgments")
 
 
 def test_campaign_in_the_browser(chrome, campaign):
@@ -213,10 +269,19 @@ def test_campaign_in_the_browser(chrome, campaign):
         given[item] = label
     done = progress(d)
 
-    # undo the last: the page shows that item again, judged again (now the other way)
+    # undo the last with its key, then Enter: one answer withdrawn, never a second; the page shows that item
+    # again, judged again (now the other way)
+    from selenium.webdriver.common.keys import Keys
+
     last = item
-    d.find_element("css selector", "#undo").click()
+    mine = "SELECT COUNT(*) FROM judgments j JOIN people p ON p.id = j.person WHERE p.name = 'ann1'"
+    press(d, "z")
     wait(d, lambda d: progress(d) != done, "the undo")
+    wait(d, lambda d: text(d, "#message").startswith(f"Item {last}: your answer was withdrawn"), "the undo's message")
+    press(d, Keys.ENTER)
+    d.find_element("css selector", "#undo").send_keys(Keys.ENTER)  # Enter on the focused button: no click
+    time.sleep(0.5)
+    assert count(campaign["db"], mine) == N_KEYBOARD - 1, "Enter after the undo withdrew a second answer"
     assert ann1.next()["item"] == last
     page_item(d, sheet, last)
     flipped = "n" if given[last] == "y" else "y"
@@ -225,9 +290,19 @@ def test_campaign_in_the_browser(chrome, campaign):
     assert progress(d) == done
     assert len(given) == N_KEYBOARD
 
+    # two N pressed at once: the second waits for the next item, none is lost nor typed into a field
+    first = ann1.next()["item"]
+    page_item(d, sheet, first)
+    press(d, "n", "n")
+    wait(d, lambda d: count(campaign["db"], mine) == N_KEYBOARD + 2, "both keys' answers")
+    assert active(d) in ("card", "BODY") and d.find_element("css selector", "#source").get_attribute("value") == ""
+
     # annotator 2 is served the same items; never shown annotator 1's answer, in the page or over HTTP
     order = list(given)
     conflict = order[2]  # annotator 1 said N: annotator 2 says Y
+    adjd = chrome()  # the adjudicator's page open before any conflict: it shows one without a reload
+    open_page(adjd, f"{base}/j/{tokens['adj']}")
+    assert text(adjd, "#message").startswith("No conflict waits for you")
     open_page(d, f"{base}/j/{tokens['ann2']}")
     for item in order[:3]:
         assert ann2.next()["item"] == item
@@ -239,14 +314,16 @@ def test_campaign_in_the_browser(chrome, campaign):
         judge_by_keyboard(d, ann2, sheet, label, secret("ann2", item) if label == "y" else "", f"ann2 note {item}")
     assert given[conflict] == "n"
 
-    # the adjudicator sees the conflict with both answers and sources, and resolves it by keyboard
-    open_page(d, f"{base}/j/{tokens['adj']}")
+    # the adjudicator's open page shows the conflict with both answers and sources; resolved by keyboard
+    wait(adjd, lambda d: text(d, "#number") == str(conflict), "the conflict on the adjudicator's page", POLL_S)
     assert adj.next()["item"] == conflict
-    page_item(d, sheet, conflict)
-    page = d.page_source
+    page_item(adjd, sheet, conflict)
+    page = adjd.page_source
     assert secret("ann2", conflict) in page
     assert f"ann1 note {conflict}" in page and f"ann2 note {conflict}" in page
-    judge_by_keyboard(d, adj, sheet, "n", "", "adjudicated")
+    if shots:
+        adjd.save_screenshot(str(Path(shots) / "campaign_adjudicator.png"))
+    judge_by_keyboard(adjd, adj, sheet, "n", "", "adjudicated")
     # a can't-tell goes to the adjudicator too, once annotator 2 has answered it
     cant_tell = order[7]
 
@@ -272,6 +349,7 @@ def test_campaign_in_the_browser(chrome, campaign):
     assert {p.rsplit("|", 1)[0] for p in cells} == {f"{a}|{b}" for a, b in zip(pairs["A"], pairs["B"])}
     assert all(c["delta"] not in (None, "") for c in cells.values())
     assert text(live, "#kappa") and text(live, "#rates")
+    live_page_numbers(live, cells)
     assert adj.next()["item"] == cant_tell
     if shots:
         live.save_screenshot(str(Path(shots) / "campaign_live.png"))

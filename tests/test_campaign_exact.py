@@ -10,7 +10,6 @@ pytest.importorskip("starlette")
 from starlette.testclient import TestClient  # noqa: E402
 from test_evaluate_pairs import study_with_dumps  # noqa: E402, F401  (the study fixture)
 
-from kgeval.bounds.candidates import Candidates  # noqa: E402
 from kgeval.bounds.greedy import greedy  # noqa: E402
 from kgeval.bounds.linear import LinearPairs  # noqa: E402
 from kgeval.campaign.comparisons import terms  # noqa: E402
@@ -19,6 +18,7 @@ from kgeval.campaign.live import add_comparisons  # noqa: E402
 from kgeval.campaign.protocol import judge, next_item  # noqa: E402
 from kgeval.campaign.server import create_app  # noqa: E402
 from kgeval.campaign.store import add_person, connect, create  # noqa: E402
+from kgeval.judgments.candidates import Candidates  # noqa: E402
 from kgeval.sampling.problem import Problem  # noqa: E402
 
 SRC = "https://en.wikipedia.org/wiki/X"
@@ -78,12 +78,12 @@ def test_exact_bounds_equal_the_bounds_module_on_a_real_plan(pooled, synth_kg, t
     LinearPairs' after revealing those items' units, and before any label its bounds with nothing judged."""
     from test_sampling_estimates import judged_plan
 
-    from kgeval.bounds.decide import item_triples
     from kgeval.campaign.build import create_campaign
     from kgeval.campaign.export import import_labels
     from kgeval.campaign.live import Live
     from kgeval.data.kg import KnowledgeGraph
-    from kgeval.sampling.universe import from_dumps
+    from kgeval.judgments.items import item_triples
+    from kgeval.judgments.universe import from_dumps
 
     dumps, out, side, triples, oracle = judged_plan(tmp_path, synth_kg, pooled[1], "P")
     db = tmp_path / "c.db"
@@ -233,6 +233,15 @@ def test_outside_plan_shows_live_as_evaluate_estimates(workdir, synth_kg, study_
         assert rows[opp]["a"] == "Mine"
         assert rows[opp]["delta"] == pytest.approx(pl.loc[opp, "P@10_sample_delta"], abs=1e-9)  # csv: 10 digits
         assert rows[opp]["bound_low"] <= rows[opp]["delta"] <= rows[opp]["bound_high"]
+    conn.close()
+    # create --plan OUT reads the system, the opponents and the metric from evaluate's placement.csv
+    assert main(["campaign", "create", str(tmp_path / "p.db"), "--plan", str(out), "--kg",
+                 str(workdir / "resources/datasets/Synth/kg.npz"), "--reference", str(study_with_dumps)]) == 0
+    assert capsys.readouterr().out == f"{tmp_path / 'p.db'}\t{sheet['item'].nunique()} items\t{len(STUDY)} comparisons\n"
+    same = [[list(connect(d).execute(q)) for q in ("SELECT a, b, metric, base, lo, hi FROM comparisons ORDER BY b",
+                                                   "SELECT c1, c0 FROM coefficients ORDER BY comparison, item")]
+            for d in (db, tmp_path / "p.db")]
+    assert same[0] == same[1]
 
 
 def test_mtc_order_after_an_undo_of_a_final_label(tmp_path):

@@ -86,7 +86,11 @@ def env(workdir, synth_dir, synth_kg, pooled, tmp_path_factory):
     qs = load_questions(workdir / "resources/testsets/Synth-Test-S.questions.tsv", kg)
     write_run(d / "Synth-Test-S.run", kg, qs, random_scorer(kg, seed=3), depth=30)
     (d / "sp").mkdir()
-    judged_plan(d / "sp", kg, pooled[1])
+    dumps, *_ = judged_plan(d / "sp", kg, pooled[1])
+    from test_sampling_reference import _pack_from_dumps
+
+    (d / "pack/runs/Synth-Test-S-C").mkdir(parents=True)
+    _pack_from_dumps(dumps, kg, 10, d / "pack/runs/Synth-Test-S-C/top10.parquet")
     return {"dir": d, "work": workdir}
 
 
@@ -113,11 +117,16 @@ def argv(cmd: str, env: dict, out: Path | None) -> list[str]:
         "sample-estimate": ["sample-estimate", "--plan", str(d / "sp/plan"), "--labels", str(d / "sp/labels.txt"),
                             "--scores", str(d / "sp/scores"), "--kg", str(d / "sp/kg.npz"), "--k", "5",
                             "--max-depth", "30", "--out", out],
+        "sample-plan": ["sample-plan", "--testset", "Synth-Test-S-C", "--reference", str(d / "pack"), "--budget",
+                        "10", "--config", str(w / "config/tiny.yaml"), "--schema", str(w / "config/schema.yaml"),
+                        "--resources", str(w / "resources"), "--templates", str(d / "templates.tsv"), "--out", out],
         "evaluate": ["evaluate", f"Synth-Test-S={d / 'Synth-Test-S.run'}", "--dataset", "Synth", "--out", out,
                      "--config", str(w / "config/tiny.yaml"), "--schema", str(w / "config/schema.yaml"),
                      "--resources", str(w / "resources"), "--results", str(d / "no-results"), "--bootstrap", "20",
                      "--templates", str(d / "templates.tsv")],
         "campaign": ["campaign", "create", out, "--sheet", str(d / "b.tsv")],
+        "baseline": ["baseline", "popularity", "--out", out, "--dataset", "Synth", "--testsets", "Synth-Test-S",
+                     "--workdir", str(w), "--config", str(d / "tiny.yaml")],
     }[cmd]
 
 
@@ -125,12 +134,13 @@ def argv(cmd: str, env: dict, out: Path | None) -> list[str]:
 SAME = {"build-kg": "splits/train.txt", "synth": "triples.tsv", "fetch": "resources.tsv", "validate-config": None,
         "annotate-export": "triples.tsv", "annotate-disagreements": "b.A.tsv", "annotate-merge": "b.A.tsv",
         "reanalyze": "release", "model-table": None, "docs-figures": "results", "evaluate": "Synth-Test-S.run",
-        "sample-estimate": "sp/scores", "campaign": "b.tsv"}
+        "sample-estimate": "sp/scores", "sample-plan": "pack", "campaign": "b.tsv", "baseline": "tiny.yaml"}
 #: an input of each command to take away (None: the command reads none)
 MISSING = {"build-kg": "splits/valid.txt", "synth": None, "fetch": "resources.tsv", "validate-config": "tiny.yaml",
            "annotate-export": "triples.tsv", "annotate-disagreements": "b.B.tsv", "annotate-merge": "b.tsv",
            "reanalyze": "release", "model-table": "model_quality.csv", "docs-figures": "results",
-           "evaluate": "Synth-Test-S.run", "sample-estimate": "sp/labels.txt", "campaign": "b.tsv"}
+           "evaluate": "Synth-Test-S.run", "sample-estimate": "sp/labels.txt",
+           "sample-plan": "pack/runs/Synth-Test-S-C/top10.parquet", "campaign": "b.tsv", "baseline": "tiny.yaml"}
 
 
 def fingerprint(folder: Path) -> dict[str, str]:

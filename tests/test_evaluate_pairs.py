@@ -10,13 +10,12 @@ import pandas as pd
 import pytest
 from helpers import random_scorer, write_run
 
-from kgeval.bounds.labels import match_positions
-from kgeval.bounds.metrics import bounded_metric as metric
 from kgeval.bounds.pairs import decisions, pair_bounds
 from kgeval.bounds.placement import one_against_many
-from kgeval.bounds.steps import state
 from kgeval.cli import main as cli_main
 from kgeval.data.questions import load_questions
+from kgeval.judgments.labels import match_positions, state
+from kgeval.judgments.metrics import bounded_metric as metric
 from kgeval.metrics.evaluate import Qrels, qrels_at_depth
 from kgeval.metrics.steps import evaluate_testset
 from kgeval.scores.dumps import load_dump
@@ -153,7 +152,8 @@ def test_pair_decisions_from_a_reference_pack_equal_those_from_the_dumps(workdir
     import pyarrow.parquet as pq
 
     from kgeval.external import placement
-    from kgeval.tables.reference import pack, provenance_record, read_top_k
+    from kgeval.judgments.lists import read_lists
+    from kgeval.tables.reference import pack, provenance_record
 
     files = placement.study_files(study_with_dumps, [POOLED])[POOLED]
     runs = {POOLED: {s: study_with_dumps / "scores" / POOLED / s for s in STUDY}}
@@ -164,12 +164,12 @@ def test_pair_decisions_from_a_reference_pack_equal_those_from_the_dumps(workdir
     assert record["runs"][POOLED] == {"k": 10, "systems": 2, "rows": len(pq.read_table(top)),
                                       "bytes": top.stat().st_size}
     assert str(pq.read_schema(top).field("entity").type) == "int32"
-    k, lists = read_top_k(tmp_path / "pack", POOLED, STUDY)
+    k, lists = read_lists(tmp_path / "pack", POOLED, STUDY)
     for s in STUDY:  # the packed lists are the dumps' runs, question by question
         d = load_dump(study_with_dumps / "scores" / POOLED / s)
         np.testing.assert_array_equal(lists[s].loc[np.asarray(d.questions.qid).astype(str)].to_numpy(),
                                       d.run_entity[:, :10])
-    assert read_top_k(tmp_path / "pack", POOLED, [*STUDY, "Gamma"]) is None  # a system the pack lacks
+    assert read_lists(tmp_path / "pack", POOLED, [*STUDY, "Gamma"]) is None  # a system the pack lacks
 
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()

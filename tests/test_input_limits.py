@@ -62,7 +62,6 @@ def test_reanalyze_refuses_a_huge_table_under_a_memory_limit(tmp_path, raised):
         assert lines[-1].endswith("evaluation.csv:2: holds a NUL byte: not a text file"), err
     else:
         assert "5,368,709,120 bytes, over the limit of 4,096 MB" in lines[-1] and "KGEVAL_MAX_INPUT_MB" in lines[-1]
-    assert seconds < 60, seconds
     assert table.stat().st_size == 5 * GB
     assert not out.exists() or not [p.name for p in out.iterdir() if p.name.startswith(".kgeval-")]
 
@@ -116,4 +115,3 @@ def test_a_config_over_the_size_limit_is_one_line(tmp_path):
     rc, err, seconds = _kgeval(["validate-config", str(config)], tmp_path, address_space=3 * GB)
     assert rc == 2 and err.strip().splitlines()[-1].startswith(f"kgeval: error: {config}: 5,368,709,120 bytes, "
                                                                "over the limit of 4,096 MB"), err
-    assert seconds < 60

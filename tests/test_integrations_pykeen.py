@@ -133,3 +133,44 @@ def test_kgevals_dataset_for_pykeen_has_kgevals_ids(workdir, synth_kg):
     for split, factory in (("train", ds.training), ("valid", ds.validation), ("test", ds.testing)):
         np.testing.assert_array_equal(np.unique(factory.mapped_triples.numpy(), axis=0),
                                       np.unique(synth_kg.splits[split], axis=0))  # PyKEEN sorts them
+
+
+def test_the_evaluators_arguments_are_checked():
+    from kgeval.integrations.pykeen import KgevalEvaluator
+
+    maps = {"entity_to_id": {"a": 0}, "relation_to_id": {"r": 0}}
+    for kwargs, message in (({"triples_factory": "train"}, "triples_factory: expected the training TriplesFactory"),
+                            ({"testsets": [], **maps}, "testsets=\\[\\]"),
+                            ({"testsets": "FB-Test-O", **maps}, "non-empty list"),
+                            ({"k": -5, **maps}, "k=-5"), ({"k": 0, **maps}, "k=0"), ({"k": True, **maps}, "k=True")):
+        with pytest.raises(KgevalError, match=message):
+            KgevalEvaluator(**kwargs)
+
+
+def test_a_factory_that_is_not_the_datasets_is_refused(workdir, synth_kg):
+    """20 training entities missing from the factory, or its ids permuted against the model's: refused with one
+    line, never answered silently with PyKEEN's own metrics (the early stopper's fallback)."""
+    from types import SimpleNamespace
+
+    from pykeen.models import DistMult
+
+    from kgeval.integrations.pykeen import KgevalEvaluator
+
+    train, valid, test = _factories(synth_kg)
+    model = DistMult(triples_factory=train, embedding_dim=8, random_seed=0)
+    kw = {"testsets": TESTSETS, "workdir": str(workdir), "config": "config/tiny.yaml"}
+    entities = sorted(train.entity_to_id)
+    short = SimpleNamespace(entity_to_id={e: i for e, i in train.entity_to_id.items() if e not in entities[:20]},
+                            relation_to_id=train.relation_to_id)
+    with pytest.raises(KgevalError, match="lacks 20 entities"):
+        KgevalEvaluator(triples_factory=short, **kw).evaluate(model, test.mapped_triples)
+    ids = np.random.default_rng(0).permutation(len(entities))
+    labeled = np.array(synth_kg.decode(synth_kg.splits["train"]), dtype=str)
+    permuted = TriplesFactory.from_labeled_triples(labeled, entity_to_id=dict(zip(entities, ids.tolist())),
+                                                   relation_to_id=train.relation_to_id)
+    for mapped in (test.mapped_triples, valid.mapped_triples):
+        with pytest.raises(KgevalError, match="neither the test nor the validation triples"):
+            KgevalEvaluator(triples_factory=permuted, **kw).evaluate(model, mapped)
+    # the right factory: the validation triples get PyKEEN's metrics (early stopping), as before
+    out = KgevalEvaluator(triples_factory=train, **kw).evaluate(model, valid.mapped_triples, use_tqdm=False)
+    assert 0 <= out.get_metric("hits_at_10") <= 1

@@ -244,13 +244,8 @@ def _config(**kp):
 
 def test_workflow_configuration():
     from kgeval.kp.persistence import STEPS
-    from kgeval.kp.steps import (
-        KP_STEPS,
-        kp_datasets,
-        kp_early_stopping_models,
-        kp_params,
-        kp_settings,
-    )
+    from kgeval.kp.settings import kp_datasets, kp_early_stopping_models, kp_params, kp_settings
+    from kgeval.kp.steps import KP_STEPS
 
     assert KP_STEPS == STEPS
 
@@ -287,9 +282,9 @@ def test_early_stopping_needs_snapshots(tmp_path):
 # ---- workflow steps, end to end ----------------------------------------------------------------------------------------
 def test_steps_end_to_end(synth_kg, tmp_path):
     from kgeval.io import read_json, write_json
+    from kgeval.kp.correlation import correlate
     from kgeval.kp.steps import (
         carbon_step,
-        correlate,
         correlations_step,
         early_stopping_model_step,
         early_stopping_table_step,

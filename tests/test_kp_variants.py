@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kgeval.kp.steps import correlate
+from kgeval.kp.correlation import correlate
 from kgeval.kp.variants import (
     diagram,
     exact_wasserstein,

@@ -24,10 +24,11 @@ LAYERS = [
     {"training", "pools"},
     {"config"},
     {"analysis"},
-    {"judgments"},
+    {"judgments"},  # labels, items, features and prior shared by bounds, sampling and the campaign
     {"bounds"},
     {"sampling"},
     {"kp"},
+    {"scale"},  # kgeval at millions of entities (issue 53): the block engine, graphs at scale, estimates
     {"tables"},
     {"external"},
     {"api"},  # the Python API (kgeval.api), which the command line may call
@@ -138,3 +139,12 @@ def test_every_script_calls_a_step_of_its_stage(script):
     others = re.findall(r"^from kgeval\.(?!workflow\b)([\w.]+) import", text, re.M)
     assert steps and not [m for m in others if not m.endswith(".steps")], \
         f"{script.name} imports from a kgeval module other than a <stage>.steps module (and kgeval.workflow)"
+
+
+MAX_LINES = 450  # the developers' guide's ceiling: a module past it holds more than one concern
+
+
+@pytest.mark.parametrize("path", sorted((SRC / "kgeval").rglob("*.py")), ids=lambda p: module_name(p))
+def test_no_module_over_the_line_ceiling(path):
+    lines = len(path.read_text().splitlines())
+    assert lines <= MAX_LINES, f"{module_name(path)} has {lines} lines: split it into cohesive modules"

@@ -10,11 +10,11 @@ from conftest import ROOT
 from helpers import random_scorer, write_run
 
 from kgeval.api import compare, evaluate, load_testset, place, resolve_measures
-from kgeval.bounds.metrics import METRICS, BoundedMetric, bounded_metric
 from kgeval.config import load_config_file, validate_config
 from kgeval.data.kg import KnowledgeGraph
 from kgeval.data.questions import load_questions
 from kgeval.errors import ConfigError, KgevalError, MeasureError
+from kgeval.judgments.metrics import METRICS, BoundedMetric, bounded_metric
 from kgeval.metrics import adjusted, rank_based, trec
 from kgeval.metrics.names import split
 from kgeval.metrics.registry import REGISTRY, resolve

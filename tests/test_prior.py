@@ -1,4 +1,4 @@
-"""The relevance prior (kgeval.bounds.prior): features by hand, AUC against a pairwise count, the reliability
+"""The relevance prior (kgeval.judgments.prior): features by hand, AUC against a pairwise count, the reliability
 table by hand, the logistic fit against scipy's optimiser, and cross-validation that never sees its test fold."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from kgeval.bounds.prior import (
+from kgeval.errors import InputError
+from kgeval.judgments.prior import (
     TRANSFER_CAVEAT,
     BinnedPrior,
     Features,
@@ -19,7 +20,6 @@ from kgeval.bounds.prior import (
     reliability,
     triple_features,
 )
-from kgeval.errors import InputError
 
 
 def test_features_by_hand():

@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from kgeval.bounds.prior import Features, auc, cross_validate, fit_prior
 from kgeval.data.kg import HEAD, TAIL, KnowledgeGraph
 from kgeval.judgments.graph_features import graph_counts, item_graph_features, reciprocal_ranks
+from kgeval.judgments.prior import Features, auc, cross_validate, fit_prior
 from kgeval.judgments.prior_models import BoostedPrior, expected_calibration_error
 
 # entities 0..4, relations 0..1

@@ -135,3 +135,22 @@ def test_a_job_without_benchmark_counts_zero_seconds(caplog):
         [{"benchmark": "x.tsv", "after": []}, {"benchmark": "y.tsv", "after": ["x.tsv"]}], {"x.tsv": 3.0}, (1, 2))
     assert walls == {1: 3.0, 2: 3.0} and cp == 3.0 and missing == 1
     assert "1 job(s)" in caplog.text
+
+
+def test_run_times_leaves_out_an_earlier_runs_jobs(tmp_path, monkeypatch):
+    """A folder that ran another configuration first (the tiny run, then the smoke run) holds that run's
+    benchmark files too: with the job graph, run_times counts only this run's jobs and spans only their time."""
+    monkeypatch.chdir(tmp_path)
+    root = tmp_path / "logs/benchmarks"
+    names = [f"logs/benchmarks/r/{x}.tsv" for x in "abcde"]
+    for name, s, end in zip(names, DUR, [2.0, 1.0, 5.0, 5.0, 6.0]):
+        bench(tmp_path / name, s, end=1000.0 + end)
+    bench(tmp_path / "logs/benchmarks/r/earlier.tsv", 50.0, end=500.0)  # not in this run's graph
+    graph = [{"benchmark": names[j], "after": [names[d] for d in DEPS[j]], "priority": 0, "threads": 1,
+              "input": []} for j in range(5)]
+    rows = {(r.stage, r.rule): (r.jobs, r.seconds) for r in run_times_table(root, {"r": "stage"}, graph).itertuples()}
+    assert rows[("total", "jobs")] == (5, pytest.approx(11.0))
+    assert rows[("total", "wall")] == (5, pytest.approx(6.0))
+    assert rows[("stage", "r")] == (5, pytest.approx(11.0))
+    without = {(r.stage, r.rule): r.seconds for r in run_times_table(root, {"r": "stage"}).itertuples()}
+    assert without[("total", "jobs")] == pytest.approx(61.0)  # no graph: every file, as before

@@ -215,8 +215,11 @@ def test_dump_corruption_is_detected(tmp_path, synth_kg):
     data = bytearray(run.read_bytes())
     data[len(data) // 2] ^= 0xFF
     run.write_bytes(bytes(data))
+    with pytest.raises(CorruptFileError, match=r"run.parquet: SHA-256 .* differs") as err:
+        load_dump(tmp_path / "d")  # outside a workflow job a dump is an input: reported, never renamed
+    assert "set aside" not in str(err.value) and run.read_bytes() == bytes(data)
     with pytest.raises(CorruptFileError, match=r"run.parquet: SHA-256 .* differs.*set aside"):
-        load_dump(tmp_path / "d")
+        load_dump(tmp_path / "d", set_aside_corrupt=True)
     # the dump is set aside whole (kept for inspection), so that a rerun rebuilds it
     assert not (tmp_path / "d").exists() and (tmp_path / "d.corrupt/run.parquet").read_bytes() == bytes(data)
     save_ranking(r, tmp_path / "d", {"model": "x"})

@@ -333,3 +333,36 @@ def test_manifest_without_the_release_is_named(tmp_path, capsys):
     assert main(["reanalyze", "--release", "--manifest", str(tmp_path / "m.tsv"), "--out", str(tmp_path / "o")]) == 2
     assert (f"kgeval: error: {tmp_path / 'm.tsv'}: no entry under zhouying20/kgc-sparsity/result/"
             in capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda rows: rows[0].update(micro_mrr=1.5), r"discriminative_power.csv:2: column 'micro_mrr' holds 1.5: a p-value"),
+    (lambda rows: rows[1].update(macro_mrr=-0.5), r"discriminative_power.csv:3: column 'macro_mrr' holds -0.5"),
+    (lambda rows: rows[2].update(SystemA="C"), r"discriminative_power.csv:4: SystemA and SystemB are both 'C'")])
+def test_pvalues_out_of_range_and_a_system_paired_with_itself_are_refused(tmp_path, edit, says):
+    hand_tables(tmp_path / "release")
+    release_extras(tmp_path / "release")
+    path = tmp_path / "release/FB-Test-S-C/discriminative_power.csv"
+    rows = pd.read_csv(path).to_dict("records")
+    edit(rows)
+    pd.DataFrame(rows).to_csv(path, index=False)
+    with pytest.raises(InputError, match=says):
+        reanalyze(tmp_path / "release", tmp_path / "out")
+    # the long layout (the pipeline's figure8_pvalues.csv) is held to the same
+    long = pd.DataFrame({"Metric": ["micro_mrr"] * 2, "SystemA": ["A", "B"], "SystemB": ["B", "C"], "p": [0.2, 2.0]})
+    long.to_csv(path, index=False)
+    with pytest.raises(InputError, match=r"discriminative_power.csv:3: column 'p' holds 2"):
+        reanalyze(tmp_path / "release", tmp_path / "out")
+
+
+@pytest.mark.parametrize("depth", [-1, 1.5])
+def test_a_pooling_depth_that_is_not_a_whole_number_from_0_is_refused(tmp_path, capsys, depth):
+    hand_tables(tmp_path / "release")
+    path = tmp_path / "release/FB-Test-S-C/pooling_depth.csv"
+    table = pd.read_csv(path)
+    table["Depth"] = table["Depth"].astype(object)
+    table.loc[5, "Depth"] = depth  # line 7
+    table.to_csv(path, index=False)
+    assert main(["reanalyze", str(tmp_path / "release"), "--out", str(tmp_path / "out")]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pooling_depth.csv:7: Depth" in err[0] and "whole number" in err[0], err

@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 import pytest
 
-from kgeval.bounds.candidates import Candidates
+from kgeval.judgments.candidates import Candidates
 from kgeval.sampling import design as dz
 from kgeval.sampling import estimate as est
 from kgeval.sampling import weights as wt

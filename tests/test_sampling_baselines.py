@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kgeval.bounds.candidates import Candidates
-from kgeval.bounds.decide import Items
+from kgeval.judgments.candidates import Candidates
+from kgeval.judgments.items import Items
+from kgeval.judgments.universe import Universe
 from kgeval.sampling.baselines import pair_candidates, pair_counts, targets
-from kgeval.sampling.universe import Universe
 
 
 def _tiny() -> Universe:

@@ -9,9 +9,10 @@ import pytest
 from scipy.stats import t as student
 from test_sampling import instance
 
-from kgeval.bounds.decide import item_triples
 from kgeval.errors import InputError
+from kgeval.judgments.items import item_triples
 from kgeval.sampling import weights as wt
+from kgeval.sampling.checksum import CHECK, row_checks
 from kgeval.sampling.estimates import judged_estimates, plan_labels, prior_audit, read_plan_items
 from kgeval.sampling.plan import make_plan
 from kgeval.sampling.problem import Problem
@@ -127,6 +128,7 @@ def _sidecar(tmp_path, drop=None):
     df = pd.DataFrame({"item": [1, 2, 2], "order": [1, 2, 3], "head_id": ["h1", "h2", "h2"],
                        "relation": ["r", "r", "r"], "tail_id": ["t1", "t2", "t2"], "asks": ["tail", "head", "tail"],
                        "pi": [0.5, 0.25, 1.0], "p": [0.1, 0.2, 0.3], "audit": [True, False, False]})
+    df[CHECK] = row_checks(df)
     path = tmp_path / "sampling_plan.csv"
     df.drop(columns=drop or []).to_csv(path, index=False)
     return str(path)
@@ -191,8 +193,8 @@ def judged_plan(folder, kg, testset, metric="P"):
 def test_plan_judged_by_an_oracle_round_trip(pooled, synth_kg, tmp_path, capsys, metric):
     """The plan's sheet judged by an oracle and estimated from the files: the same Δ̂ as the estimator on the
     plan's items, and bad files refused in one line."""
+    from kgeval.judgments.universe import from_dumps
     from kgeval.sampling.steps import estimate_step
-    from kgeval.sampling.universe import from_dumps
 
     dumps, out, side, triples, oracle = judged_plan(tmp_path, synth_kg, pooled[1], metric)
     kg_path = out["kg.npz"]
@@ -234,6 +236,7 @@ def test_plan_judged_by_an_oracle_round_trip(pooled, synth_kg, tmp_path, capsys,
     assert len(printed) == 4 and printed[-1].endswith(f"{int(est['decided'].sum())} of 3 pairs decided")
     other = side.copy()
     other.loc[2, "p"] = min(1.0, other.loc[2, "p"] + 0.1)  # a plan made with another prior
+    other[CHECK] = row_checks(other.drop(columns=CHECK))  # (its own checksum: the prior refit catches it)
     other.to_csv(tmp_path / "other.csv", index=False)
     (tmp_path / "empty.csv").write_text("")
     with pytest.raises(InputError, match=r"empty.csv: cannot read the plan's pairs"):
@@ -252,3 +255,37 @@ def test_plan_judged_by_an_oracle_round_trip(pooled, synth_kg, tmp_path, capsys,
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "labels.txt" in err[0] and "is not an item of the plan" in err[0]
     assert (tmp_path / "cli/estimates.csv").read_bytes() == before  # nothing replaced
+
+
+def test_a_sidecar_edited_after_the_plan_is_refused_at_its_line(tmp_path):
+    """π = 1e-300 is in range yet moves Δ̂ by d/π: the chained checksum names the edited row; a removed row, a
+    swapped p, a dropped checksum column are refused too, and the file as written reads."""
+    path = _sidecar(tmp_path)
+    assert list(read_plan_items(path)["pi"]) == [0.5, 0.25, 1.0]
+    lines = open(path).read().splitlines(keepends=True)
+    edits = {"pi": lines[:2] + [lines[2].replace(",0.25,", ",1e-300,")] + lines[3:],
+             "p": lines[:3] + [lines[3].replace(",0.3,", ",0.9,")],
+             "removed": lines[:3],
+             "swapped": [lines[0], lines[2], lines[1], lines[3]]}
+    for name, line in (("pi", 3), ("p", 4), ("removed", 2), ("swapped", 2)):
+        bad = tmp_path / f"{name}.csv"
+        bad.write_text("".join(edits[name]))
+        with pytest.raises(InputError, match=rf"{name}.csv:{line}: does not match the plan's checksum"):
+            read_plan_items(str(bad))
+    with pytest.raises(InputError, match=r"sampling_plan.csv:1: no column plan_sha256"):
+        read_plan_items(_sidecar(tmp_path, drop=[CHECK]))
+
+
+def test_the_apis_estimate_checks_the_plans_pi_and_checksum(tmp_path):
+    from kgeval import estimate
+    from kgeval.api.sampling import SamplingPlan
+    from kgeval.errors import BadValueError
+
+    side = pd.read_csv(_sidecar(tmp_path))
+    for pi, says in ((1.5, "pi 1.5 is not a number in"), (np.inf, "pi inf is not"), (np.nan, "pi nan is not"),
+                     (1e-300, "sheet row 1 does not match the plan's checksum")):
+        sheet = side.copy()
+        sheet.loc[1, "pi"] = pi
+        sp = SamplingPlan("Mine", ["A"], "P", 10, 0.95, pd.DataFrame(), sheet, {})
+        with pytest.raises(BadValueError, match=f"^sampling_plan: .*{says}"):
+            estimate(sp, tmp_path / "labels.txt")

@@ -195,13 +195,13 @@ def test_popularity_against_complex_on_the_real_labels(as_installed):
     from test_integrations_ir import _popularity_run
 
     from kgeval import estimate, evaluate, load_testset, plan
-    from kgeval.tables.reference import read_top_k
+    from kgeval.judgments.lists import read_lists
 
     pack = ROOT / "reference" / "default"
     sc = load_testset("FB-Test-S-C")
     res = evaluate(_popularity_run(sc), sc, measures=["P@10"], name="Popularity", bootstrap=20)
     kg = sc.load_kg()
-    _, lists = read_top_k(pack, "FB-Test-S-C", ["ComplEx", "TransE"])
+    _, lists = read_lists(pack, "FB-Test-S-C", ["ComplEx", "TransE"])
     mine, theirs = _exact_p10(res, lists, kg, sc)
     published = {(h, r, t): lab for h, r, t, lab in _published(sc, kg)}
 

@@ -9,13 +9,13 @@ import pytest
 from scipy.stats import norm
 from test_sampling import instance
 
-from kgeval.bounds.decide import Items
+from kgeval.judgments.items import Items
+from kgeval.judgments.universe import Universe
 from kgeval.sampling import design as dz
 from kgeval.sampling.plan import budget_needed, make_plan
 from kgeval.sampling.problem import Problem
 from kgeval.sampling.sequence import draws_range, eb_sequence
 from kgeval.sampling.simulation import simulate
-from kgeval.sampling.universe import Universe
 
 
 def test_confidence_sequence_first_look_by_hand():

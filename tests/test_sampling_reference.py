@@ -16,7 +16,7 @@ TEMPLATES = str(Path(__file__).parents[1] / "annotations/templates.tsv")
 
 def _pack_from_dumps(dumps, kg, k, path):
     """``top10.parquet``'s columns (System, qid, rank, entity) from the dumps' top k."""
-    from kgeval.bounds.steps import load_runs
+    from kgeval.judgments.lists import load_runs
 
     systems, first, entity = load_runs(dumps, k)
     s, q, r = np.nonzero(entity >= 0)

@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 from scipy import stats
 from scipy.special import ndtr
 
-from kgeval.bounds.candidates import LINEAR_METRICS, MAX_METRICS, Candidates, item_weights, system_pairs
 from kgeval.bounds.counts import judgments_to_decide, tau_distribution
 from kgeval.bounds.engine import sample_unknown_labels
 from kgeval.bounds.greedy import greedy, make_engine, plan
 from kgeval.bounds.linear import LinearPairs
 from kgeval.bounds.maxtype import MaxPairs
 from kgeval.errors import InputError
+from kgeval.judgments.candidates import LINEAR_METRICS, MAX_METRICS, Candidates, item_weights, system_pairs
 
 INV_LOG2_3 = 0.6309297535714574  # 1 / log2(3), DCG's weight of rank 2
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgeval.bounds.candidates import Candidates
-from kgeval.bounds.prior import online_prior, triple_features
 from kgeval.bounds.simulation import (
     MTC,
     DepthOrder,
@@ -18,6 +16,8 @@ from kgeval.bounds.simulation import (
     simulate,
 )
 from kgeval.errors import InputError
+from kgeval.judgments.candidates import Candidates
+from kgeval.judgments.prior import online_prior, triple_features
 
 
 def shared_top_instance(Q=20, S=3, k=10):
@@ -196,7 +196,7 @@ def test_a_pair_bounds_hook_gives_the_records_of_the_builtin_bounds():
     """Brute-force RR@k bounds plugged in as the hook: the same records as the built-in exact bounds."""
     import itertools
 
-    from kgeval.bounds.candidates import item_weights, system_pairs
+    from kgeval.judgments.candidates import item_weights, system_pairs
 
     rng = np.random.default_rng(12)
     S, Q, k, per_q = 3, 4, 3, 4

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "TestCollection", "Result", "load_testset", "evaluate", "place", "compare",
-           "resolve_measures", "DataUnavailableError", "plan", "estimate", "SamplingPlan"]
+           "resolve_measures", "DataUnavailableError", "plan", "estimate", "SamplingPlan", "baseline"]
 
 if TYPE_CHECKING:
     from .api import (
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         Result,
         SamplingPlan,
         TestCollection,
+        baseline,
         compare,
         estimate,
         evaluate,

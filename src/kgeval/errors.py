@@ -17,10 +17,11 @@ class InputError(KgevalError):
         self.path = str(path) if path is not None else None
         self.line = line
         self.problem = problem
-        where = self.path or "<input>"
+        # no path: the problem names its argument itself; never a placeholder the user cannot look up
+        where = self.path or ""
         if line is not None:
             where = f"{where}:{line}"
-        super().__init__(f"{where}: {problem}")
+        super().__init__(f"{where}: {problem}" if where else problem)
 
 
 class ChecksumError(KgevalError):

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import KgevalError, one_line
+from .io import workflow_job
 
 # fontTools logs a line per font table it subsets whenever matplotlib writes a PDF
 QUIET_LOGGERS = ("fontTools", "matplotlib", "PIL", "numba", "h5py")
@@ -46,7 +47,8 @@ def run_step(snakemake: Any, func: Callable[..., Any], **kwargs: Any) -> Any:
     log.info("rule %s: %s", getattr(snakemake, "rule", "?"), func.__qualname__)
     start = time.perf_counter()
     try:
-        result = func(**kwargs)
+        with workflow_job():  # the job's inputs are the workflow's own: a corrupted dump may be set aside
+            result = func(**kwargs)
     except KgevalError as exc:
         # bad input that kgeval reports on purpose (a run file's line, a config key): one line, as on the command
         # line, in the job's log and on stderr (which Snakemake shows above its error summary), and no traceback

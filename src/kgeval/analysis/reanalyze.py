@@ -47,6 +47,7 @@ from ..limits import read_csv as bounded_read_csv
 from ..metrics.registry import REGISTRY
 from ..published import RELEASE  # the release's tables in the manifest, pinned to the authors' commit
 from . import families, figures, study
+from .release_checks import check_depth, check_pvalues
 from .selections import FIG3, FIG4, FIG5, FIG6, MACRO_STUDY, MICRO_STUDY, TABLE3, TABLE4
 
 log = logging.getLogger(__name__)
@@ -208,6 +209,8 @@ def _reanalyze(folder: Path, out: Path, names: dict[str, str] | None, figure6_sy
 
     ev = {role: load(role, "evaluation.csv") for role in ("original", "sample", "complete", "second")}
     depth = load("complete", "pooling_depth.csv", ("System", "Depth"))
+    if depth is not None:
+        check_depth(folder / names["complete"] / "pooling_depth.csv", depth)
     per_type = {role: load(role, "lp_per_rel_type.csv", ("System", "QuestionType", "RelationType"))
                 for role in ("original", "sample", "complete")}
     reweighted = load("complete", "lp_sample_rel_dist.csv")
@@ -422,6 +425,7 @@ def _figure8(folder: Path, out: Path, names: dict[str, str], notes: list[str], w
         df = read_table(path, ())
         if not ({"SystemA", "SystemB"} <= set(df.columns) or {"Metric", "p"} <= set(df.columns)):
             raise InputError(path, 1, "header lacks SystemA and SystemB (wide) or Metric and p (long)")
+        check_pvalues(path, df, [c for c in df.columns if c not in LABEL_COLUMNS])
         parts.append(pvalues_long(df, name))
     if not parts:
         notes.append("figure8 skipped: no discriminative_power.csv")

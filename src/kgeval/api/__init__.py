@@ -19,6 +19,7 @@ with :func:`kgeval.metrics.registry.resolve` onto :data:`kgeval.metrics.registry
 :func:`kgeval.metrics.trec.reciprocal_rank_at`). Nothing here computes a metric of its own.
 """
 
+from .baselines import baseline
 from .data import DataUnavailableError, build_data, data_files
 from .evaluation import DEFAULT_MEASURES, Result, Run, evaluate, resolve_measures
 from .placement import compare, place
@@ -27,4 +28,4 @@ from .testsets import TestCollection, load_testset
 
 __all__ = ["TestCollection", "Result", "load_testset", "evaluate", "place", "compare", "resolve_measures",
            "DataUnavailableError", "data_files", "build_data", "DEFAULT_MEASURES", "Run", "plan", "estimate",
-           "SamplingPlan"]
+           "SamplingPlan", "baseline"]

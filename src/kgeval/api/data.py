@@ -4,6 +4,7 @@ or, for an installed wheel, the user cache (built by the data stage's functions,
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -60,12 +61,16 @@ def _data_root(workdir: Path) -> Path:
 
 def data_files(workdir: str | os.PathLike, dataset: str, testset: str) -> dict[str, Path]:
     """The data stage's files of one test set, as the rules declare them (``prepare_kg``: ``kg``;
-    ``build_testset``: ``tsv``, ``questions``; ``workflow/rules/data.smk``), from the same function
-    ``kgeval evaluate`` uses; ``tests/test_api.py`` checks them against the rules."""
-    from ..external.command import testset_files
+    ``build_testset``: ``tsv``, ``questions``; ``workflow/rules/data.smk``), from the same functions
+    ``kgeval evaluate`` uses (:func:`kgeval.external.command.testset_files`); ``tests/test_api.py`` checks them
+    against the rules."""
+    # the data stage's path functions themselves, not external.command's wrapper: that module imports the
+    # placement stack (torch, scipy), which loading a test set does not need (issue 52: 12 s for a first call)
+    from ..data.cache import kg_file, testset_file_paths
 
-    files = testset_files(Path(workdir) / "resources", dataset, [testset])
-    return {"kg": files.kg, **{k: Path(v) for k, v in files.testsets[testset].items()}}
+    resources = Path(workdir) / "resources"
+    files = testset_file_paths(resources, testset)
+    return {"kg": kg_file(resources, dataset), "tsv": files["tsv"], "questions": files["questions"]}
 
 
 def build_data(workdir: Path, config_path: Path, targets: list[Path]) -> None:
@@ -87,11 +92,37 @@ def build_data(workdir: Path, config_path: Path, targets: list[Path]) -> None:
     log = workdir / "logs" / "kgeval-api-build.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w", encoding="utf-8") as fh:
-        done = subprocess.run(cmd, cwd=workdir, stdout=fh, stderr=subprocess.STDOUT, check=False)
-    if done.returncode != 0 or not all(t.is_file() for t in targets):
+        returncode = _follow(cmd, workdir, fh, log)
+    if returncode != 0 or not all(t.is_file() for t in targets):
         raise DataUnavailableError(
             f"could not build the test set's data (log: {log}); without network access set KGEVAL_MIRROR to a "
             f"data mirror folder (or `mirror:` in the config) and run: {shown}")
+
+
+_STEPS = re.compile(r"^(\d+) of (\d+) steps")  # snakemake's "3 of 7 steps (43%) done"
+
+
+def _follow(cmd: list[str], workdir: Path, fh, log: Path) -> int:
+    """Run the data build, its output into ``log``, and report its progress from snakemake's "N of M steps"
+    lines: a build from the mirror takes minutes on a loaded 2-core machine, which printed nothing before
+    (issue 52)."""
+    import logging
+
+    from ..progress import Progress
+
+    logging.getLogger(__name__).info("building the test set's data in %s with snakemake, once (log: %s)",
+                                     workdir, log)
+    with Progress(None, "building the test set's data", unit="steps") as progress:
+        proc = subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                bufsize=1)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            fh.write(line)
+            m = _STEPS.match(line)
+            if m:
+                progress.total = int(m[2])
+                progress.update(int(m[1]) - progress.done)
+        return proc.wait()
 
 
 def _build_without_workflow(workdir: Path, config_path: Path, targets: list[Path]) -> None:
@@ -103,12 +134,17 @@ def _build_without_workflow(workdir: Path, config_path: Path, targets: list[Path
     cfg, _ = _load_config(workdir, config_path)
     res = workdir / "resources"
     builder = DataBuilder(cfg, default_file(cfg["manifest"]), res)
+    from ..progress import Progress
+
     wanted = {t.resolve() for t in targets}
+    testsets = [t for t, spec in cfg["test_sets"].items()
+                if {data_files(workdir, spec["dataset"], t)[k].resolve() for k in ("tsv", "questions")} & wanted]
     try:
-        for testset, spec in cfg["test_sets"].items():
-            files = data_files(workdir, spec["dataset"], testset)
-            if {files["tsv"].resolve(), files["questions"].resolve()} & wanted:
+        # a download and a build from the mirror take minutes on a loaded 2-core machine: say how far it is
+        with Progress(len(testsets), f"building test set data into {res}", unit="test sets") as progress:
+            for testset in testsets:
                 builder.build_testset(testset)
+                progress.update(1, last=testset)
         for dataset in cfg["datasets"]:
             if data_files(workdir, dataset, "-")["kg"].resolve() in wanted:
                 builder.build_kg(dataset)

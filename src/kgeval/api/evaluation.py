@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -185,6 +186,7 @@ def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = 
     from ..data.kg import KnowledgeGraph
     from ..external.evaluate import HEADLINE, mean_interval
     from ..external.systems import System, dump_system
+    from ..io import OutputStage
     from ..metrics.evaluate import evaluate as evaluate_dump
     from ..metrics.evaluate import qrels_at_depth
     from ..metrics.registry import resolve_all
@@ -209,16 +211,20 @@ def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = 
     trec_measures = list(tc.config["evaluation"]["trec_measures"])
     trec_measures += [m.macro for m in wanted if m.trec and m.macro not in trec_measures]
 
-    with tempfile.TemporaryDirectory(prefix="kgeval-api-") as tmp:
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="kgeval-api-"))
         if isinstance(run, str | os.PathLike):
             path = Path(run)
             if not path.is_file():
                 raise FileNotFoundError(f"{path}: run file not found")
         else:
             path = _write_run(_run_frame(run), Path(tmp) / f"{tc.base}.run", name)
+        # out: the command line's output rule (a dump replaces only what this system's evaluation wrote there)
+        stage = None if out is None else stack.enter_context(
+            OutputStage(f"evaluate {name} {tc.base}", inputs=[path], folder=out))
         kg = KnowledgeGraph.load(tc.files["kg"])
         system = System(name, "run", path, {tc.base: path})
-        folder = Path(out if out is not None else tmp) / "dumps" / name / tc.base
+        folder = (Path(tmp) if stage is None else stage.root) / "dumps" / name / tc.base
         files = {"tsv": str(tc.files["tsv"]), "questions": str(tc.files["questions"])}
         try:
             meta = dump_system(system, kg, tc.base, files, folder, k=run_depth(tc.config, tc.base),
@@ -233,6 +239,8 @@ def evaluate(run: Run, testset: TestCollection | str, measures: Sequence[str] = 
         evaluated_run = pd.DataFrame({"qid": np.asarray(dump.questions.qid, dtype=object)[q],
                                       "docno": np.asarray(kg.entities, dtype=object)[dump.run_entity[q, k]],
                                       "score": dump.run_score[q, k].astype(np.float64)})
+    if stage is not None:
+        dump.path = stage.final(dump.path)  # moved into place when the stage completed
 
     table = summary_frame({name: ev.summary}, {"TestSet": tc.name})
     for metric, items in HEADLINE.items():

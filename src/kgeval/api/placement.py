@@ -110,6 +110,15 @@ def place(result: Result | Sequence[Result], results: str | os.PathLike | None =
     return out
 
 
+def _first_repeat(names) -> str | None:
+    seen: set = set()
+    for n in names:
+        if n in seen:
+            return n
+        seen.add(n)
+    return None
+
+
 def compare(result: Result | Sequence[Result], results: str | os.PathLike | None = None,
             measures: Sequence[str] = ("MRR", "Hits@10", "nDCG@20"), test: str = "student", max_p: float = 0.05,
             trials: int = 1000, seed: int = 0) -> Comparison:
@@ -140,6 +149,14 @@ def compare(result: Result | Sequence[Result], results: str | os.PathLike | None
     columns = study_columns(measures)  # names first, as place does
     results_list = _check_results(result)
     check_path(results, "results", nullable=True)
+    # a name twice would make the table's rows (columns) ambiguous and its marks point at either one
+    twice = _first_repeat(measures) or _first_repeat(columns)
+    if twice is not None:
+        raise BadValueError("measures", f"{twice!r} is named twice (or two names give the same column)")
+    twice = _first_repeat([r.name for r in results_list])
+    if twice is not None:
+        raise BadValueError("result", f"two results are named {twice!r}: give each system its own name "
+                                      "(evaluate(..., name=...))")
     if test not in TESTS:
         raise BadValueError("test", f"unknown test {test!r}: {' or '.join(TESTS)}")
     if len({r.testset.base for r in results_list}) > 1:

@@ -34,7 +34,7 @@ class SamplingPlan:
             expected half-width of the interval at this plan).
         sheet: one row per drawn (question, entity), in judging order: the sidecar ``sampling_plan.csv``
             (``item`` the triple's number on the sheet, ``order``, ``head_id``, ``relation``, ``tail_id``,
-            ``asks``, ``pi``, ``p``, ``audit``).
+            ``asks``, ``pi``, ``p``, ``audit``, ``plan_sha256``: the checksum :func:`estimate` verifies).
         files: ``{"sheet": sampling_plan.tsv, "sidecar": sampling_plan.csv}`` when written (``out``).
     """
 
@@ -149,11 +149,15 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
     files: dict[str, Path] = {}
     tmpl = Path(wd) / tc.config.get("annotation", {}).get("templates", "annotations/templates.tsv")
     if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
+        from ..io import OutputStage
+
         sheet_name, side_name = file_names(result.name, False)
         files = {"sheet": Path(out) / sheet_name, "sidecar": Path(out) / side_name}
-        side = write_plan_sheet(u, kg, op.plan, load_templates(tmpl) if tmpl.is_file() else {},
-                                f"sample-{result.name}", files["sheet"], files["sidecar"])
+        # the command line's output rule: never inside the results read, never over a file kgeval did not write
+        with OutputStage("plan", folder=out, input_folders=[ref.folder]) as stage:
+            side = write_plan_sheet(u, kg, op.plan, load_templates(tmpl) if tmpl.is_file() else {},
+                                    f"sample-{result.name}", stage.path(files["sheet"]),
+                                    stage.path(files["sidecar"]))
     else:
         side = plan_sidecar(u, kg, op.plan)
     p = op.plan.pairs
@@ -161,6 +165,23 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
                             "budget": p["budget_needed"].to_numpy(), "plan_budget": op.plan.budget,
                             "plan_half_width": p["expected_half_width"].to_numpy()})
     return SamplingPlan(result.name, wanted, metric, k, level, budgets, side, files, rbp_p, op)
+
+
+def _check_sheet(side: pd.DataFrame) -> None:
+    """The plan's sheet as :func:`plan` made it: π in (0, 1] and every row's checksum (an edited π, p or list
+    moves Δ̂ anywhere: π = 1.5 or 1e-300 is refused, never estimated)."""
+    from ..sampling.checksum import MESSAGE, first_broken
+
+    pi = pd.to_numeric(side["pi"], errors="coerce").to_numpy(float) if "pi" in side.columns else np.array([np.nan])
+    bad = ~((pi > 0) & (pi <= 1))  # NaN and inf fail both comparisons
+    if bad.any():
+        i = int(np.argmax(bad))
+        shown = side["pi"].iloc[i] if "pi" in side.columns else None
+        shown = float(shown) if isinstance(shown, np.number) else shown
+        raise BadValueError("sampling_plan", f"sheet row {i}: pi {short_repr(shown)} is not a number in (0, 1]")
+    broken = first_broken(side)
+    if broken is not None:
+        raise BadValueError("sampling_plan", f"sheet row {broken} " + MESSAGE)
 
 
 def estimate(sampling_plan: SamplingPlan, judgments: str | os.PathLike | pd.DataFrame) -> pd.DataFrame:
@@ -182,6 +203,7 @@ def estimate(sampling_plan: SamplingPlan, judgments: str | os.PathLike | pd.Data
     if not isinstance(sampling_plan, SamplingPlan):
         raise BadTypeError("sampling_plan", f"{short_repr(sampling_plan)} is {kind_of(sampling_plan)}, expected a "
                                             "SamplingPlan of kgeval.plan")
+    _check_sheet(sampling_plan.sheet)
     if isinstance(judgments, pd.DataFrame):
         need = ["head_id", "relation", "tail_id", "label"]
         missing = [c for c in need if c not in judgments.columns]

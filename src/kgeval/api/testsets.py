@@ -99,10 +99,10 @@ def load_testset(name: str, depth: int | None = None, workdir: str | os.PathLike
         >>> sc = load_testset("FB-Test-S-C", depth=3)          # doctest: +SKIP
         >>> len(sc.questions), int(sc.qrels.relevance.sum())   # doctest: +SKIP
     """
+    from ..data.judged import judged_entities
     from ..data.kg import KnowledgeGraph
     from ..data.questions import load_questions
     from ..data.testsets import TestSet
-    from ..scores.ranking import judged_entities
 
     if not isinstance(name, str):
         raise BadTypeError("name", f"{short_repr(name)} is {kind_of(name)}, expected a test set's name (a str)")

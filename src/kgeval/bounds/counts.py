@@ -11,7 +11,7 @@ import numpy as np
 
 from kgeval.metrics.kendall import tau_b_many
 
-from .candidates import TOL
+from ..judgments.candidates import TOL
 from .engine import sample_unknown_labels
 from .greedy import greedy
 from .linear import LinearPairs

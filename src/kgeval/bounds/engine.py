@@ -13,7 +13,7 @@ import numpy as np
 
 from kgeval.errors import InputError
 
-from .candidates import TOL, Candidates, blocks, system_pairs
+from ..judgments.candidates import TOL, Candidates, blocks, system_pairs
 
 
 def checked_prior(p, n_items: int) -> np.ndarray:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .candidates import LINEAR_METRICS, Candidates, PairBounds, system_pairs
+from ..judgments.candidates import LINEAR_METRICS, Candidates, PairBounds, system_pairs
 from .linear import LinearPairs
 from .maxtype import MaxPairs
 

@@ -28,8 +28,8 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from .labels import UNKNOWN
-from .metrics import LINEAR, BoundedMetric
+from ..judgments.labels import UNKNOWN
+from ..judgments.metrics import LINEAR, BoundedMetric
 from .pairs import TOL
 
 OPTIMAL = "optimal"
@@ -156,7 +156,7 @@ def exact_interval(outer: TauInterval, s_ref: np.ndarray, decided: np.ndarray, l
                    m: BoundedMetric, time_limit: float, node_limit: int | None = None) -> TauInterval:
     """The outer interval tightened by the 0–1 program (linear metrics), with the solver's status per end.
     ``lo``/``hi``: Δ bounds (S, S); ``today``: Δ at the all-zero labelling (S, S); ``ids``/``n_unknown``:
-    :meth:`kgeval.bounds.labels.Instance.unknown_ids`."""
+    :meth:`kgeval.judgments.labels.Instance.unknown_ids`."""
     if outer.undecided == 0 or m.kind != LINEAR:
         return outer
     start = time.perf_counter()

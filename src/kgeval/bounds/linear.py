@@ -19,7 +19,7 @@ from scipy.special import ndtr
 
 from kgeval.errors import InputError
 
-from .candidates import LINEAR_METRICS, TOL, Candidates, blocks, item_weights
+from ..judgments.candidates import LINEAR_METRICS, TOL, Candidates, blocks, item_weights
 from .engine import PairEngine
 
 

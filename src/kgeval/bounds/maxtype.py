@@ -33,7 +33,7 @@ from scipy.special import ndtr
 
 from kgeval.errors import InputError
 
-from .candidates import MAX_METRICS, TOL, Candidates, PairBounds, blocks, item_weights
+from ..judgments.candidates import MAX_METRICS, TOL, Candidates, PairBounds, blocks, item_weights
 from .engine import PairEngine, sample_unknown_labels
 
 

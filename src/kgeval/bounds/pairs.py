@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .labels import UNKNOWN
-from .metrics import LINEAR, BoundedMetric, system_bounds
+from ..judgments.labels import UNKNOWN
+from ..judgments.metrics import LINEAR, BoundedMetric, system_bounds
 
 TOL = 1e-12  # floating sums of the same weights in another order; any real difference is far larger
 
@@ -42,7 +42,7 @@ TOL = 1e-12  # floating sums of the same weights in another order; any real diff
 def question_pair_bounds(code: np.ndarray, pos: np.ndarray, m: BoundedMetric) -> tuple[np.ndarray, np.ndarray]:
     """Per ordered pair (a, b) and question: min and max of M_a − M_b, arrays (S, S, Q).
 
-    ``code``: (S, Q, k) codes; ``pos``: :func:`kgeval.bounds.labels.match_positions` of the same lists. Only the
+    ``code``: (S, Q, k) codes; ``pos``: :func:`kgeval.judgments.labels.match_positions` of the same lists. Only the
     maximum is computed, for every ordered pair: Δ_min(a, b) = −Δ_max(b, a)."""
     lo0, _ = system_bounds(code, m)  # (S, Q)
     known = lo0[:, None, :] - lo0[None, :, :]

@@ -12,11 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..judgments.labels import match_positions, state
+from ..judgments.metrics import bounded_metric
 from ..metrics.evaluate import Qrels
-from .labels import match_positions
-from .metrics import bounded_metric
 from .pairs import decisions, pair_bounds
-from .steps import state
 
 
 def column_prefix(base: str, k: int) -> str:

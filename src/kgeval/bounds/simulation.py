@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kgeval.bounds.candidates import TOL, Candidates, PairBounds
 from kgeval.bounds.greedy import make_engine, order_items
 from kgeval.errors import InputError
+from kgeval.judgments.candidates import TOL, Candidates, PairBounds
 from kgeval.metrics.kendall import tau_b_many
 
 
@@ -67,9 +67,9 @@ class MTC:
     such as 0.5, or one per item); once every pair is resolved, the rest by p, then a seeded key.
 
     A prior fitted on the published labels is fitted on the very labels the simulation hides: use out-of-fold
-    predictions (:func:`kgeval.bounds.prior.cross_validate`, folds by question) at least, or ``refit``, a
+    predictions (:func:`kgeval.judgments.prior.cross_validate`, folds by question) at least, or ``refit``, a
     callable (judged items, their labels) → p called before the first batch and every ``refit_every`` batches
-    (:func:`kgeval.bounds.prior.online_prior`), which learns only from the labels revealed so far."""
+    (:func:`kgeval.judgments.prior.online_prior`), which learns only from the labels revealed so far."""
 
     def __init__(self, p=0.5, metric: str = "P@k", rbp_p: float = 0.8, seed: int = 0, draws: int = 64,
                  pair_bounds: PairBounds | None = None, refit=None, refit_every: int = 10):

@@ -20,64 +20,26 @@ import pandas as pd
 
 from ..data.kg import KnowledgeGraph
 from ..data.testsets import TestSet
-from ..errors import InputError
 from ..io import write_csv
+from ..judgments.items import METRIC_NAMES, candidates, item_features, item_triples, out_of_fold_prior
+from ..judgments.labels import state
+from ..judgments.lists import load_runs
+from ..judgments.metrics import bounded_metric
+from ..judgments.prior import TRANSFER_CAVEAT, cross_validate, fit_prior, online_prior
 from ..judgments.prior_models import expected_calibration_error
-from ..metrics.evaluate import Qrels, qrels_at_depth
+from ..metrics.evaluate import qrels_at_depth
 from ..metrics.trec import pair_lookup
 from ..pools.annotation import load_templates
 from ..pools.pooling import Pool, prefilter
 from ..pools.qrels import labels_of, qrels_for_dump, rebuilt_judgments
-from ..scores.dumps import Dump, load_dump
 from .counts import judgments_to_decide, tau_distribution
-from .decide import (
-    METRIC_NAMES,
-    candidates,
-    item_features,
-    item_triples,
-    out_of_fold_prior,
-    pair_table,
-    write_next_judgments,
-)
+from .decide import pair_table, write_next_judgments
 from .figure import simulation_figure, tau_band_figure
 from .greedy import make_engine, plan
-from .labels import codes_from_qrels
-from .metrics import bounded_metric
-from .prior import TRANSFER_CAVEAT, cross_validate, fit_prior, online_prior
 from .simulation import MTC, DepthOrder, MoveToFront, RandomOrder, compare_strategies
 from .tables import states_tables
 
 log = logging.getLogger(__name__)
-
-
-def top_k(dump: Dump, k: int) -> np.ndarray:
-    if dump.k < k:  # a stored run shorter than k would turn unknown positions into absent ones
-        raise InputError(dump.path, None, f"its run holds {dump.k} candidates per question, fewer than bounds.k = {k}")
-    return dump.run_entity[:, :k].astype(np.int64)
-
-
-def state(entity: np.ndarray, qrels: Qrels, num_entities: int) -> tuple[np.ndarray, np.ndarray]:
-    """Codes (S, Q, k) of every system's top k under ``qrels`` and the macro filter's question mask (Q,)."""
-    S, Q, _ = entity.shape
-    q_index = np.arange(Q)
-    code = np.stack([codes_from_qrels(entity[s], q_index, qrels.q, qrels.entity, qrels.rel, num_entities)
-                     for s in range(S)])
-    qmask = np.zeros(Q, bool)
-    qmask[qrels.q[qrels.rel >= 1]] = True
-    return code, qmask
-
-
-def load_runs(dumps: dict[str, str], k: int) -> tuple[list[str], Dump, np.ndarray]:
-    """The systems (sorted), the first system's dump (questions and published judgments) and the (S, Q, k) top
-    k of every system; every system must rank the same questions."""
-    systems = sorted(dumps)
-    loaded = {s: load_dump(dumps[s]) for s in systems}
-    first = loaded[systems[0]]
-    for s in systems[1:]:
-        if list(loaded[s].questions.qid) != list(first.questions.qid):
-            raise InputError(dumps[s], None, f"its questions differ from {dumps[systems[0]]}'s; every system must "
-                             "rank the same questions of the test set")
-    return systems, first, np.stack([top_k(loaded[s], k) for s in systems])
 
 
 def bounds_step(dumps: dict[str, str], kg_path: str, seed_testset: str, pool: str,

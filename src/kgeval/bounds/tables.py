@@ -1,6 +1,6 @@
 """The three tables of one judgment state (flavour × depth): per-system bounds, per-pair decisions, τ interval.
 
-Everything is computed from an :class:`~kgeval.bounds.labels.Instance` and the positions of each system's
+Everything is computed from an :class:`~kgeval.judgments.labels.Instance` and the positions of each system's
 entities in the others' lists; only the MILP (exact τ, opt-in per metric) loops, over pairs, never over
 questions.
 """
@@ -12,10 +12,10 @@ import logging
 import numpy as np
 import pandas as pd
 
+from ..judgments.labels import UNKNOWN, Instance
+from ..judgments.metrics import BoundedMetric, system_bounds
 from ..metrics.kendall import tau_b
 from .kendall import exact_interval, outer_interval, reference_signs, tau_a
-from .labels import UNKNOWN, Instance
-from .metrics import BoundedMetric, system_bounds
 from .pairs import decisions, pair_bounds
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def states_tables(systems: list[str], entity: np.ndarray, states, metrics: list[
     """All states of one test set. ``entity``: (S, Q, k) top-k lists over every question; ``states``: iterable of
     (flavour, depth, code (S, Q, k), question mask (Q,)). The depth-0 state of each flavour is the reference of
     that flavour's τ (FB-Test-S as the paper evaluates it: unjudged = not relevant)."""
-    from .labels import match_positions
+    from ..judgments.labels import match_positions
 
     pos_all = match_positions(entity)
     sys_frames, pair_frames, tau_rows = [], [], []

@@ -56,15 +56,33 @@ def read_comparisons(path: str | Path, items: list[dict]) -> tuple[list[dict], n
     return comps, c1, c0
 
 
+def plan_expectation(plan_items: str | Path | None) -> dict[str, str]:
+    """The items the plan's prior expects to be judged (``sampling_budgets.csv``'s ``plan_budget`` beside the
+    sidecar), kept for the curator's projection (:mod:`kgeval.campaign.projection`); none without that table."""
+    pairs = Path(plan_items).with_name("sampling_budgets.csv") if plan_items is not None else None
+    if pairs is None or not pairs.is_file():
+        return {}
+    try:
+        table = pd.read_csv(pairs, usecols=["Metric", "plan_budget"])
+        budget = float(table["plan_budget"].iloc[0])
+    except (OSError, ValueError, IndexError, pd.errors.ParserError, pd.errors.EmptyDataError):
+        return {}
+    return {"plan_budget": repr(budget), "plan_metric": str(table["Metric"].iloc[0])} if np.isfinite(budget) else {}
+
+
 def create_campaign(db: str | Path, sheet: str | Path, plan_items: str | Path | None = None,
                     comparisons: str | Path | None = None, title: str | None = None,
-                    study: dict | None = None, order: str = "plan") -> tuple[int, int]:
+                    study: dict | None = None, order: str = "plan", kg: str | Path | None = None,
+                    templates: str | Path | None = None, k: int | None = None) -> tuple[int, int]:
     """Create the campaign file; returns the numbers of items and comparisons. The comparisons come from a
     ``comparisons`` file, or from the plan (``plan_items`` and ``study``: the keyword arguments of
     :func:`kgeval.campaign.comparisons.plan_comparisons`, or of :func:`~kgeval.campaign.comparisons.
     outside_comparisons` for an outside system's plan, but the plan's sidecar and the items). ``order``:
     ``plan`` serves the items in the sheet's order, ``mtc`` by MTC's priority recomputed as labels arrive
-    (:mod:`kgeval.campaign.exact`; it needs the comparisons of a plan and the study's runs)."""
+    (:mod:`kgeval.campaign.exact`; it needs the comparisons of a plan and the study's runs). ``kg`` (else the
+    study's): the dataset's ``kg.npz``, whose training and validation facts become each item's evidence
+    (:mod:`kgeval.campaign.evidence`, phrased with ``templates``, default ``annotations/templates.tsv``). ``k``
+    (else the study's): the plan's cut-off, for the metrics' full names and ranges on the live page."""
     db = Path(db)
     if order not in ("plan", "mtc"):
         raise InputError(None, None, f"order {order!r}: expected plan or mtc")
@@ -79,24 +97,46 @@ def create_campaign(db: str | Path, sheet: str | Path, plan_items: str | Path | 
         if plan_items is None or comparisons is not None:
             raise InputError(sheet, None, "the study's runs give the comparisons of a sampling plan: give its "
                                           "sidecar (--plan-items) and no --comparisons file")
-        from .comparisons import outside_comparisons, plan_comparisons
+        from .comparisons import outside_comparisons, plan_comparisons, source_comparisons
 
-        make = outside_comparisons if "dump" in study else plan_comparisons
+        make = (outside_comparisons if "dump" in study else source_comparisons if "source" in study
+                else plan_comparisons)
         comps, c1, c0 = make(plan_items=str(plan_items), items=items, **study)
     if order == "mtc" and not any(c.get("bound_low") is not None for c in comps):
         raise InputError(sheet, None, "--order mtc ranks the items by the exact bounds and MTC's priority of the "
                                       "plan's comparisons: give the plan's sidecar and the study's runs")
+    kg = kg if kg is not None else (study or {}).get("kg_path")
+    k = k if k is not None else (study or {}).get("k")
+    evidence = None if kg is None else _evidence(kg, templates, items)
     if not db.parent.is_dir():
         raise InputError(db, None, f"the folder {db.parent} does not exist or is not a folder")
     try:
-        create(db, items, {"title": title or items[0]["batch"] or Path(sheet).stem, "sheet": str(sheet),
-                           "order": order})
+        info = {"title": title or items[0]["batch"] or Path(sheet).stem, "sheet": str(sheet), "order": order}
+        info.update(({"k": str(k)} if k is not None else {}) | plan_expectation(plan_items))
+        create(db, items, info)
         if comps:
             conn = connect(db)
             add_comparisons(conn, comps, c1, c0)
+            conn.close()
+        if evidence is not None:
+            from .evidence import store
+
+            conn = connect(db)
+            store(conn, evidence)
             conn.close()
     except sqlite3.Error as exc:
         if "full" in str(exc):
             raise OSError(errno.ENOSPC, "No space left on device", str(db)) from None
         raise InputError(db, None, f"cannot write the campaign file: {exc}") from None
     return len(items), len(comps)
+
+
+def _evidence(kg: str | Path, templates: str | Path | None, items: list[dict]) -> list[dict | None]:
+    from ..data.kg import KnowledgeGraph
+    from ..home import default_file
+    from ..pools.annotation.templates import load_templates
+    from .evidence import build
+
+    if not Path(kg).is_file():
+        raise InputError(kg, None, "no such file (the dataset's kg.npz, for the items' evidence)")
+    return build(KnowledgeGraph.load(kg), items, load_templates(templates or default_file("annotations/templates.tsv")))

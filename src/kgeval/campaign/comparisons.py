@@ -24,14 +24,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..bounds.decide import METRIC_NAMES
 from ..bounds.linear import LinearPairs
 from ..data.kg import KnowledgeGraph
 from ..errors import InputError
+from ..judgments.items import METRIC_NAMES
+from ..judgments.universe import Universe, from_dumps
 from ..sampling.estimates import read_plan_items
 from ..sampling.problem import Problem
 from ..sampling.sheet import locate_items, pair_columns, read_plan_pairs, unknown_units
-from ..sampling.universe import Universe, from_dumps
 from ..sampling.weights import is_linear
 
 
@@ -47,6 +47,21 @@ def plan_comparisons(dumps: dict[str, str], kg_path: str, plan_items: str, plan_
     kg = KnowledgeGraph.load(kg_path)
     return universe_comparisons(from_dumps(dumps, kg, k, max_depth), kg, plan, plan_items, table, plan_pairs, items,
                                 prior, rbp_p)
+
+
+def source_comparisons(source: dict, plan_items: str, plan_pairs: str, items: list[dict]
+                       ) -> tuple[list[dict], np.ndarray, np.ndarray]:
+    """The comparisons of a plan ``kgeval sample-plan`` drew from a reference pack (its ``sampling_source.json``,
+    read by :func:`kgeval.sampling.reference.read_source`); none for a question metric's plan (RR, Success),
+    whose difference is observed only when a whole question is judged: its campaign shows progress only."""
+    from ..sampling.reference import source_universe
+
+    table = read_plan_pairs(plan_pairs)
+    if not is_linear(METRIC_NAMES[table["Metric"].iloc[0]]):
+        return [], None, None
+    u, kg = source_universe(source)
+    return universe_comparisons(u, kg, read_plan_items(plan_items), plan_items, table, plan_pairs, items,
+                                source["prior"], source["rbp_p"])
 
 
 def universe_comparisons(u: Universe, kg: KnowledgeGraph, plan: pd.DataFrame, plan_items: str, table: pd.DataFrame,
@@ -116,9 +131,9 @@ def outside_comparisons(dump: str, reference: str, kg_path: str, plan_items: str
     the pack's test set; ``max_depth`` its ``--pool-depth``), pairs (the outside system, each of ``against``)."""
     from pathlib import Path
 
+    from ..judgments.lists import read_lists
     from ..sampling.outside import outside_universe
     from ..scores.dumps import load_dump
-    from ..tables.reference import read_top_k
 
     folder = Path(dump)
     name, testset = folder.parent.name, folder.name
@@ -127,15 +142,13 @@ def outside_comparisons(dump: str, reference: str, kg_path: str, plan_items: str
     scores = Path(reference) / "scores" / testset
     if scores.is_dir():  # a results folder: the study's score dumps
         study = sorted(f.name for f in scores.iterdir() if (f / "meta.json").is_file())
-        found = (k, {s: (lambda x: pd.DataFrame(x.run_entity[:, :k].astype(np.int64), index=np.asarray(
-            x.questions.qid).astype(str)))(load_dump(scores / s)) for s in study})
     else:  # a reference pack: its top-k lists
         evaluation = Path(reference) / "metrics" / testset / "evaluation.csv"
         try:
             study = list(dict.fromkeys(pd.read_csv(evaluation, usecols=["System"])["System"].astype(str)))
         except (OSError, ValueError, pd.errors.ParserError) as exc:
             raise InputError(evaluation, None, f"cannot read the study's systems on {testset}: {exc}") from None
-        found = read_top_k(reference, testset, study)
+    found = read_lists(reference, testset, study)
     unknown = [s for s in against if s not in study]
     if unknown or not against:
         raise InputError(None, None, f"--against {','.join(against)}: name study systems of {testset} "

@@ -28,8 +28,8 @@ import threading
 import numpy as np
 from scipy import sparse
 
-from ..bounds.candidates import TOL
 from ..bounds.greedy import order_items
+from ..judgments.candidates import TOL
 
 
 def decision_rule(conn: sqlite3.Connection) -> str:

@@ -40,16 +40,26 @@ def report(conn: sqlite3.Connection, db: str) -> dict:
             counts[side][j["label"].upper() if j["label"] != "u" else "u"] += 1
         if it["final_by"] == "adjudication":
             a = adj[it["id"]]
+            # names beside the ids: a curator reads "Troy (/m/0f2r6)" and "ana", not only ids and sides
             resolutions.append({"item": it["sheet_item"], "head": it["head_id"], "relation": it["relation"],
-                                "tail": it["tail_id"],
-                                "a": {"label": pair[0]["label"].upper(), "source_link": pair[0]["source"]},
-                                "b": {"label": pair[1]["label"].upper(), "source_link": pair[1]["source"]},
-                                "adjudicator": {"label": a["label"].upper(), "source_link": a["source"]},
+                                "tail": it["tail_id"], "head_name": it["head_name"], "tail_name": it["tail_name"],
+                                "question": it["question"],
+                                "a": {"label": pair[0]["label"].upper(), "source_link": pair[0]["source"],
+                                      "who": pair[0]["name"]},
+                                "b": {"label": pair[1]["label"].upper(), "source_link": pair[1]["source"],
+                                      "who": pair[1]["name"]},
+                                "adjudicator": {"label": a["label"].upper(), "source_link": a["source"],
+                                                "who": a["name"]},
                                 "final": "YN"[1 - it["final_label"]]})
     unverified = [{"who": r["name"], "item": r["sheet_item"], "line": "", "source_link": r["source"]}
                   for r in conn.execute("SELECT p.name, i.sheet_item, j.source FROM judgments j JOIN people p ON "
                                         "p.id = j.person JOIN items i ON i.id = j.item WHERE j.source != '' "
                                         "ORDER BY j.id") if not verified(r["source"])]
+    people: dict[str, dict[str, int]] = {}
+    for it in items:
+        for j in ann.get(it["id"], []):
+            people.setdefault(j["name"], {"Y": 0, "N": 0, "u": 0})[j["label"].upper() if j["label"] != "u" else
+                                                                  "u"] += 1
     both = [p for p in ann.values() if len(p) == 2 and "u" not in (p[0]["label"], p[1]["label"])]
     n = len(both)
     agree = sum(p[0]["label"] == p[1]["label"] for p in both)
@@ -65,6 +75,9 @@ def report(conn: sqlite3.Connection, db: str) -> dict:
         "kappa_note": f"Cohen's kappa of each item's first and second annotator over the {n} items both answered "
                       "Y or N (can't tell went to the adjudicator)",
         "labels": {"A": counts["A"], "B": counts["B"], "final": {"Y": y, "N": len(items) - y}},
+        "annotators": {name: people[name] for name in sorted(people)},
+        "sides_note": "A is each item's first annotator, B its second: different people from item to item "
+                      "(annotators gives each person's answers by name)",
         "resolutions": resolutions, "sources_outside_verified_list": unverified,
         "unfinished": conn.execute("SELECT COUNT(*) FROM items WHERE state != 'final'").fetchone()[0],
         "imported": sum(it["final_by"] == "import" for it in items),

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..limits import read_text
-from .protocol import ProtocolError, check_source, judge, wikidata_link
+from .protocol import ProtocolError, check_judgment, check_source, judge, wikidata_link
 from .store import add_person, write
 
 CONFIG = """<View>
@@ -43,51 +43,82 @@ def tasks(conn: sqlite3.Connection) -> list[dict]:
             for r in conn.execute("SELECT * FROM items ORDER BY pos")]
 
 
-def _answer(path, where: str, ann: dict) -> tuple[str, str, str, float | None]:
+def _answer(path, where: str, ann) -> tuple[str, str, str, float | None]:
+    """One annotation's label, source, note and seconds, every field checked as the server checks a judgment,
+    so that a bad late task is refused before anything is written."""
+    if not isinstance(ann, dict) or not isinstance(ann.get("result") or [], list):
+        raise InputError(path, None, f"{where}: expected an object with a 'result' list")
     label = source = note = None
     for res in ann.get("result") or []:
-        value, name = res.get("value") or {}, res.get("from_name")
-        if name == "label" and value.get("choices"):
-            label = _LABELS.get(value["choices"][0])
+        value = res.get("value") if isinstance(res, dict) else None
+        name = res.get("from_name") if isinstance(res, dict) else None
+        if not isinstance(value, dict):
+            raise InputError(path, None, f"{where}: a result without a 'value' object")
+        choices, text = value.get("choices"), value.get("text")
+        if name == "label" and choices:
+            if not isinstance(choices, list) or not isinstance(choices[0], str):
+                raise InputError(path, None, f"{where}: 'label' choices: expected a list of strings")
+            label = _LABELS.get(choices[0])
             if label is None:
-                raise InputError(path, None, f"{where}: choice {value['choices'][0]!r} is not Y, N or can't tell")
-        elif name in ("source", "note") and value.get("text"):
-            text = str(value["text"][0])
-            source, note = (text, note) if name == "source" else (source, text)
+                raise InputError(path, None, f"{where}: choice {choices[0][:40]!r} is not Y, N or can't tell")
+        elif name in ("source", "note") and text:
+            if not isinstance(text, list) or not isinstance(text[0], str):
+                raise InputError(path, None, f"{where}: '{name}' text: expected a list of strings")
+            source, note = (text[0], note) if name == "source" else (source, text[0])
     if label is None:
         raise InputError(path, None, f"{where}: no choice in the 'label' control")
+    seconds = ann.get("lead_time")
+    try:
+        seconds = float(seconds) if isinstance(seconds, int | float) and not isinstance(seconds, bool) else None
+    except OverflowError:  # an integer beyond any float (10**400): as out of range as the protocol says
+        seconds = float("inf")
     try:
         source = check_source(source or "", label)
+        check_judgment(label, note or "", seconds)
     except ProtocolError as exc:
         raise InputError(path, None, f"{where}: {exc}") from None
-    seconds = ann.get("lead_time")
-    return label, source, note or "", float(seconds) if isinstance(seconds, (int, float)) else None
+    return label, source, (note or "").strip(), seconds
 
 
-def _who(ann: dict) -> str:
-    by = ann.get("completed_by")
+def _who(ann) -> str:
+    by = ann.get("completed_by") if isinstance(ann, dict) else None
     if isinstance(by, dict):
         by = by.get("email") or by.get("id")
     return f"label-studio:{by}"
 
 
+def _task_item(path, where: str, task, items: dict[str, int]) -> int:
+    data = task.get("data") if isinstance(task, dict) else None
+    item = items.get(str(data.get("item", ""))) if isinstance(data, dict) else None
+    if item is None:
+        raise InputError(path, None, f"{where}: data.item is not an item of the campaign")
+    if not isinstance(task.get("annotations") or [], list):
+        raise InputError(path, None, f"{where}: annotations: expected a list")
+    return item
+
+
 def import_export(conn: sqlite3.Connection, path: str | Path) -> dict[str, int]:
-    """Read a Label Studio JSON export into the campaign; everything is checked before the first judgment is
-    recorded. Returns counts of judgments recorded, tasks skipped (no annotation) and extra annotations left."""
+    """Read a Label Studio JSON export into the campaign in one transaction: every task is checked first, and a
+    judgment the protocol refuses (an item already judged) rolls back every one, so that a refused file leaves
+    the campaign as it was and the corrected file then imports. Returns counts of judgments recorded, tasks
+    skipped (no annotation) and extra annotations left."""
     try:
         data = json.loads(read_text(Path(path)))
+    except RecursionError:
+        raise InputError(path, None, "not a Label Studio export: nested too deeply") from None
     except ValueError as exc:
         raise InputError(path, None, f"not JSON: {exc}") from None
     if not isinstance(data, list):
         raise InputError(path, None, "expected Label Studio's JSON export: a list of tasks")
     items = {r["sheet_item"]: r["id"] for r in conn.execute("SELECT id, sheet_item FROM items")}
-    plan, skipped, extra = [], 0, 0
+    plan, skipped, extra, seen = [], 0, 0, {}
     for t, task in enumerate(data, start=1):
         where = f"task {t}"
-        item = items.get(str((task.get("data") or {}).get("item", "")) if isinstance(task, dict) else "")
-        if item is None:
-            raise InputError(path, None, f"{where}: data.item is not an item of the campaign")
-        anns = [a for a in task.get("annotations") or [] if not a.get("was_cancelled")]
+        item = _task_item(path, where, task, items)
+        if item in seen:
+            raise InputError(path, None, f"{where}: the same item as task {seen[item]} (one task per item)")
+        seen[item] = t
+        anns = [a for a in task.get("annotations") or [] if not (isinstance(a, dict) and a.get("was_cancelled"))]
         if not anns:
             skipped += 1
             continue
@@ -100,13 +131,29 @@ def import_export(conn: sqlite3.Connection, path: str | Path) -> dict[str, int]:
             extra += len(answers) - 2
             third = []
         extra += max(len(answers) - 3, 0)
+        if third and third[0][1] == "u":
+            raise InputError(path, None, f"{where}: the adjudicating annotation says can't tell")
         plan.append((item, answers[:2], third))
+    with write(conn):  # all of it or nothing: the writes below join this transaction
+        done = _record(conn, path, plan)
+    return {"judgments": done, "skipped": skipped, "extra": extra}
+
+
+def _about(item: int, exc: ProtocolError) -> str:
+    """The protocol's refusal, naming the item once."""
+    return str(exc) if str(exc).startswith(f"item {item}:") else f"item {item}: {exc}"
+
+
+def _record(conn: sqlite3.Connection, path, plan: list) -> int:
     people = {r["name"]: r for r in conn.execute("SELECT id, name, role FROM people")}
 
     def person(name: str, role: str):
         key = name if role == "annotator" else f"{name} (adjudicator)"
         if key not in people:
-            add_person(conn, key, role)  # a token nobody is given: imported people judge through the file only
+            try:
+                add_person(conn, key, role)  # a token nobody is given: imported people judge through the file only
+            except InputError as exc:
+                raise InputError(path, None, f"annotator {name[:60]!r}: {exc.problem}") from None
             people[key] = conn.execute("SELECT id, name, role FROM people WHERE name = ?", (key,)).fetchone()
         return people[key]
 
@@ -114,22 +161,22 @@ def import_export(conn: sqlite3.Connection, path: str | Path) -> dict[str, int]:
     for item, pair, third in plan:
         for who, label, source, note, seconds in pair:
             p = person(who, "annotator")
-            try:
-                with write(conn):
-                    if not conn.execute("SELECT 1 FROM assignments WHERE item = ? AND person = ?",
-                                        (item, p["id"])).fetchone():
-                        conn.execute("INSERT INTO assignments (item, person, at) VALUES (?, ?, 0)", (item, p["id"]))
-                        conn.execute("UPDATE items SET n_assigned = n_assigned + 1 WHERE id = ?", (item,))
-            except sqlite3.IntegrityError:
-                raise InputError(path, None, f"item {item}: already given to two annotators in the campaign") from None
+            if not conn.execute("SELECT 1 FROM assignments WHERE item = ? AND person = ?", (item, p["id"])).fetchone():
+                try:
+                    conn.execute("INSERT INTO assignments (item, person, at) VALUES (?, ?, 0)", (item, p["id"]))
+                except sqlite3.IntegrityError:
+                    raise InputError(path, None, f"item {item}: already given to two annotators in the "
+                                                 "campaign") from None
+                conn.execute("UPDATE items SET n_assigned = n_assigned + 1 WHERE id = ?", (item,))
             try:
                 judge(conn, p, item, label, source, note, seconds)
             except ProtocolError as exc:
-                raise InputError(path, None, f"item {item}: {exc}") from None
+                raise InputError(path, None, _about(item, exc)) from None
             done += 1
         for who, label, source, note, seconds in third:
-            if label == "u":
-                raise InputError(path, None, f"item {item}: the adjudicating annotation says can't tell")
-            judge(conn, person(who, "adjudicator"), item, label, source, note, seconds)
+            try:
+                judge(conn, person(who, "adjudicator"), item, label, source, note, seconds)
+            except ProtocolError as exc:
+                raise InputError(path, None, _about(item, exc)) from None
             done += 1
-    return {"judgments": done, "skipped": skipped, "extra": extra}
+    return done

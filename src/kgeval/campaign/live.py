@@ -18,9 +18,11 @@ import sqlite3
 
 import numpy as np
 
-from ..bounds.candidates import TOL
+from ..judgments.candidates import TOL
 from ..pools.annotation.agreement import cohen_kappa
 from ..sampling.sequence import eb_sequence
+from .projection import projection
+from .store import meta
 
 ALPHA = 0.05
 
@@ -78,6 +80,13 @@ def finals(conn: sqlite3.Connection) -> tuple[np.ndarray, np.ndarray, np.ndarray
 
 def kappa(conn: sqlite3.Connection) -> float | None:
     """Cohen's κ over the items both annotators answered Y or N (the first and the second answer)."""
+    detail = kappa_detail(conn)
+    return None if detail is None else detail["value"]
+
+
+def kappa_detail(conn: sqlite3.Connection) -> dict | None:
+    """:func:`kappa` with what a person needs to read it: the pairs of answers, the agreements, the share of Y
+    and the agreement chance alone would give (Cohen's p_e), and one line saying what they mean."""
     rows = conn.execute("SELECT item, label FROM judgments WHERE kind = 'annotation' AND item IN (SELECT item FROM "
                         "judgments WHERE kind = 'annotation' GROUP BY item HAVING COUNT(*) = 2 AND "
                         "SUM(label = 'u') = 0) ORDER BY item, id").fetchall()
@@ -86,7 +95,27 @@ def kappa(conn: sqlite3.Connection) -> float | None:
     first = [r["label"].upper() for r in rows[0::2]]
     second = [r["label"].upper() for r in rows[1::2]]
     k = cohen_kappa(first, second)
-    return None if np.isnan(k) else k
+    a, b = np.array(first) == "Y", np.array(second) == "Y"
+    p_yes = (a.mean() + b.mean()) / 2
+    chance = float(a.mean() * b.mean() + (1 - a.mean()) * (1 - b.mean()))
+    return {"value": None if np.isnan(k) else float(k), "pairs": len(first), "agree": int((a == b).sum()),
+            "yes": float(p_yes), "chance": chance,
+            "reading": kappa_reading(None if np.isnan(k) else float(k), len(first), int((a == b).sum()), p_yes,
+                                     chance)}
+
+
+def kappa_reading(k: float | None, n: int, agree: int, p_yes: float, chance: float) -> str:
+    """One line that says what κ means here: chance agreement is high when nearly every answer is one class
+    (prevalence), and then κ is low however often the annotators agree."""
+    share = f"{agree} of {n} pairs of answers agree ({100 * agree / n:.0f} %)"
+    if k is None:
+        return f"{share}; every answer is one class, so κ is undefined"
+    major, cls = (p_yes, "Y") if p_yes >= 0.5 else (1 - p_yes, "N")
+    if chance >= 0.7:
+        return (f"{share}, but {100 * major:.0f} % of the answers are {cls}, so chance alone would agree "
+                f"{100 * chance:.0f} % of the time: κ counts agreement beyond chance and is low when nearly "
+                f"every answer is one class (prevalence), read the agreements too")
+    return f"{share}; chance alone would agree {100 * chance:.0f} % of the time"
 
 
 def rates(conn: sqlite3.Connection) -> dict[str, float | None]:
@@ -102,6 +131,35 @@ def _number(x: float) -> float | None:
     return None if np.isnan(x) else float(x)
 
 
+# what the page says about its decision rule beside the final estimate's (issue 51: the two differ at the end)
+RULE_TEXT = {
+    "sequence": "Decided here when the 95 % anytime-valid confidence sequence (empirical Bernstein) excludes 0: "
+                "valid however often this page is looked at. The final estimate (kgeval sample-estimate, kgeval "
+                "evaluate --judgments) computes a fixed-sample 95 % interval once, at the end: it is narrower and "
+                "may decide a pair this page still calls not yet; it is valid only when looked at once, so do not "
+                "stop the campaign on it.",
+    "exact": "Decided here when the exact bounds of Δ exclude 0 (served in MTC's order, not at random: the "
+             "sequence's guarantee needs the random order). The final estimate (kgeval evaluate --judgments) uses "
+             "the same bounds once every item is judged.",
+}
+
+
+def metric_name(metric: str, k: int | None) -> str:
+    """The metric's full name: ``P@k`` with the campaign's cut-off, ``P@10``."""
+    return metric.replace("@k", f"@{k}") if k is not None else metric
+
+
+def metric_range(metric: str, k: int | None) -> float:
+    """The largest |Δ| the metric allows: 1 for the rates (P, RR, Success, RBP: means of values in [0, 1]),
+    Σ_{i ≤ k} 1 / log2(i + 1) for DCG@k; infinite when not known (the interval is then not cut)."""
+    base = metric.split("@")[0]
+    if base in ("P", "RR", "Success", "RBP", "nDCG", "AP"):
+        return 1.0
+    if base == "DCG" and k is not None:
+        return float((1 / np.log2(np.arange(2, k + 2))).sum())
+    return float("inf")
+
+
 class Live:
     """The comparisons (fixed when the campaign is created: read once) and the snapshot of the labels so far,
     recomputed only when a judgment changed something."""
@@ -115,6 +173,8 @@ class Live:
         from .exact import Exact, decision_rule
 
         self.exact, self.rule = Exact(conn), decision_rule(conn)
+        k = meta(conn).get("k", "")
+        self.k = int(k) if k.isdigit() else None
 
     def snapshot(self, conn: sqlite3.Connection) -> dict:
         """What ``GET /api/{token}/live`` returns."""
@@ -129,8 +189,10 @@ class Live:
                 return self._last
             order, labels, counts = finals(conn)
             total = conn.execute("SELECT COUNT(*) FROM items").fetchone()[0]
-            out = {"kappa": kappa(conn), "rates": rates(conn), "final": int(order.size), "total": int(total),
-                   "judgments": int(key[0])}
+            detail = kappa_detail(conn)
+            out = {"kappa": None if detail is None else detail["value"], "kappa_detail": detail,
+                   "rates": rates(conn), "final": int(order.size), "total": int(total), "judgments": int(key[0]),
+                   "projection": projection(conn)}
         finally:
             conn.execute("COMMIT")
         est, low, high = paths(self.base, self.lo, self.hi, self.c1, self.c0, order, labels, self.alpha)
@@ -138,16 +200,22 @@ class Live:
         b_low, b_high = self.exact.bounds(np.searchsorted(self.exact.ids, order), labels)
         rows = []
         for j, c in enumerate(self.comps):
-            seen = order.size > 0
-            lo_j, hi_j = (float(low[j, -1]), float(high[j, -1])) if seen else (float(c["lo"]), float(c["hi"]))
-            decided = lo_j > 0 or hi_j < 0
+            bears = done[j] > 0  # no final label moves this pair yet: its "estimate" would be the prior's
+            span = metric_range(c["metric"], self.k)
+            lo_j, hi_j = ((float(low[j, -1]), float(high[j, -1])) if bears else
+                          (-span, span) if np.isfinite(span) else (float(c["lo"]), float(c["hi"])))
+            decided = bears and (lo_j > 0 or hi_j < 0)
             if self.rule == "exact":  # TOL: the bounds' sums drift by ~1e-16 where Δ_lo is exactly 0
                 decided = bool(b_low[j] > TOL or b_high[j] < -TOL)
-            rows.append({"a": c["a"], "b": c["b"], "metric": c["metric"],
-                         "delta": float(est[j, -1]) if seen else None, "low": lo_j, "high": hi_j,
+            # Δ lies in [−span, span] whatever the labels: the sequence's limits beyond it say nothing
+            lo_j, hi_j = max(lo_j, -span), min(hi_j, span)
+            rows.append({"a": c["a"], "b": c["b"], "metric": c["metric"], "metric_name": metric_name(c["metric"],
+                                                                                                     self.k),
+                         "delta": float(est[j, -1]) if bears else None, "low": lo_j, "high": hi_j,
                          "decided": bool(decided), "rule": self.rule, "judgments": int(done[j]),
                          "bound_low": _number(b_low[j]), "bound_high": _number(b_high[j]),
                          "expected": int(self.bears[j].sum() - done[j])})
+        out["rule_text"] = RULE_TEXT[self.rule]
         out["comparisons"] = rows
         self._key, self._last = key, out
         return out

@@ -110,24 +110,36 @@ def next_item(conn: sqlite3.Connection, person: sqlite3.Row, order=None) -> int 
     return int(row["id"])
 
 
+def number(conn: sqlite3.Connection, item: int) -> str:
+    """The item as its page numbers it (the sheet's item number), for every message about it."""
+    row = conn.execute("SELECT sheet_item FROM items WHERE id = ?", (item,)).fetchone()
+    return str(item) if row is None else row[0]
+
+
 def _finalise(conn: sqlite3.Connection, item: int, label: int, by: str) -> None:
     seq = conn.execute("SELECT COALESCE(MAX(final_seq), 0) + 1 FROM items").fetchone()[0]
     conn.execute("UPDATE items SET state = 'final', final_label = ?, final_by = ?, final_seq = ? WHERE id = ?",
                  (label, by, seq, item))
 
 
+def check_judgment(label: str, note: str, seconds: float | None) -> None:
+    """A judgment's label, note and seconds as the protocol accepts them (the server and an import check the
+    same; the source has :func:`check_source`)."""
+    if label not in LABELS:
+        raise ProtocolError(400, f"label {label!r}: expected y, n or u")
+    if len((note or "").strip()) > 5000:
+        raise ProtocolError(400, "note: at most 5000 characters")
+    if seconds is not None and not (0 <= seconds < 1e7):
+        raise ProtocolError(400, f"seconds {seconds!r}: expected a duration in seconds")
+
+
 def judge(conn: sqlite3.Connection, person: sqlite3.Row, item: int, label: str, source: str = "", note: str = "",
           seconds: float | None = None) -> int:
     """Record one judgment and move the item on (final on agreement, conflict otherwise, final on
     adjudication); returns the judgment's id."""
-    if label not in LABELS:
-        raise ProtocolError(400, f"label {label!r}: expected y, n or u")
     source = check_source(source, label)
     note = (note or "").strip()
-    if len(note) > 5000:
-        raise ProtocolError(400, "note: at most 5000 characters")
-    if seconds is not None and not (0 <= seconds < 1e7):
-        raise ProtocolError(400, f"seconds {seconds!r}: expected a duration in seconds")
+    check_judgment(label, note, seconds)
     role = person["role"]
     if role not in ("annotator", "adjudicator"):
         raise ProtocolError(403, "only annotators and adjudicators judge")
@@ -139,12 +151,13 @@ def judge(conn: sqlite3.Connection, person: sqlite3.Row, item: int, label: str, 
         if row is None:
             raise ProtocolError(409, f"item {item}: no such item")
         if conn.execute("SELECT 1 FROM judgments WHERE item = ? AND person = ?", (item, person["id"])).fetchone():
-            raise ProtocolError(409, f"item {item}: already judged by you (undo it to change the answer)")
+            raise ProtocolError(409, f"item {number(conn, item)}: already judged by you (undo it to change the "
+                                     f"answer)")
         if role == "annotator":
             mine = conn.execute("SELECT judged FROM assignments WHERE item = ? AND person = ?",
                                 (item, person["id"])).fetchone()
             if mine is None or row["state"] != "open" or row["n_judged"] >= 2:
-                raise ProtocolError(409, f"item {item}: not an item given to you")
+                raise ProtocolError(409, f"item {number(conn, item)}: not an item given to you")
             cur = conn.execute("INSERT INTO judgments (item, person, kind, label, source, note, seconds, at) VALUES "
                                "(?, ?, 'annotation', ?, ?, ?, ?, ?)", (item, person["id"], label, source, note,
                                                                         seconds, now))
@@ -159,7 +172,7 @@ def judge(conn: sqlite3.Connection, person: sqlite3.Row, item: int, label: str, 
                     conn.execute("UPDATE items SET state = 'conflict' WHERE id = ?", (item,))
         else:
             if row["state"] != "conflict":
-                raise ProtocolError(409, f"item {item}: not waiting for adjudication")
+                raise ProtocolError(409, f"item {number(conn, item)}: not waiting for adjudication")
             cur = conn.execute("INSERT INTO judgments (item, person, kind, label, source, note, seconds, at) VALUES "
                                "(?, ?, 'adjudication', ?, ?, ?, ?, ?)", (item, person["id"], label, source, note,
                                                                           seconds, now))
@@ -178,7 +191,8 @@ def undo(conn: sqlite3.Connection, person: sqlite3.Row) -> int:
         item = conn.execute("SELECT state, final_by FROM items WHERE id = ?", (last["item"],)).fetchone()
         if last["kind"] == "annotation":
             if item["final_by"] == "adjudication":
-                raise ProtocolError(409, f"item {last['item']}: already adjudicated, the answer is final")
+                raise ProtocolError(409, f"item {number(conn, last['item'])}: already adjudicated, the answer is "
+                                         f"final")
             conn.execute("DELETE FROM judgments WHERE id = ?", (last["id"],))
             conn.execute("UPDATE assignments SET judged = 0, at = ? WHERE item = ? AND person = ?",
                          (time.time(), last["item"], person["id"]))
@@ -192,7 +206,9 @@ def undo(conn: sqlite3.Connection, person: sqlite3.Row) -> int:
 
 
 def item_view(conn: sqlite3.Connection, person: sqlite3.Row, item: int | None) -> dict:
-    """What the judging page shows: the item and, for the adjudicator only, the annotators' answers."""
+    """What the judging page shows: the item (``number``: the sheet's, as the page and its messages name it),
+    its evidence from the graph (:mod:`kgeval.campaign.evidence`; never a score, rank or prior) and, for the
+    adjudicator only, the annotators' answers."""
     total = conn.execute("SELECT COUNT(*) FROM items").fetchone()[0]
     if person["role"] == "adjudicator":
         done = conn.execute("SELECT COUNT(*) FROM judgments WHERE person = ?", (person["id"],)).fetchone()[0]
@@ -201,10 +217,12 @@ def item_view(conn: sqlite3.Connection, person: sqlite3.Row, item: int | None) -
         done = conn.execute("SELECT COUNT(*) FROM judgments WHERE person = ?", (person["id"],)).fetchone()[0]
     out = {"item": item, "done": int(done), "total": int(total)}
     if item is None:
-        return out | {k: None for k in ("head_id", "relation", "tail_id", "head", "tail", "question", "wikidata",
-                                        "websearch")}
+        return out | {k: None for k in ("number", "head_id", "relation", "tail_id", "head", "tail", "question",
+                                        "wikidata", "websearch", "evidence")}
     row = conn.execute("SELECT * FROM items WHERE id = ?", (item,)).fetchone()
-    out |= {"head_id": row["head_id"], "relation": row["relation"], "tail_id": row["tail_id"],
+    from .evidence import read
+
+    out |= {"number": row["sheet_item"], "evidence": read(conn, item), "head_id": row["head_id"], "relation": row["relation"], "tail_id": row["tail_id"],
             "head": row["head_name"], "tail": row["tail_name"], "question": row["question"],
             "wikidata": wikidata_link(row["head_id"]), "websearch": websearch_link(row["question"])}
     if person["role"] == "adjudicator":

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import logging
 import re
 import threading
 import time
 from pathlib import Path
 
+from ..pools.annotation.formats import VERIFIED_SOURCES
+from .gate import Gate, judgment, parse_body
 from .live import Live
-from .protocol import ProtocolError, item_view, judge, next_item, undo, verified
+from .protocol import ProtocolError, item_view, judge, next_item, number, undo, verified
 from .store import connect, meta, person_by_token
 
 log = logging.getLogger("kgeval.campaign")
@@ -29,11 +30,15 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer", "X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
-_TOKEN_IN_PATH = re.compile(r"^/(j|live|api)/[^/]+")
+_TOKEN_AFTER = re.compile(r"((?:^|/)(?:j|live|api))/+[^/?#]+", re.IGNORECASE)
+_TOKEN_LIKE = re.compile(r"(^|/)[A-Za-z0-9_\-%]{20,}(?=$|[/?#])")
 
 
 def redact(path: str) -> str:
-    return _TOKEN_IN_PATH.sub(lambda m: f"/{m.group(1)}/…", path)
+    """The request path for the log without a token: the segment after every ``j``, ``live`` or ``api`` segment
+    (anywhere: ``/static/../api/<token>`` routes to the same place) and any segment long enough to be one."""
+    path = _TOKEN_AFTER.sub(lambda m: f"{m.group(1)}/…", path)
+    return _TOKEN_LIKE.sub(lambda m: f"{m.group(1)}…", path)
 
 
 def csrf_token(secret: str, token: str) -> str:
@@ -87,20 +92,8 @@ def create_app(db: str | Path):
         def wrap(fn):
             async def endpoint(request: Request):
                 try:
-                    body = None
-                    if write:
-                        length = request.headers.get("content-length") or "0"
-                        if not length.isdigit() or int(length) > 20_000:
-                            raise ProtocolError(400, "request body over 20 kB")
-                        raw = await request.body()
-                        if len(raw) > 20_000:
-                            raise ProtocolError(400, "request body over 20 kB")
-                        try:
-                            body = json.loads(raw or b"{}")
-                        except ValueError:
-                            raise ProtocolError(400, "the request body is not JSON") from None
-                        if not isinstance(body, dict):
-                            raise ProtocolError(400, "the request body is not a JSON object")
+                    # the gate has checked the token and read at most LIMIT bytes
+                    body = parse_body(await request.body()) if write else None
                     from starlette.concurrency import run_in_threadpool
 
                     def run():
@@ -119,34 +112,29 @@ def create_app(db: str | Path):
         return {"person": person["name"], "role": person["role"],
                 "csrf": csrf_token(secret, request.path_params["token"])}
 
-    @api(("annotator", "adjudicator"))
-    def next_(person, body, request):
+    def view(person):  # the person's next item as the page shows it
         c = conn()
         return item_view(c, person, next_item(c, person, order))
 
+    @api(("annotator", "adjudicator"))
+    def next_(person, body, request):
+        return view(person)
+
     @api(("annotator", "adjudicator"), write=True)
     def judge_(person, body, request):
-        item, label = body.get("item"), body.get("label")
-        if not isinstance(item, int) or isinstance(item, bool):
-            raise ProtocolError(400, "item: expected the item's number")
-        if not isinstance(label, str):
-            raise ProtocolError(400, "label: expected y, n or u")
-        label = label.lower()
-        seconds = body.get("seconds")
-        if seconds is not None and (not isinstance(seconds, (int, float)) or isinstance(seconds, bool)):
-            raise ProtocolError(400, "seconds: expected a number")
-        source, note = body.get("source") or "", body.get("note") or ""
-        if not isinstance(source, str) or not isinstance(note, str):
-            raise ProtocolError(400, "source and note: expected text")
-        jid = judge(conn(), person, item, label, source, note, None if seconds is None else float(seconds))
-        out = {"ok": True, "judgment": jid}
+        item, label, source, note, seconds = judgment(body)
+        jid = judge(conn(), person, item, label, source, note, seconds)
+        out = {"ok": True, "judgment": jid, "number": number(conn(), item)}
         if source.strip() and not verified(source.strip()):
             out["hint"] = "this site is not on the protocol's verified list: the curator will check it"
+        if body.get("next") is True:  # the page's next item in the same round trip: the judge waits one, not two
+            out["next"] = view(person)
         return out
 
     @api(("annotator", "adjudicator"), write=True)
     def undo_(person, body, request):
-        return {"undone": undo(conn(), person)}
+        item = undo(conn(), person)
+        return {"undone": item, "number": number(conn(), item)}
 
     @api(("curator",))
     def live_(person, body, request):
@@ -164,7 +152,8 @@ def create_app(db: str | Path):
                 return HTMLResponse(html, exc.status, headers=SECURITY_HEADERS)
             token = request.path_params["token"]
             html = env.get_template(template).render(person=person["name"], role=person["role"], token=token,
-                                                     csrf=csrf_token(secret, token), title=meta(conn())["title"])
+                                                     csrf=csrf_token(secret, token), title=meta(conn())["title"],
+                                                     verified=VERIFIED_SOURCES)
             return HTMLResponse(html, headers=SECURITY_HEADERS)
         return endpoint
 
@@ -186,7 +175,10 @@ def create_app(db: str | Path):
         Route("/api/{token}/live", live_),
     ]
     app = Starlette(routes=routes)
-    return RedactedLog(app)
+    # every route whose path holds a token ("/api/{token}/…") is behind the token check of the gate
+    prefixes = {r.path.split("/")[1] for r in routes if r.path.split("/")[2:3] == ["{token}"]}
+    return RedactedLog(Gate(app, lambda token: person_by_token(conn(), token) is not None, prefixes,
+                            SECURITY_HEADERS))
 
 
 class RedactedLog:

@@ -6,7 +6,8 @@ label is N, as the official evaluation counts it). Two annotators judge every it
 or MTC's as the labels arrive: :func:`kgeval.campaign.exact.served_order`); the second
 gives the wrong answer with the set disagreement rate, drawn once per item from the seed (so that the HTTP run's
 thread timing cannot change which items disagree); an adjudicator, answering the truth, resolves each
-disagreement. The offline function reaches the judgment counts by arithmetic (two per item, three with a
+disagreement. With ``rate`` a triple (first, second, adjudicator), each person errs at their own rate or always
+answers N (:func:`item_answers`); the result counts the final labels that differ from the oracle's. The offline function reaches the judgment counts by arithmetic (two per item, three with a
 disagreement) and shares :func:`kgeval.campaign.live.paths` and :func:`~kgeval.campaign.live.decided_at` with
 the live page; the HTTP run reads what the server stored. The campaign file is never changed: the HTTP run works
 on a copy in a temporary folder.
@@ -24,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..bounds.candidates import TOL
 from ..errors import KgevalError
+from ..judgments.candidates import TOL
 from .exact import Exact, decision_rule, served_order
 from .live import ALPHA, decided_at, finals, load_comparisons, paths
 from .store import add_person, connect, meta
@@ -38,6 +39,18 @@ def disagreements(n: int, rate: float, seed: int) -> np.ndarray:
     return np.random.default_rng([seed, 43]).random(n) < rate
 
 
+def item_answers(truth: np.ndarray, rate, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The first annotator's, the second's and the adjudicator's answer to every item (serving order), drawn once
+    per item from the seed. ``rate``: the second annotator's error rate (the others never err), or ``(first,
+    second, adjudicator)``, each an error rate or ``"N"`` (always answers N: :mod:`kgeval.campaign.errors`)."""
+    from .errors import ALWAYS_N, answers
+
+    first, second, adj = (0.0, rate, 0.0) if not isinstance(rate, tuple) else rate
+    b = np.zeros_like(truth) if second == ALWAYS_N else truth ^ disagreements(truth.size, float(second), seed)
+    return (answers(truth, first, np.random.default_rng([seed, 44])), b.astype(truth.dtype),
+            answers(truth, adj, np.random.default_rng([seed, 45])))
+
+
 def truth_of(conn: sqlite3.Connection, labels: dict[tuple[str, str, str], int]) -> np.ndarray:
     """The oracle's label of every item, in serving order (absent from ``labels``: N)."""
     rows = conn.execute("SELECT head_id, relation, tail_id FROM items ORDER BY pos").fetchall()
@@ -48,16 +61,17 @@ def offline(conn: sqlite3.Connection, truth: np.ndarray, rate: float, seed: int,
     """The decisions of the campaign judged by the oracle, without a server."""
     comps, c1, c0, _ = load_comparisons(conn)
     ids = np.array([r[0] for r in conn.execute("SELECT id FROM items ORDER BY pos")], np.int64)
-    flip = disagreements(ids.size, rate, seed)
+    a, b, adj = item_answers(truth, rate, seed)
+    final = np.where(a == b, a, adj)  # the protocol: agreement, else the adjudicator
     served = np.arange(ids.size)
     if meta(conn).get("order") == "mtc":
-        served = served_order(Exact(conn), truth)
-    counts = np.cumsum(2 + flip[served].astype(int))
+        served = served_order(Exact(conn), final)
+    counts = np.cumsum(2 + (a != b)[served].astype(int))
     base = np.array([c["base"] for c in comps], float)
     lo, hi = np.array([c["lo"] for c in comps], float), np.array([c["hi"] for c in comps], float)
-    _, low, high = paths(base, lo, hi, c1, c0, ids[served], truth[served], alpha)
-    return _result(comps, _decided(conn, low, high, served, truth[served], counts),
-                   int(counts[-1]) if counts.size else 0)
+    _, low, high = paths(base, lo, hi, c1, c0, ids[served], final[served], alpha)
+    return _result(comps, _decided(conn, low, high, served, final[served], counts),
+                   int(counts[-1]) if counts.size else 0, int((final != truth).sum()))
 
 
 def _decided(conn: sqlite3.Connection, low, high, items: np.ndarray, labels: np.ndarray, counts) -> list:
@@ -68,9 +82,9 @@ def _decided(conn: sqlite3.Connection, low, high, items: np.ndarray, labels: np.
     return decided_at(low, high, counts)
 
 
-def _result(comps, at, total) -> dict:
+def _result(comps, at, total, wrong) -> dict:
     return {"comparisons": [{"a": c["a"], "b": c["b"], "metric": c["metric"], "decided_at": k}
-                            for c, k in zip(comps, at)], "judgments": total}
+                            for c, k in zip(comps, at)], "judgments": total, "wrong_labels": wrong}
 
 
 def _free_port() -> int:
@@ -98,8 +112,8 @@ def over_http(db: str | Path, truth: np.ndarray, rate: float, seed: int, alpha: 
         tokens = {who: add_person(conn, f"oracle-{who}", role) for who, role in
                   (("a", "annotator"), ("b", "annotator"), ("adjudicator", "adjudicator"))}
         ids = [r[0] for r in conn.execute("SELECT id FROM items ORDER BY pos")]
-        flip = dict(zip(ids, disagreements(len(ids), rate, seed)))
-        truth_by = dict(zip(ids, truth.tolist()))
+        said = {who: dict(zip(ids, x.tolist())) for who, x in zip(("a", "b", "adjudicator"),
+                                                                   item_answers(truth, rate, seed))}
         port = _free_port()
         server = uvicorn.Server(uvicorn.Config(create_app(copy), host="127.0.0.1", port=port, access_log=False,
                                                log_level="warning"))
@@ -114,18 +128,18 @@ def over_http(db: str | Path, truth: np.ndarray, rate: float, seed: int, alpha: 
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as http:
                 csrf = {w: http.get(f"/api/{t}/session").json()["csrf"] for w, t in tokens.items()}
 
-                def answer(who: str, wrong: bool = False) -> int | None:
+                def answer(who: str) -> int | None:
                     item = _ok(http.get(f"/api/{tokens[who]}/next"))["item"]
                     if item is None:
                         return None
-                    x = truth_by[item] ^ int(wrong and flip[item])
+                    x = said[who][item]
                     _ok(http.post(f"/api/{tokens[who]}/judge", json={"item": item, "label": "ny"[x],
                                                                     "source": SOURCE if x else "", "seconds": 1},
                                   headers={"X-CSRF-Token": csrf[who]}))
                     return item
 
                 while answer("a") is not None:
-                    answer("b", wrong=True)
+                    answer("b")
                     answer("adjudicator")
         finally:
             server.should_exit = True
@@ -137,8 +151,9 @@ def over_http(db: str | Path, truth: np.ndarray, rate: float, seed: int, alpha: 
         lo, hi = np.array([c["lo"] for c in comps], float), np.array([c["hi"] for c in comps], float)
         _, low, high = paths(base, lo, hi, c1, c0, order, labels, alpha)
         at = _decided(conn, low, high, np.searchsorted(ids, order), labels, counts)
+        wrong = int((labels != truth[np.searchsorted(ids, order)]).sum())
         conn.close()
-    return _result(comps, at, int(total))
+    return _result(comps, at, int(total), wrong)
 
 
 def _ok(response) -> dict:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .live import Live
+from .projection import projection, projection_line
 from .store import connect
 
 
@@ -15,11 +16,13 @@ def status_text(db: str | Path) -> str:
         people = conn.execute("SELECT p.name, p.role, COUNT(j.id) FROM people p LEFT JOIN judgments j ON "
                               "j.person = p.id GROUP BY p.id ORDER BY p.role, p.name").fetchall()
         snap = Live(conn).snapshot(conn)
+        pr = projection(conn)
     finally:
         conn.close()
     kappa = "–" if snap["kappa"] is None else f"{snap['kappa']:.3f}"
     lines = [f"{db}: {snap['total']} items: {counts.get('final', 0)} final, {counts.get('conflict', 0)} waiting "
              f"for adjudication, {counts.get('open', 0)} open; {snap['judgments']} judgments; kappa {kappa}"]
+    lines.append("  " + projection_line(pr))
     lines += [f"  {role}\t{name}\t{n} judgments" for name, role, n in people]
     for c in snap["comparisons"]:
         a_better = c["bound_low"] > 0 if c["rule"] == "exact" else c["low"] > 0

@@ -9,6 +9,7 @@ is created readable by its owner only: it holds the annotators' answers and the 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import secrets
@@ -81,6 +82,26 @@ ITEM_COLUMNS = ("batch", "sheet_item", "head_id", "relation", "tail_id", "head_n
                 "audit")
 
 
+def _columns(conn: sqlite3.Connection) -> dict[str, set[str]]:
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {t: {r[1] for r in conn.execute(f"PRAGMA table_info('{t}')")} for t in tables}
+
+
+def _missing(conn: sqlite3.Connection) -> str | None:
+    """The first table or column of :data:`SCHEMA` the file lacks (a file edited by hand, or half-copied): then
+    the server refuses to start, rather than answering every request that touches it with an HTTP 500."""
+    expected = sqlite3.connect(":memory:")
+    expected.executescript(SCHEMA)
+    want, have = _columns(expected), _columns(conn)
+    expected.close()
+    for table, cols in want.items():
+        if table not in have:
+            return f"table {table}"
+        if cols - have[table]:
+            return f"column {table}.{sorted(cols - have[table])[0]}"
+    return None
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
@@ -108,13 +129,22 @@ def connect(path: str | Path, must_exist: bool = True) -> sqlite3.Connection:
             conn.close()
             raise InputError(path, None, f"campaign schema version {version}; this kgeval reads version "
                                          f"{SCHEMA_VERSION} only")
+        missing = _missing(conn)
+        if missing is not None:
+            conn.close()
+            raise InputError(path, None, f"not a complete kgeval campaign database: {missing} is missing")
         conn.execute("PRAGMA synchronous = FULL")  # a judgment acknowledged to a client survives a crash
     return conn
 
 
 @contextmanager
 def write(conn: sqlite3.Connection):
-    """One write transaction taken at its start (``BEGIN IMMEDIATE``): a reader-turned-writer never deadlocks."""
+    """One write transaction taken at its start (``BEGIN IMMEDIATE``): a reader-turned-writer never deadlocks.
+    Inside a transaction already open (an import's, which must land whole or not at all) it joins that one: the
+    outer block commits or rolls back every write together."""
+    if conn.in_transaction:
+        yield conn
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield conn
@@ -131,7 +161,10 @@ def create(path: str | Path, items: list[dict], meta: dict[str, str]) -> None:
     if path.exists():
         raise InputError(path, None, "already exists: a campaign file is never replaced (choose another name)")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # owner only, whatever the umask
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # owner only, whatever the umask
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     os.close(fd)
     try:
         conn = sqlite3.connect(str(tmp), isolation_level=None)
@@ -148,9 +181,16 @@ def create(path: str | Path, items: list[dict], meta: dict[str, str]) -> None:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.close()
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         for p in (tmp, Path(f"{tmp}-journal"), Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
             p.unlink(missing_ok=True)
+        # name the campaign file, never its temporary name; SQLite's "database or disk is full" is a full disk
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        if isinstance(exc, sqlite3.Error) and "full" in str(exc):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from None
+        if isinstance(exc, sqlite3.Error | OSError):
+            raise InputError(path, None, f"cannot be created: {exc}") from None
         raise
 
 

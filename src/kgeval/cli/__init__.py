@@ -14,11 +14,11 @@ from .. import __version__
 from ..errors import KgevalError, one_line
 from ..progress import enable_bars
 from ..workflow import setup_logging
-from . import annotate, campaign, data, evaluate, sampling, tables  # each module registers its sub-commands
+from . import annotate, baseline, campaign, data, evaluate, sampling, tables  # each registers its commands
 from .evaluate import _ARGV
 from .options import COMMANDS, Formatter, Parser, Runner
 
-COMMAND_MODULES = (data, annotate, sampling, tables, evaluate, campaign)
+COMMAND_MODULES = (data, annotate, sampling, tables, baseline, evaluate, campaign)
 
 
 def build_parser() -> tuple[Parser, dict[str, Runner]]:

@@ -33,7 +33,10 @@ def _loopback(host: str) -> bool:
 
 def _create(p):
     p.add_argument("db", help="the campaign file to create (SQLite; never replaced)")
-    p.add_argument("--sheet", required=True, help="sampling_plan.tsv, next_judgments.tsv or any annotation sheet")
+    p.add_argument("--plan", default=None, metavar="DIR",
+                   help="a sampling plan's folder (kgeval sample-plan's, or the workflow's results/sampling/<test "
+                        "set>): its sheet, sidecar and comparisons, built from what the plan was drawn from")
+    p.add_argument("--sheet", default=None, help="sampling_plan.tsv, next_judgments.tsv or any annotation sheet")
     p.add_argument("--plan-items", default=None, help="the plan's sidecar sampling_plan.csv (audit flags, π)")
     p.add_argument("--comparisons", default=None,
                    help="the comparisons the items decide: a CSV a,b,metric,base,lo,hi,item,c1,c0, one row per "
@@ -42,7 +45,8 @@ def _create(p):
     p.add_argument("--scores", default=None, help="with --plan-items: the folder of the study's score dumps (one "
                                                   "subfolder per system) the plan was made from, for the live "
                                                   "estimates of its pairs")
-    p.add_argument("--kg", default=None, help="with --scores: the dataset's kg.npz")
+    p.add_argument("--kg", default=None, help="the dataset's kg.npz: each item's evidence on the judging page "
+                   "(types, known facts, known answers; needed with --scores and --run-dump)")
     p.add_argument("--plan-pairs", default=None,
                    help="with --scores: the plan's sampling_budgets.csv (default: beside --plan-items)")
     p.add_argument("--k", type=SchemaNumber("bounds", "k"), default=10, help="cut-off k of the plan")
@@ -68,15 +72,20 @@ def _create(p):
         from pathlib import Path
 
         from ..campaign.build import create_campaign
+        from ..scores.dumps import dumps_in
 
         study = None
+        if a.plan is not None:
+            if a.sheet is not None or a.plan_items is not None:
+                p.error("--plan DIR names the sheet and the sidecar: give no --sheet or --plan-items")
+            a.sheet, a.plan_items = str(Path(a.plan, "sampling_plan.tsv")), str(Path(a.plan, "sampling_plan.csv"))
+            study = plan_study(a, p)
+        elif a.sheet is None:
+            p.error("give --plan DIR (a sampling plan's folder) or --sheet FILE")
         if a.scores is not None:
             if a.plan_items is None or a.kg is None:
                 p.error("--scores needs --plan-items and --kg")
-            scores = Path(a.scores)
-            dumps = {d.name: str(d) for d in sorted(scores.iterdir()) if d.is_dir()} if scores.is_dir() else {}
-            if not dumps:
-                p.error(f"--scores {a.scores}: not a folder of score dumps (one subfolder per system)")
+            dumps = dumps_in(a.scores)
             pairs = a.plan_pairs or str(Path(a.plan_items).with_name("sampling_budgets.csv"))
             require_inputs([a.kg, pairs])
             study = {"dumps": dumps, "kg_path": a.kg, "plan_pairs": pairs, "k": a.k, "prior": a.prior,
@@ -88,11 +97,75 @@ def _create(p):
             study = {"dump": a.run_dump, "reference": a.reference, "kg_path": a.kg, "k": a.k, "prior": a.prior,
                      "against": [s.strip() for s in a.against.split(",")], "metric": a.sample_metric,
                      "max_depth": a.max_depth if a.pool_depth is None else a.pool_depth}
-        n, m = create_campaign(a.db, a.sheet, a.plan_items, a.comparisons, a.title, study, a.order)
+        n, m = create_campaign(a.db, a.sheet, a.plan_items, a.comparisons, a.title, study, a.order, kg=a.kg,
+                               k=a.k)
         print(f"{a.db}\t{n} items\t{m} comparisons")
         return 0
 
     return run
+
+
+def plan_study(a, p) -> dict | None:
+    """What ``create --plan DIR`` builds the comparisons from: the plan's sampling_source.json (a plan of
+    ``kgeval sample-plan``), else the workflow's layout (``X/sampling/<test set>`` beside ``X/scores/<test set>``,
+    the graph where the data stage writes it), else nothing unless --scores or --run-dump say it."""
+    from pathlib import Path
+
+    from ..sampling.reference import read_source
+
+    require_inputs([a.sheet, a.plan_items])
+    source = read_source(a.plan)
+    if source is not None and a.scores is None and a.run_dump is None:
+        if a.kg is None:  # the graph the plan was drawn on: each item's evidence on the judging page
+            a.kg = source["kg"]
+        return {"source": source, "plan_pairs": str(Path(a.plan, "sampling_budgets.csv"))}
+    folder = Path(a.plan).resolve()
+    if a.scores is None and a.run_dump is None and (folder / "placement.csv").is_file():
+        _outside_plan(a, p, folder)
+        return None
+    scores = folder.parent.parent / "scores" / folder.name
+    if a.scores is None and a.run_dump is None and folder.parent.name == "sampling" and scores.is_dir():
+        a.scores = str(scores)
+        if a.kg is None:
+            a.kg = _workflow_kg(a, p, folder.name)
+    return None
+
+
+def _outside_plan(a, p, folder) -> None:
+    """``--plan OUT`` of ``kgeval evaluate --decide-against``: the system, its test set, the opponents and the
+    metric from OUT/placement.csv's sampled columns, the score dump evaluate wrote in OUT/dumps (``--reference``
+    stays the pack or results folder the evaluation placed the system in)."""
+    import pandas as pd
+
+    try:
+        pl = pd.read_csv(folder / "placement.csv")
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        p.error(f"--plan {a.plan}: cannot read placement.csv: {exc}")
+    cols = [c for c in pl.columns if c.endswith("_sample_plan_budget")]  # set on every opponent's row
+    rows = pl[pl[cols[0]].notna()] if cols else pl.iloc[:0]
+    if rows.empty or rows["System"].nunique() != 1:
+        p.error(f"--plan {a.plan}: placement.csv names no single system with sampled judgments: give --sheet, "
+                "--plan-items and --run-dump")
+    name, testset = str(rows["System"].iloc[0]), str(rows["TestSet"].iloc[0])
+    a.run_dump = str(folder / "dumps" / name / testset)
+    a.against = a.against or ",".join(dict.fromkeys(rows["Opponent"].astype(str)))
+    a.sample_metric = cols[0].split("@")[0]
+    if a.kg is None:
+        a.kg = _workflow_kg(a, p, testset)
+
+
+def _workflow_kg(a, p, testset: str) -> str:
+    """The graph of the workflow's test set ``testset`` (the config's dataset, where the data stage writes it)."""
+    from ..config import load_config_file, validate_config
+    from ..external.command import testset_files
+    from ..home import locate_defaults
+
+    config = validate_config(locate_defaults(load_config_file("config/config.yaml")), "config/schema.yaml",
+                             models=False)
+    spec = config["test_sets"].get(testset)
+    if spec is None:
+        p.error(f"--plan {a.plan}: {testset} is no test set of config/config.yaml; give --scores and --kg")
+    return str(testset_files("resources", spec["dataset"], [testset]).kg)
 
 
 def _add_person(p):
@@ -102,11 +175,22 @@ def _add_person(p):
     p.add_argument("--base-url", default="http://127.0.0.1:8765", help="the server's address as people reach it")
 
     def run(a):
-        from ..campaign.store import add_person, connect
+        from urllib.parse import urlsplit
 
+        from ..campaign.store import add_person, connect
+        from ..errors import InputError
+
+        url = urlsplit(a.base_url) if a.base_url.isprintable() else None
+        if url is None or url.scheme not in ("http", "https") or not url.netloc:
+            # the link is printed for people to click: a javascript: or data: address would run in their browser
+            p.error(f"--base-url {a.base_url!r}: expected the server's http:// or https:// address")
         conn = connect(a.db)
-        token = add_person(conn, a.name, a.role)
-        conn.close()
+        try:
+            token = add_person(conn, a.name, a.role)
+        except InputError as exc:
+            raise InputError(a.db, None, exc.problem) from None
+        finally:
+            conn.close()
         path = "live" if a.role == "curator" else "j"
         print(f"{a.base_url.rstrip('/')}/{path}/{token}")
         return 0
@@ -194,12 +278,15 @@ def _import(p):
         from ..campaign.export import import_labels
         from ..campaign.labelstudio import import_export
         from ..campaign.store import connect
+        from ..errors import InputError
         from ..io import require_inputs
 
         require_inputs([a.file])
         conn = connect(a.db)
         with open(a.file, "rb") as fh:
             head = fh.read(4096).lstrip()
+        if not head:  # an empty export is a mistake (a failed download, the wrong file), never "0 imported"
+            raise InputError(a.file, None, "empty: expected a Label Studio JSON export or merged labels")
         if head[:1] in (b"[", b"{"):
             n = import_export(conn, a.file)
             print(f"{a.db}\t{n['judgments']} judgments from Label Studio\t{n['skipped']} tasks without "
@@ -219,6 +306,10 @@ def _simulate(p):
                                                    "judgments); an item they do not label is N")
     p.add_argument("--disagreement", type=float, default=0.1,
                    help="the share of items the second annotator answers wrongly (then adjudicated)")
+    p.add_argument("--errors", default=None, metavar="FIRST,SECOND,ADJUDICATOR",
+                   help="each person's error rate, or N for one who always answers N (e.g. 0.1,0.1,0.05 or "
+                        "N,0.05,0.05; instead of --disagreement); benchmarks/campaign_errors.py measures what "
+                        "such errors do to coverage")
     p.add_argument("--seed", type=int, default=0, help="seed of the disagreements")
 
     def run(a):
@@ -230,22 +321,36 @@ def _simulate(p):
 
         if not 0 <= a.disagreement <= 1:
             p.error(f"--disagreement {a.disagreement}: expected a share in [0, 1]")
+        rate = a.disagreement if a.errors is None else _errors(p, a.errors)
         require_inputs([a.labels])
         labels = {t: int(lab == "Y") for t, lab, _ in _read_qrels_rows(a.labels)}
         conn = connect(a.db)
         truth = truth_of(conn, labels)
-        off = offline(conn, truth, a.disagreement, a.seed)
+        off = offline(conn, truth, rate, a.seed)
         conn.close()
-        http = over_http(a.db, truth, a.disagreement, a.seed)
+        http = over_http(a.db, truth, rate, a.seed)
         same = off == http
         for o, h in zip(off["comparisons"], http["comparisons"]):
             print(f"{o['metric']}\t{o['a']} − {o['b']}\tdecided at judgment {h['decided_at'] or 'never'} (HTTP), "
                   f"{o['decided_at'] or 'never'} (offline)")
         print(f"{a.db}\t{http['judgments']} judgments over HTTP, {off['judgments']} offline\t"
-              f"{int(truth.sum())} of {truth.size} items Y\t{'equal' if same else 'DIFFERENT'}")
+              f"{int(truth.sum())} of {truth.size} items Y\t{http['wrong_labels']} final labels wrong\t"
+              f"{'equal' if same else 'DIFFERENT'}")
         return 0 if same else 1
 
     return run
+
+
+def _errors(p, spec: str) -> tuple:
+    """``--errors FIRST,SECOND,ADJUDICATOR``: three error rates in [0, 1] or N."""
+    parts = [x.strip() for x in spec.split(",")]
+    try:
+        out = tuple(x if x == "N" else float(x) for x in parts)
+    except ValueError:
+        out = ()
+    if len(out) != 3 or any(x != "N" and not 0 <= x <= 1 for x in out):
+        p.error(f"--errors {spec}: expected three error rates in [0, 1] or N, e.g. 0.1,0.1,0.05")
+    return out
 
 
 SUBCOMMANDS = {

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..io import OutputStage
+from ..io import OutputStage, require_inputs
 from .options import (
     SchemaNumber,
     batch_type,
@@ -99,6 +99,11 @@ def _evaluate(p: argparse.ArgumentParser):
         missing = files.missing()
         if missing:
             prepare_data(a, missing, argv_command())
+        if a.judgments:  # a part-judged campaign export is refused now, not after the evaluation
+            from ..sampling.estimates import refuse_unfinished
+
+            require_inputs([a.judgments])
+            refuse_unfinished(Path(a.judgments))
         if a.pool_depth is not None and not 0 <= a.pool_depth <= 1000:
             p.error(f"--pool-depth {a.pool_depth}: expected an integer from 0 to 1,000")
         if len(a.name) > len(a.systems):

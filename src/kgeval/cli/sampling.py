@@ -12,39 +12,64 @@ from .options import SchemaNumber, command
 @command("sample-estimate", "estimate each pair's difference from a sampling plan whose sheet went through "
                             "annotate-merge: estimates.csv (per pair of the plan: the estimate with the prior as "
                             "control variate, its confidence interval, decided when it excludes 0, the judgments used) "
-                            "and prior_audit.csv (predicted against observed relevant rates) in --out. It needs "
-                            "the score dumps and the knowledge graph the plan was made from, with the same --k, "
-                            "--prior and --max-depth; a plan made otherwise is refused.",
-         "kgeval sample-estimate --plan results/sampling/FB-Test-S-C --labels judged.txt "
-         "--scores results/scores/FB-Test-S-C --kg resources/datasets/FB15k-237/kg.npz --out est")
+                            "and prior_audit.csv (predicted against observed relevant rates) in --out. A plan `kgeval "
+                            "sample-plan` drew from a reference pack needs nothing more (its sampling_source.json "
+                            "names the pack's lists); a plan of the workflow needs the score dumps and the "
+                            "knowledge graph it was made from, with the same --k, --prior and --max-depth; a plan "
+                            "made otherwise is refused.",
+         "kgeval sample-estimate --plan plan --labels judged --out estimate")
 def _sample_estimate(p: argparse.ArgumentParser):
     p.add_argument("--plan", required=True, help="the plan's folder: sampling_plan.csv and sampling_budgets.csv")
     p.add_argument("--labels", required=True, help="the merged judgments (head relation tail Y|N) of the plan's "
-                                                   "sheet, as annotate-merge writes them")
-    p.add_argument("--scores", required=True, help="a folder holding one score dump per study system (its "
-                                                   "subfolders), as results/scores/<test set>/")
-    p.add_argument("--kg", required=True, help="the dataset's kg.npz")
+                                                   "sheet, as annotate-merge writes them, or the folder `kgeval "
+                                                   "campaign export` wrote (its judgments.txt)")
+    p.add_argument("--scores", default=None, help="a folder holding one score dump per study system (its "
+                                                  "subfolders), as results/scores/<test set>/; not needed for a "
+                                                  "plan `kgeval sample-plan` drew from a reference pack")
+    p.add_argument("--kg", default=None, help="with --scores: the dataset's kg.npz")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--k", type=SchemaNumber("bounds", "k"), default=10, help="cut-off k of the plan")
     p.add_argument("--max-depth", type=SchemaNumber("pooling", "depth"), default=10, help="deepest pool depth")
     p.add_argument("--prior", choices=("logistic", "binned", "uniform", "boosted"), default="boosted",
                    help="the plan's relevance prior")
-    p.add_argument("--rbp-p", type=float, default=0.8, help="RBP's persistence (a plan on RBP)")
+    p.add_argument("--rbp-p", type=SchemaNumber("bounds", "rbp_p"), default=None,
+                   help="RBP's persistence, 0 < p < 1 (a plan on RBP only; default 0.8)")
 
     def run(a):
+        from ..sampling.estimates import refuse_unfinished
+        from ..sampling.reference import read_source, source_universe
         from ..sampling.steps import estimate_step
+        from ..scores.dumps import dumps_in
 
         sidecar, pairs = Path(a.plan) / "sampling_plan.csv", Path(a.plan) / "sampling_budgets.csv"
-        scores = Path(a.scores)
-        dumps = {d.name: str(d) for d in sorted(scores.iterdir()) if d.is_dir()} if scores.is_dir() else {}
-        if not dumps:
-            p.error(f"--scores {a.scores}: not a folder of score dumps (one subfolder per system)")
+        labels = Path(a.labels) / "judgments.txt" if Path(a.labels).is_dir() else Path(a.labels)
+        refuse_unfinished(labels)
+        source = read_source(a.plan) if a.scores is None else None
+        dumps, folders, universe, options = {}, [], None, {"k": a.k, "prior": a.prior, "max_depth": a.max_depth}
+        if source is not None:
+            universe = lambda: source_universe(source)  # noqa: E731 (read only once the labels passed)
+            options = {"k": source["k"], "prior": source["prior"], "max_depth": source["max_depth"],
+                       "testset": source["testset"]}
+            kg = source["kg"]
+        elif a.scores is None or a.kg is None:
+            p.error(f"--plan {a.plan} has no sampling_source.json (a plan the workflow made): give --scores and "
+                    "--kg, the score dumps and graph it was made from")
+        else:
+            scores, kg = Path(a.scores), a.kg
+            dumps = dumps_in(scores)
+            folders = [scores]
+        if a.rbp_p is not None:
+            from ..sampling.sheet import read_plan_pairs
+
+            metric = read_plan_pairs(str(pairs))["Metric"].iloc[0]
+            if metric != "RBP":  # a persistence on a P or DCG plan means nothing: a mistaken plan, most likely
+                p.error(f"--rbp-p {a.rbp_p}: the plan {a.plan} is on {metric}, not RBP; leave --rbp-p out")
         out = Path(a.out)
-        with OutputStage("sample-estimate", inputs=[sidecar, pairs, a.labels, a.kg], input_folders=[scores],
+        with OutputStage("sample-estimate", inputs=[sidecar, pairs, labels, kg], input_folders=folders,
                          folder=out) as stage:
-            est = estimate_step(dumps, a.kg, str(sidecar), str(pairs), a.labels,
+            est = estimate_step(dumps, kg, str(sidecar), str(pairs), str(labels),
                                 str(stage.path(out / "estimates.csv")), str(stage.path(out / "prior_audit.csv")),
-                                k=a.k, rbp_p=a.rbp_p, prior=a.prior, max_depth=a.max_depth)
+                                rbp_p=0.8 if a.rbp_p is None else a.rbp_p, universe=universe, **options)
         for row in est.itertuples(index=False):
             verdict = "decided" if row.decided else "undecided"
             print(f"{row.Metric}\t{row.A} − {row.B}\t{row.delta:+.4f}\t[{row.lo:+.4f}, {row.hi:+.4f}]\t{verdict}\t"
@@ -53,3 +78,68 @@ def _sample_estimate(p: argparse.ArgumentParser):
         return 0
 
     return run
+
+
+
+@command("sample-plan", "draw a sampling plan from a reference pack's top-k lists, no model trained: "
+                        "sampling_plan.tsv (the sheet to judge), sampling_plan.csv (π per item), "
+                        "sampling_budgets.csv (the pairs) and sampling_source.json (what it was drawn from) in "
+                        "--out, for `kgeval campaign create --plan` and `kgeval sample-estimate --plan`. Missing "
+                        "data (the dataset and the test set) are built first with the workflow, once.",
+         "kgeval sample-plan --testset FB-Test-S-C --budget 40 --out plan")
+def _sample_plan(p: argparse.ArgumentParser):
+    p.add_argument("--testset", required=True, help="a pooled test set of the pack, e.g. FB-Test-S-C")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--reference", default="reference/default", help="the reference pack (its runs/<test "
+                                                                     "set>/top10.parquet)")
+    p.add_argument("--budget", type=SchemaNumber("sampling", "budget"), default=None,
+                   help="expected judgments (default: what the prior says the pairs need)")
+    p.add_argument("--metric", choices=("P", "DCG", "RBP", "RR", "Success"), default="P",
+                   help="the metric the pairs are decided on (P, DCG and RBP are estimated live in a campaign)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the draw")
+    p.add_argument("--config", default="config/config.yaml", help="the workflow config (the test set's dataset)")
+    p.add_argument("--schema", default="config/schema.yaml", help="the config schema")
+    p.add_argument("--resources", default="resources", help="the data stage's folder (datasets/, testsets/)")
+    p.add_argument("--templates", default="annotations/templates.tsv", help="the questions' sentence templates")
+    p.add_argument("--no-build", action="store_true", help="do not build missing data but stop with an error")
+
+    def run(a):
+        from ..config import load_config_file, validate_config
+        from ..errors import InputError
+        from ..external.command import testset_files
+        from ..home import locate_defaults, packaged_defaults
+        from ..sampling.reference import reference_plan
+        from .evaluate import argv_command, prepare_data
+
+        packaged_defaults(a)
+        config = validate_config(locate_defaults(load_config_file(a.config)), a.schema, models=False)
+        spec = config["test_sets"].get(a.testset)
+        if spec is None:
+            raise InputError(a.config, None, f"--testset {a.testset}: not a test set of the config "
+                                             f"({', '.join(config['test_sets'])})")
+        top = Path(a.reference) / "runs" / a.testset / "top10.parquet"
+        if not top.is_file():
+            raise InputError(top, None, f"no top-10 lists of {a.testset} in the reference pack {a.reference}")
+        files = testset_files(a.resources, spec["dataset"], [a.testset])
+        if files.missing():
+            prepare_data(a, files.missing(), argv_command())
+        data = files.testsets[a.testset]
+        out = Path(a.out)
+        with OutputStage("sample-plan", inputs=[top, a.templates, *files.paths()], input_folders=[a.reference],
+                         folder=out) as stage:
+            reference_plan(files.kg, data["tsv"], data["questions"], top, a.templates, stage.root, budget=a.budget,
+                           metric=a.metric, seed=a.seed, testset=a.testset, final_dir=out)
+            sidecar = stage.root / "sampling_plan.csv"
+            n = pd_items(sidecar)
+        print(f"{out / 'sampling_plan.tsv'}\t{n} items to judge\t{out / 'sampling_budgets.csv'}")
+        return 0
+
+    return run
+
+
+def pd_items(sidecar: Path) -> int:
+    """The sheet's items (distinct item numbers of the sidecar)."""
+    import pandas as pd
+
+    return int(pd.read_csv(sidecar, usecols=["item"])["item"].nunique())
+

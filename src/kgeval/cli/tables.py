@@ -106,9 +106,10 @@ def _docs_figures(p: argparse.ArgumentParser):
     p.add_argument("--max-width", type=SchemaNumber("arguments", "max_width"), default=900, help="largest width in pixels")
 
     def run(a):
-        from ..docs_figures import export_docs_figures
+        from ..docs_figures import DOCS_FIGURES, export_docs_figures
 
-        with OutputStage("docs-figures", input_folders=[a.results], folder=a.out) as stage:
+        with OutputStage("docs-figures", input_folders=[a.results], folder=a.out,
+                         replaces=[f"{name}.png" for name in DOCS_FIGURES]) as stage:
             written = export_docs_figures(a.results, a.out, a.max_width, target=stage.path)
         for path in written:
             print(f"{path}\t{path.stat().st_size:,} bytes")

@@ -24,6 +24,8 @@ from .synth import ROLE_FILES
 
 log = logging.getLogger(__name__)
 
+LOCK = ".kgeval-build.lock"
+
 KG_ROLES = ("train", "valid", "test", "names", "categories", "relation_types", "entity_types")
 
 
@@ -70,6 +72,28 @@ class DataBuilder:
         self.config = config
         self.manifest = Path(manifest)
         self.root = Path(root)
+        self._held = 0
+
+    @contextmanager
+    def _lock(self) -> Iterator[None]:
+        """One builder per ``root`` at a time, across processes: two processes on a fresh cache would each build
+        the same dataset and the second rename would find the first's folder in its way. The second waits, then
+        finds the files there and uses them."""
+        from ..io.lock import waiting_lock
+
+        if self._held:
+            self._held += 1
+            try:
+                yield
+            finally:
+                self._held -= 1
+            return
+        with waiting_lock(self.root / LOCK, f"building {self.root}"):
+            self._held = 1
+            try:
+                yield
+            finally:
+                self._held = 0
 
     # ---- paths, as the rules name them (workflow/rules/common.smk) -------------------------------------------
     def _dataset(self, dataset: str) -> dict[str, Any]:
@@ -153,6 +177,10 @@ class DataBuilder:
             _publish({Path(outputs[s]): finals[s] for s in finals})
 
     def build_kg(self, dataset: str) -> Path:
+        with self._lock():
+            return self._build_kg(dataset)
+
+    def _build_kg(self, dataset: str) -> Path:
         from .steps import prepare_kg
 
         out = self.kg_path(dataset)
@@ -172,11 +200,15 @@ class DataBuilder:
     def build_testset(self, testset: str) -> dict[str, Path]:
         """The knowledge graph and the judgments and questions of ``testset`` (and, for a pooled test set, of its
         seed set), built when missing; the files by role (``kg``, ``tsv``, ``questions``)."""
+        with self._lock():
+            return self._build_testset(testset)
+
+    def _build_testset(self, testset: str) -> dict[str, Path]:
         from .steps import build_testset
 
         spec = self.config["test_sets"][testset]
         dataset = spec["dataset"]
-        kg = self.build_kg(dataset)
+        kg = self._build_kg(dataset)
         paths = self.testset_paths(testset)
         if not (paths["tsv"].is_file() and paths["questions"].is_file()):
             files: dict[str, str] = {}
@@ -188,7 +220,7 @@ class DataBuilder:
             elif spec["kind"] == "pooled":
                 files["annotations"] = str(self._ensure_role(dataset, "annotations"))
                 files["pooling_depth"] = str(self._ensure_role(dataset, "pooling_depth"))
-                seed = self.build_testset(spec["seed_set"])["tsv"]
+                seed = self._build_testset(spec["seed_set"])["tsv"]
             queries = self.download(spec["queries"]) if "queries" in spec else None
             log.info("building test set %s into %s", testset, paths["tsv"].parent)
             with _staged(self.root) as tmp:

@@ -165,5 +165,8 @@ def load_questions(path: str | Path, kg: KnowledgeGraph) -> Questions:
         side.append(SIDE_NAMES.index(s))
         ent.append(e_id)
         rel.append(r_id)
+    if not qid:  # an emptied (or truncated) file: every later step would fail on zero questions, less clearly
+        raise InputError(path, None, "no questions (an empty or truncated questions file; a file of the data "
+                                     "cache or resources/ is rebuilt once deleted)")
     return Questions(np.array(side, np.int64), np.array(ent, np.int64), np.array(rel, np.int64), qid,
                      kg.num_entities, kg.num_relations)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..io import atomic_open
 from .kg import CATEGORIES
-from .tsv import write_rows
+from .tsv import write_columns, write_rows
 
 ROLE_FILES = {
     "train": "train.txt", "valid": "valid.txt", "test": "test.txt", "names": "mid2name.txt",
@@ -145,7 +145,7 @@ def _pool_side(sample: np.ndarray, side: int, noisy: np.ndarray, etype: np.ndarr
         sc = v @ noisy.T  # one product for a block of questions, not one per question
         sc[etype[None, :] != want_type[sl, None]] -= 1e3  # a typed system prefers the domain (range)
         sc[:, ~in_kg] = -np.inf
-        order = np.argsort(-sc, axis=1, kind="stable")[:, :depth]
+        order = _top_columns(sc, depth)
         cand = keys.of(order, r[sl, None], t[sl, None]) if side == 0 else keys.of(h[sl, None], r[sl, None], order)
         # ranks count macro-filter candidates (test answers included): the filter's answers and entities outside
         # the graph are skipped
@@ -156,6 +156,18 @@ def _pool_side(sample: np.ndarray, side: int, noisy: np.ndarray, etype: np.ndarr
         out_ranks.append(rank[take])
     return (np.concatenate(out_keys) if out_keys else np.zeros(0, np.int64),
             np.concatenate(out_ranks) if out_ranks else np.zeros(0, np.int64))
+
+
+def _top_columns(sc: np.ndarray, depth: int) -> np.ndarray:
+    """The first ``depth`` columns of each row's stable descending sort, without sorting whole rows: the depth
+    largest by partition, then sorted by (score descending, column). Equal to the full stable sort wherever the
+    depth-th and the next finite score differ (scores carry continuous noise; -inf cells, outside the graph, are
+    dropped by the caller whichever are taken)."""
+    if depth >= sc.shape[1]:
+        return np.argsort(-sc, axis=1, kind="stable")
+    part = np.argpartition(-sc, depth - 1, axis=1)[:, :depth]
+    o = np.lexsort((part, -np.take_along_axis(sc, part, 1)), axis=1)
+    return np.take_along_axis(part, o, 1)
 
 
 def _member(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
@@ -202,12 +214,14 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
     n_valid = int(round(spec.valid_share * n_obs))
     test, valid, train = observed[:n_test], observed[n_test:n_test + n_valid], observed[n_test + n_valid:]
 
-    def named(arr):
-        return [(entities[h], relations[r], entities[t]) for h, r, t in arr.tolist()]
+    ent_names, rel_names = np.array(entities), np.array(relations)
+
+    def named(arr):  # (head, relation, tail) name columns, vectorised: thousands of relations give millions of rows
+        return [ent_names[arr[:, 0]], rel_names[arr[:, 1]], ent_names[arr[:, 2]]]
 
     paths = {role: out / f for role, f in ROLE_FILES.items()}
     for split, arr in (("train", train), ("valid", valid), ("test", test)):
-        write_rows(paths[split], named(arr))
+        write_columns(paths[split], named(arr))
     in_kg = np.zeros(n, bool)
     in_kg[observed[:, [0, 2]].ravel()] = True  # isolated entities do not exist in the KG
     write_rows(paths["names"], [(e, f"Type{etype[i]} entity {i}") for i, e in enumerate(entities) if in_kg[i]])
@@ -224,7 +238,7 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
     sample = test[idx]
     with atomic_open(paths["sample_idxs"]) as fh:
         fh.write("\n".join(str(i) for i in idx.tolist()) + "\n")
-    write_rows(paths["samples"], named(sample))
+    write_columns(paths["samples"], named(sample))
 
     dom_t = np.array([int(d[2:]) for d in rel_dom])
     ran_t = np.array([int(t[2:]) for t in rel_rng])
@@ -248,10 +262,9 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
     pooled_keys, pooled_depth = found_keys[by][first], found_ranks[by][first]
     pooled = keys.triples(pooled_keys)
     is_true = np.isin(pooled_keys, keys.sorted(true))
-    pooled_names, sample_names = named(pooled), named(sample)
-    rows = [(*s, "Y") for s in sample_names]
-    rows += [(*p, "Y" if t else "N") for p, t in zip(pooled_names, is_true.tolist())]
-    perm = rng.permutation(len(rows))
-    write_rows(paths["annotations"], [rows[i] for i in perm])
-    write_rows(paths["pooling_depth"], [(*p, d) for p, d in zip(pooled_names, pooled_depth.tolist())])
+    judged = np.concatenate([sample, pooled])
+    label = np.concatenate([np.full(len(sample), "Y"), np.where(is_true, "Y", "N")])
+    perm = rng.permutation(len(judged))
+    write_columns(paths["annotations"], [*named(judged[perm]), label[perm]])
+    write_columns(paths["pooling_depth"], [*named(pooled), pooled_depth])
     return paths

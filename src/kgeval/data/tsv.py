@@ -9,6 +9,8 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import InputError
 from ..io import atomic_open
 from ..limits import read_text
@@ -75,6 +77,18 @@ def write_rows(path: str | Path, rows, header: list[str] | None = None) -> None:
             fh.write("\t".join(header) + "\n")
         for row in rows:
             fh.write("\t".join(str(x) for x in row) + "\n")
+
+
+def write_columns(path: str | Path, columns: list[np.ndarray]) -> None:
+    """:func:`write_rows` for rows given as equal-length columns (strings or integers without tabs or newlines):
+    the same bytes, but the text is built by numpy's vectorised string operations, not a Python loop per row
+    (a synthetic graph with thousands of relations writes millions of rows)."""
+    text = np.asarray(columns[0]).astype(str)
+    for col in columns[1:]:
+        text = np.char.add(np.char.add(text, "\t"), np.asarray(col).astype(str))
+    with atomic_open(path) as fh:
+        if len(text):
+            fh.write("\n".join(text.tolist()) + "\n")
 
 
 def normalise_triples(src: str | Path, dest: str | Path, duplicates: str = "warn") -> int:

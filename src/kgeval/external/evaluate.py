@@ -20,7 +20,7 @@ from ..analysis.resampling import bootstrap_weights, resample_means
 from ..cells import write_sheet_csv
 from ..data.kg import KnowledgeGraph
 from ..errors import InputError
-from ..io import atomic_open
+from ..io import atomic_open, md_cell
 from ..metrics.evaluate import evaluate, qrels_at_depth
 from ..metrics.kendall import bca_interval
 from ..metrics.steps import summary_frame
@@ -123,7 +123,7 @@ def summary_markdown(table: pd.DataFrame, metas: list[dict], repeats: int = 1000
     for (_, r), m in zip(table.iterrows(), metas):
         depth = "all candidates" if m["run_complete"] and m["kind"] != "run" else \
             f"{m['run_depth']}" + (" (complete)" if m["run_complete"] else " (cut)")
-        lines.append(f"| {r['System']} | {r['TestSet']} | {_fmt(r['micro_mrr'], r['micro_mrr_lo'], r['micro_mrr_hi'])}"
+        lines.append(f"| {md_cell(r['System'])} | {r['TestSet']} | {_fmt(r['micro_mrr'], r['micro_mrr_lo'], r['micro_mrr_hi'])}"
                      f" | {_fmt(r['macro_mrr'], r['macro_mrr_lo'], r['macro_mrr_hi'])} | "
                      f"{_fmt(r.get('micro_hits@10'))} | {_fmt(r.get('macro_hits@10'))} | {_fmt(r.get('micro_mr'))} | "
                      f"{_fmt(r.get('ndcg_cut_20'))} | {depth} |")

@@ -25,10 +25,9 @@ import pandas as pd
 from ..bounds.placement import column_prefix, one_against_many, pair_columns
 from ..cells import write_sheet_csv
 from ..data.kg import KnowledgeGraph
+from ..judgments.lists import read_lists
 from ..metrics.evaluate import qrels_at_depth
 from ..pools.annotation import export_batch, load_templates
-from ..scores.dumps import load_dump
-from ..tables.reference import read_top_k
 from . import breakdown, placement, reference, unjudged
 from .report import write_summaries
 from .sampled import SamplingOptions, sampled
@@ -88,10 +87,15 @@ def write_outputs(out: str | Path, kg: KnowledgeGraph, table: pd.DataFrame, meta
         placed = reference.rank_only(evals, ref.tables)
         study = dict(ref.tables)
     elif ref is not None:
+        # each phase below takes from seconds to minutes on a loaded 2-core machine; a line per phase says where
+        # the command is (issue 52: evaluate printed nothing for minutes after the metrics)
+        log.info("placing among the study's systems (paired t-tests, Tukey HSD: %s trials)", options.trials)
         placed = placement.placement_table(evals, ref.files, trials=options.trials, seed=options.seed)
         study = {t: placement.study_systems(f) for t, f in ref.files.items()}
     extra, tex_notes = [note], []
     if len(placed) and options.pooled is not None and ref is not None and ref.kind != "authors":
+        log.info("pair decisions on %s: exact bounds%s", options.pooled,
+                 " and the sampling plan" if options.sampling.enabled else "")
         placed, text = _pair_decisions(placed, evaluations, ref, options, out, kg, written)
         extra.append(text)
         tex_notes.append(text)
@@ -107,6 +111,7 @@ def write_outputs(out: str | Path, kg: KnowledgeGraph, table: pd.DataFrame, meta
     written["per_relation"] = out / "per_relation.csv"
 
     if options.pooled is not None:
+        log.info("pool coverage of the top %s on %s", options.k, options.pooled)
         extra.append(_pool_coverage(out, kg, evaluations, options, written))
     write_summaries(out, table, metas, study, placed, extra, options.repeats, options.trials,
                     significance=ref is None or ref.kind != "authors", tex_notes=[t for t in tex_notes if t])
@@ -120,22 +125,16 @@ NO_DUMPS = ("pair decisions need the study systems' top-k lists: this reference 
 
 def _study_lists(ref: reference.Reference, t: str, opponents: list[str]) -> tuple[int, dict] | str:
     """The study systems' top-k lists on ``t`` as (k, system → (questions × k) frame of entities by qid), from
-    the results folder's score dumps or the pack's ``runs/``; or the sentence saying why there are none."""
-    if ref.kind == "pack":
-        found = read_top_k(ref.folder, t, opponents)
-        return found if found is not None else f"Pair decisions on {t}: {NO_DUMPS}."
-    folders = {s: Path(ref.folder) / "scores" / t / s for s in opponents}
-    lacking = [s for s, f in folders.items() if not (f / "meta.json").is_file()]
-    if lacking:
-        log.info("pair decisions on %s skipped: no dump of %s under %s", t, ", ".join(lacking), ref.folder)
-        return (f"Pair decisions on {t} need the study systems' score dumps: not available in {ref.folder}/scores/{t} "
-                f"({', '.join(lacking)} missing).")
-    lists, k = {}, None
-    for s, f in folders.items():
-        d = load_dump(f)
-        k = d.k if k is None else min(k, d.k)
-        lists[s] = pd.DataFrame(d.run_entity.astype(np.int64), index=np.asarray(d.questions.qid).astype(str))
-    return k, lists
+    the results folder's score dumps or the pack's ``runs/`` (:func:`kgeval.judgments.lists.read_lists`); or the
+    sentence saying why there are none."""
+    if ref.kind != "pack":
+        lacking = [s for s in opponents if not (Path(ref.folder) / "scores" / t / s / "meta.json").is_file()]
+        if lacking:
+            log.info("pair decisions on %s skipped: no dump of %s under %s", t, ", ".join(lacking), ref.folder)
+            return (f"Pair decisions on {t} need the study systems' score dumps: not available in "
+                    f"{ref.folder}/scores/{t} ({', '.join(lacking)} missing).")
+    found = read_lists(ref.folder, t, opponents)
+    return found if found is not None else f"Pair decisions on {t}: {NO_DUMPS}."
 
 
 def _pair_decisions(placed: pd.DataFrame, evaluations: dict, ref: reference.Reference, options: Options,

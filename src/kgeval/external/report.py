@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import atomic_open, latex_escape
+from ..io import atomic_open, latex_escape, md_cell
 from ..metrics.registry import higher_is_better, label
 from .evaluate import DEPTH_NOTE, FILTERS, TIE_POLICY, summary_markdown
 from .placement import ALPHA, HEADLINE
@@ -101,7 +101,7 @@ def beside_markdown(tables: dict, evaluated: list[str]) -> str:
                   "|---|---|" + "---|" * len(cols) + "---|"]
         cells = {c: _cells(rows, marks, c, lambda s: f"**{s}**", lambda s: f"<sup>{s}</sup>") for c in cols}
         for i, (code, system, depth) in enumerate(zip(rows["#"], rows["System"], rows["Depth"])):
-            name = f"**{system}**" if system in evaluated else system
+            name = f"**{md_cell(system)}**" if system in evaluated else md_cell(system)
             lines.append(f"| {code} | {name} | " + " | ".join(cells[c][i] for c in cols) + f" | {depth} |")
     return "\n".join(lines) + "\n"
 

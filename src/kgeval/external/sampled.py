@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..bounds.decide import METRIC_NAMES
 from ..data.kg import KnowledgeGraph
 from ..errors import BadValueError, InputError
+from ..judgments.items import METRIC_NAMES
 from ..sampling.estimates import plan_labels
 from ..sampling.outside import OutsidePlan, outside_estimates, outside_plan, outside_universe
 from ..sampling.sheet import write_plan_sheet

@@ -105,8 +105,19 @@ class KgevalEvaluator(Evaluator[str]):
                  name: str = "pykeen", batch_size: int | None = None, slice_size: int | None = None, **kwargs):
         super().__init__(filtered=True, requires_positive_mask=False, batch_size=batch_size, slice_size=slice_size,
                          **kwargs)
+        if isinstance(testsets, str) or not isinstance(testsets, Sequence) or not testsets or not all(
+                isinstance(t, str) for t in testsets):
+            raise KgevalError(f"KgevalEvaluator testsets={testsets!r}: expected a non-empty list of kgeval test "
+                              f"set names, e.g. {list(DEFAULT_TESTSETS)}")
+        if k is not None and (isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1):
+            raise KgevalError(f"KgevalEvaluator k={k!r}: expected a positive number of answers kept per question "
+                              "(or None: the configuration's run depth)")
         self.testsets = list(testsets)
         if triples_factory is not None:
+            if not all(isinstance(getattr(triples_factory, a, None), Mapping) for a in ("entity_to_id",
+                                                                                        "relation_to_id")):
+                raise KgevalError(f"KgevalEvaluator triples_factory: expected the training TriplesFactory, got "
+                                  f"{type(triples_factory).__name__} {str(triples_factory)[:40]!r}")
             entity_to_id, relation_to_id = triples_factory.entity_to_id, triples_factory.relation_to_id
         if entity_to_id is None or relation_to_id is None:
             raise KgevalError("KgevalEvaluator needs the model's labels: evaluator_kwargs={'triples_factory': "
@@ -126,23 +137,43 @@ class KgevalEvaluator(Evaluator[str]):
         raise NotImplementedError("KgevalEvaluator ranks kgeval's test sets in evaluate()")
 
     def _maps(self, kg) -> tuple[np.ndarray, np.ndarray]:
+        """kgeval's entity and relation ids → the model's (-1: an entity the model never saw), checked against
+        the dataset: a factory of another graph, or one lacking the training entities, is refused here rather
+        than producing a ranking of the wrong ids."""
         ent = np.array([self.entity_to_id.get(e, -1) for e in kg.entities], dtype=np.int64)
         rel = np.array([self.relation_to_id.get(r, -1) for r in kg.relations], dtype=np.int64)
         if (rel < 0).any():
             raise KgevalError(f"the model does not know {int((rel < 0).sum())} relations of {kg.name} (first: "
                               f"{kg.relations[int(np.flatnonzero(rel < 0)[0])]!r}): trained on another graph?")
+        train = kg.splits["train"]
+        unseen = np.unique(np.concatenate([train[:, 0], train[:, 2]])[ent[np.concatenate([train[:, 0],
+                                                                                           train[:, 2]])] < 0])
+        if unseen.size:
+            raise KgevalError(f"the triples_factory lacks {unseen.size} entities of {kg.name}'s training triples "
+                              f"(first: {kg.entities[int(unseen[0])]!r}): give the factory the model was trained on")
+        for what, ids in (("entity", ent[ent >= 0]), ("relation", rel)):
+            if np.unique(ids).size != ids.size:
+                raise KgevalError(f"the triples_factory gives two {what} labels of {kg.name} the same id: "
+                                  "not a factory of this dataset")
         return ent, rel
 
-    def _is_test_split(self, kg, mapped_triples: torch.Tensor | None) -> bool:
-        """Whether PyKEEN asks for the dataset's test triples (the final evaluation), which kgeval's test sets
-        evaluate; any other call (an early stopper's validation triples) is not answered with test labels."""
+    def _split_of(self, kg, mapped_triples: torch.Tensor | None) -> str:
+        """Which of the dataset's splits PyKEEN asks for: ``test`` (the final evaluation, which kgeval's test
+        sets evaluate) or ``valid`` (an early stopper's, never answered with test labels). Triples that are
+        neither, under the factory's labels, mean the factory is not the model's: refused, not guessed."""
         if mapped_triples is None:
-            return True
-        test = kg.splits["test"]
+            return "test"
         ent, rel = self._maps(kg)
-        ours = np.stack([ent[test[:, 0]], rel[test[:, 1]], ent[test[:, 2]]], 1)
-        theirs = mapped_triples.detach().cpu().numpy().astype(np.int64)
-        return bool(np.array_equal(np.unique(ours, axis=0), np.unique(theirs, axis=0)))
+        theirs = np.unique(mapped_triples.detach().cpu().numpy().astype(np.int64).reshape(-1, 3), axis=0)
+        for split in ("test", "valid"):
+            t = kg.splits[split]
+            ours = np.stack([ent[t[:, 0]], rel[t[:, 1]], ent[t[:, 2]]], 1)
+            ours = ours[(ours >= 0).all(1)]  # PyKEEN drops a triple whose entity its factory lacks
+            if np.array_equal(np.unique(ours, axis=0), theirs):
+                return split
+        raise KgevalError(f"the {len(theirs)} triples PyKEEN asked to evaluate are neither the test nor the "
+                          f"validation triples of {kg.name} under the triples_factory's ids: give the factory the "
+                          "model was trained on (evaluator_kwargs={'triples_factory': training})")
 
     def evaluate(self, model, mapped_triples=None, batch_size: int | None = None, slice_size: int | None = None,
                  device=None, use_tqdm: bool = True, tqdm_kwargs=None, additional_filter_triples=None,
@@ -153,7 +184,7 @@ class KgevalEvaluator(Evaluator[str]):
         if len({c.dataset for c in collections}) > 1:
             raise KgevalError(f"test sets of one dataset at a time: {', '.join(self.testsets)}")
         kg = collections[0].load_kg()
-        if not self._is_test_split(kg, mapped_triples):
+        if self._split_of(kg, mapped_triples) == "valid":
             return self._validation(model, mapped_triples, batch_size, slice_size, device, use_tqdm, tqdm_kwargs,
                                     additional_filter_triples, **kwargs)
         return KgevalMetricResults(self.rank(model, collections, kg))

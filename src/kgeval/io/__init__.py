@@ -11,18 +11,28 @@
 The names below are re-exported so that ``from kgeval.io import X`` works for each of them.
 """
 
-from .atomic import atomic_open, atomic_path, read_json, set_aside, sha256_file, write_csv, write_json
+from .atomic import (
+    atomic_open,
+    atomic_path,
+    in_workflow_job,
+    read_json,
+    set_aside,
+    sha256_file,
+    workflow_job,
+    write_csv,
+    write_json,
+)
 from .commit import CommitIncomplete, replace_together
 from .lock import OutputLocked
 from .paths import current_umask, is_within, require_inputs, same_path
 from .pause import PAUSE_ENV, pause_point
-from .render import latex_escape, to_latex, to_markdown, write_table
+from .render import latex_escape, md_cell, to_latex, to_markdown, write_table
 from .signals import deferred_stop_signals
 from .stage import MANIFEST, STAGING, TRASH, OutputStage
 
 __all__ = [
     "MANIFEST", "PAUSE_ENV", "STAGING", "TRASH", "CommitIncomplete", "OutputLocked", "OutputStage", "atomic_open",
-    "atomic_path", "current_umask", "deferred_stop_signals", "is_within", "latex_escape", "pause_point",
+    "atomic_path", "current_umask", "deferred_stop_signals", "in_workflow_job", "is_within", "latex_escape", "md_cell", "pause_point",
     "read_json", "replace_together", "require_inputs", "same_path", "set_aside", "sha256_file", "to_latex",
-    "to_markdown", "write_csv", "write_json", "write_table",
+    "to_markdown", "workflow_job", "write_csv", "write_json", "write_table",
 ]

@@ -24,6 +24,27 @@ from .stage import OutputStage
 log = logging.getLogger(__name__)
 
 
+_WORKFLOW_JOB = False
+
+
+@contextlib.contextmanager
+def workflow_job() -> Iterator[None]:
+    """Mark the block as a workflow job (:func:`kgeval.workflow.run_step`): its inputs are the workflow's own
+    derived files, which a failed check may set aside for the next run to rebuild. Outside it (the command line,
+    the API) an input is the user's and is never renamed."""
+    global _WORKFLOW_JOB
+    before, _WORKFLOW_JOB = _WORKFLOW_JOB, True
+    try:
+        yield
+    finally:
+        _WORKFLOW_JOB = before
+
+
+def in_workflow_job() -> bool:
+    """Whether the caller runs inside :func:`workflow_job`."""
+    return _WORKFLOW_JOB
+
+
 def set_aside(path: str | Path, reason: str) -> Path:
     """Rename a derived file (or folder) that failed its check to ``<name>.corrupt`` (replacing an older one),
     log a warning naming both, and return the new path. The workflow rebuilds the original on its next run; the

@@ -129,3 +129,28 @@ def folders_locked(folders, timeout: float = 60.0) -> Iterator[None]:
     finally:
         for fd in fds:
             os.close(fd)
+
+
+@contextlib.contextmanager
+def waiting_lock(path: str | Path, what: str) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on the file ``path`` for the block, waiting for another holder as long as it
+    takes (a cache another process is building: the waiting one then finds the files built and uses them).
+    One log line says whom it waits for; a filesystem without locks runs the block unlocked."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("waiting for another kgeval process%s to finish %s", _read_holder(fd), what)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            if exc.errno not in _NO_LOCKS:
+                raise
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.write(fd, f"\t{os.getpid()}\t{socket.gethostname()}\n".encode())
+        yield
+    finally:
+        os.close(fd)  # the lock file stays: removing it would let a third process lock a different file

@@ -23,12 +23,18 @@ def _fmt(value: Any, digits: int) -> str:
     return str(value)
 
 
+def md_cell(text: Any) -> str:
+    """Text as one cell of a Markdown table: a ``|`` (a system named ``a|b``) would split the row, a line break
+    end it."""
+    return " ".join(str(text).replace("\\", "\\\\").replace("|", "\\|").split("\n"))
+
+
 def to_markdown(df: pd.DataFrame, digits: int = 4) -> str:
     """A GitHub-flavoured Markdown table (no extra dependency)."""
-    cols = [str(c) for c in df.columns]
+    cols = [md_cell(c) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(_fmt(v, digits) for v in row) + " |")
+        lines.append("| " + " | ".join(md_cell(_fmt(v, digits)) for v in row) + " |")
     return "\n".join(lines) + "\n"
 
 

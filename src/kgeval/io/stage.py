@@ -42,12 +42,17 @@ class OutputStage:
     ``folder`` as it was.
     """
 
-    def __init__(self, command: str, inputs=(), folder: str | Path | None = None, input_folders=()):
+    def __init__(self, command: str, inputs=(), folder: str | Path | None = None, input_folders=(),
+                 replaces=()):
         self.command = command
+        # the fixed outputs (relative to ``folder``) its help says it replaces even when unlisted: docs-figures'
+        # PNGs in the checkout's docs/, which a person commits, never a file of the user's own
+        self.replaces = set(replaces)
         self.inputs = [Path(p) for p in inputs if p is not None]
         self.input_folders = [Path(p) for p in input_folders if p is not None and Path(p).is_dir()]
         self.folder = Path(folder) if folder is not None else None
         self._files: list[tuple[Path, Path]] = []  # (temporary, destination)
+        self._updates: list[Path] = []  # destinations the user asked to update in place
         self._root: Path | None = None
         self._staged: Path | None = None  # the staging folder's name, kept after the stage completed
         self._made: list[Path] = []  # folders this stage created, deepest first
@@ -85,9 +90,13 @@ class OutputStage:
         if any(same_path(d, dest) for _, d in self._files):
             raise InputError(dest, None, "named as two outputs")
 
-    def path(self, dest: str | Path) -> Path:
-        """A temporary file beside ``dest`` that replaces it when the stage completes."""
+    def path(self, dest: str | Path, update: bool = False) -> Path:
+        """A temporary file beside ``dest`` that replaces it when the stage completes. ``update``: the user asked
+        for ``dest`` to be updated in place (``annotate-merge --merged`` equal to ``--into``), so it is replaced
+        whoever wrote it."""
         dest = Path(dest)
+        if update:
+            self._updates.append(dest)
         self._check(dest)
         if not dest.parent.is_dir():
             self._makedirs(dest.parent)
@@ -132,11 +141,11 @@ class OutputStage:
         return self.folder / Path(path).relative_to(self._staged)
 
     # ---- the manifest: what each command wrote into the folder, file by file -------------------------------
-    def _listed(self) -> dict[str, dict[str, set[str]]]:
+    def _listed(self, folder: Path) -> dict[str, dict[str, set[str]]]:
         """command -> {"files", "folders"} (paths relative to the folder) from the manifest; a manifest of the
         earlier form (the top-level names of one command) counts every file under a listed folder."""
         try:
-            with open(self.folder / MANIFEST, encoding="utf-8") as fh:
+            with open(folder / MANIFEST, encoding="utf-8") as fh:
                 data = json.load(fh)
         except (OSError, ValueError):
             return {}
@@ -153,11 +162,11 @@ class OutputStage:
             for name in data.get("entries", []):
                 if not (_relative(name) and "/" not in name):
                     continue
-                top = self.folder / name
+                top = folder / name
                 if top.is_dir() and not top.is_symlink():
                     folders.add(name)
                     for path in top.rglob("*"):
-                        rel = path.relative_to(self.folder).as_posix()
+                        rel = path.relative_to(folder).as_posix()
                         (folders if path.is_dir() and not path.is_symlink() else files).add(rel)
                 else:
                     files.add(name)
@@ -173,7 +182,7 @@ class OutputStage:
                       for n in filenames + [d for d in dirnames if (here / d).is_symlink()]]
         return sorted(found)
 
-    def _refuse_in_the_way(self, rel: str, mine: set[str], goes: set[str], listed) -> None:
+    def _refuse_in_the_way(self, folder: Path, rel: str, mine: set[str], goes: set[str], listed) -> None:
         """A staged file may replace only a file this command listed; a folder on its way must be a folder."""
         def whose(r: str) -> str:
             owners = [c for c, entry in listed.items() if r in entry["files"]]
@@ -182,18 +191,49 @@ class OutputStage:
         parts = rel.split("/")
         for depth in range(1, len(parts)):
             anc = "/".join(parts[:depth])
-            p = self.folder / anc
+            p = folder / anc
             if (p.is_symlink() or (p.exists() and not p.is_dir())) and anc not in goes:
-                raise InputError(p, None, f"is in the way of the output {self.folder / rel}{whose(anc)}: move it "
+                raise InputError(p, None, f"is in the way of the output {folder / rel}{whose(anc)}: move it "
                                           "away or choose another output folder")
-        dest = self.folder / rel
+        dest = folder / rel
         if dest.is_dir() and not dest.is_symlink():
             raise InputError(dest, None, "is a folder where kgeval writes a file: move it away or choose "
                                          "another output folder")
         if (dest.exists() or dest.is_symlink()) and rel not in mine:
             raise InputError(dest, None, f"exists and kgeval {self.command} did not write it here{whose(rel)} "
-                                         f"(it is not listed in {self.folder / MANIFEST}); kgeval never writes "
+                                         f"(it is not listed in {folder / MANIFEST}); kgeval never writes "
                                          "over your files: move it away or choose another output folder")
+
+    def _plan_folder(self, folder: Path, named: list[str], listing: bool) -> tuple[list, list, list, dict | None]:
+        """What the commit does in one output folder: the staged files it puts (a stage's :attr:`root`), the
+        listed files it removes, the folders of the last run to drop when empty, and the folder's new manifest.
+        ``named``: the files of :meth:`path` in that folder (relative to it), which replace a file only where
+        this command listed it there (``listing``: false for the workflow's own atomic writes)."""
+        listed = self._listed(folder) if listing else {}
+        mine = listed.get(self.command, {"files": set(), "folders": set()})
+        root = self._root if folder == self.folder else None
+        new = self._staged_files() if root is not None else []
+        stale = sorted(set(mine["files"]) - set(new) - set(named)) if root is not None else []
+        removes = [folder / rel for rel in stale if (folder / rel).is_symlink() or (folder / rel).is_file()]
+        for dest in removes:
+            self._check_entry(dest)
+        for rel in new:
+            self._check_entry(folder / rel)
+        for rel in [*new, *(named if listing else [])]:
+            self._refuse_in_the_way(folder, rel, mine["files"], set(stale), listed)
+        if not listing:
+            return [], removes, [], None
+        puts = [(root / rel, folder / rel) for rel in new]
+        folders = {"/".join(rel.split("/")[:i]) for rel in new for i in range(1, rel.count("/") + 1)}
+        kept = sorted(f for f in folders if f in mine["folders"] or not (folder / f).is_dir() or f in stale)
+        gone = sorted(set(mine["folders"]) - folders, key=lambda f: f.count("/"), reverse=True) if root else []
+        # a command that names its files keeps the others it listed (campaign export's two formats)
+        files = set(new) | set(named) | (set() if root is not None else mine["files"])
+        listed[self.command] = {"files": files, "folders": set(kept) | (set() if root else mine["folders"])}
+        manifest = {"version": 2, "commands": {
+            c: {"files": sorted(f for f in e["files"] if c == self.command or (folder / f).exists()),
+                "folders": sorted(e["folders"])} for c, e in sorted(listed.items())}}
+        return puts, removes, gone, manifest
 
     def commit(self) -> None:
         # mkstemp creates the file 0600; give it the mode an ordinary open() would, so that on a shared cluster the
@@ -202,38 +242,43 @@ class OutputStage:
         for tmp, _ in self._files:
             if tmp.is_file():
                 os.chmod(tmp, 0o666 & ~umask)
-        puts, removes, gone_folders, manifest = list(self._files), [], [], None
-        if self._root is not None:
-            listed = self._listed()
-            mine = listed.get(self.command, {"files": set(), "folders": set()})
-            new = self._staged_files()
-            stale = sorted(set(mine["files"]) - set(new))
-            removes = [self.folder / rel for rel in stale
-                       if (self.folder / rel).is_symlink() or (self.folder / rel).is_file()]
-            for dest in removes:
-                self._check_entry(dest)
-            for rel in new:
-                self._check_entry(self.folder / rel)
-                self._refuse_in_the_way(rel, mine["files"], set(stale), listed)
-            puts += [(self._root / rel, self.folder / rel) for rel in new]
-            folders = {"/".join(rel.split("/")[:i]) for rel in new for i in range(1, rel.count("/") + 1)}
-            kept = sorted(f for f in folders
-                          if f in mine["folders"] or not (self.folder / f).is_dir() or f in stale)
-            gone_folders = sorted(set(mine["folders"]) - folders, key=lambda f: f.count("/"), reverse=True)
-            listed[self.command] = {"files": set(new), "folders": set(kept)}
-            manifest = {"version": 2, "commands": {
-                c: {"files": sorted(f for f in e["files"] if c == self.command or (self.folder / f).exists()),
-                    "folders": sorted(e["folders"])} for c, e in sorted(listed.items())}}
+        # one rule for every command that writes: in its output folder, or beside a file it names, it replaces
+        # only what it listed there before (the workflow's own writes, command "", are Snakemake's to manage)
+        by_folder: dict[Path, list[str]] = {}
+        if self.folder is not None:
+            by_folder[self.folder] = []
+        for _, dest in self._files:
+            home = self.folder if self.folder is not None and is_within(dest, self.folder) else dest.parent
+            rel = Path(os.path.relpath(dest.absolute(), home.absolute())).as_posix()
+            if dest not in self._updates and not (home == self.folder and rel in self.replaces):
+                by_folder.setdefault(home, []).append(rel)
+        puts, removes, gone_folders, manifests = list(self._files), [], [], []
+        for folder, named in by_folder.items():
+            listing = bool(self.command) and (bool(named) or (folder == self.folder and self._root is not None))
+            p, r, g, manifest = self._plan_folder(folder, named, listing)
+            puts += p
+            removes += r
+            if folder == self.folder:
+                gone_folders = g
+            if manifest is not None:
+                manifests.append((folder, manifest))
         keep = None
-        if self.folder is not None and (puts or removes or manifest is not None):
+        if self.folder is not None and (puts or removes or manifests):
             keep = Path(tempfile.mkdtemp(prefix=self._prefix(TRASH), dir=self.folder))
         try:
-            if manifest is not None:
-                with open(keep / "outputs.json", "w", encoding="utf-8", newline="\n") as fh:
+            for folder, manifest in manifests:
+                if keep is not None and folder == self.folder:
+                    tmp = keep / "outputs.json"
+                else:  # beside a named file: a temporary file in its folder, renamed with the rest
+                    fd, name = tempfile.mkstemp(prefix=f"{MANIFEST}.", suffix=".part", dir=folder)
+                    os.close(fd)
+                    tmp = Path(name)
+                    self._files.append((tmp, folder / MANIFEST))  # discarded with the rest on an error
+                with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
                     json.dump(manifest, fh, indent=2, sort_keys=True)
                     fh.write("\n")
-                os.chmod(keep / "outputs.json", 0o666 & ~umask)
-                puts.append((keep / "outputs.json", self.folder / MANIFEST))
+                os.chmod(tmp, 0o666 & ~umask)
+                puts.append((tmp, folder / MANIFEST))
             # a folder's lock already keeps other commands out; elsewhere lock the folders for the renames only
             several = len(puts) + len(removes) > 1
             with folders_locked({d.parent for _, d in puts} | {d.parent for d in removes}
@@ -291,10 +336,17 @@ class OutputStage:
             finally:
                 self.release()
             return
-        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
-            # a write that fails (a full disk) names no file: name the output folder, or the first output
-            where = self.folder if self.folder is not None else next((d for _, d in self._files), None)
-            exc.filename = None if where is None else str(where)
+        if isinstance(exc, OSError) and exc.errno is not None:
+            # a write that fails (a full disk) names no file, or names its temporary file: name the output the
+            # user knows (its destination, the output folder, or the first output)
+            named = {str(tmp): str(dest) for tmp, dest in self._files}
+            if exc.filename is not None and str(exc.filename) in named:
+                exc.filename = named[str(exc.filename)]
+            elif exc.filename is not None and self._root is not None and str(exc.filename).startswith(str(self._root)):
+                exc.filename = str(self.final(exc.filename))
+            elif exc.filename is None:
+                where = self.folder if self.folder is not None else next((d for _, d in self._files), None)
+                exc.filename = None if where is None else str(where)
         self.discard()
 
 

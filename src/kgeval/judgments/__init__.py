@@ -1,1 +1,3 @@
-"""What the judgment stages share: labels, the universe of items, item features and the relevance prior."""
+"""What the judgment stages share (bounds, sampling and the judging campaign sit on top of it): the published
+relevance codes of the top-k lists, the prior p(e) that an unjudged (question, entity) item is relevant and its
+features."""

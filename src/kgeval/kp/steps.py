@@ -2,11 +2,8 @@
 ranking metrics across models (Table 2), with validation MRR across training checkpoints (Table 3), the time
 of ranking vs KP evaluation (Table 5) and the carbon footprint of both protocols (Figure 4).
 
-One function per rule; ``kgeval.kp.persistence`` holds the metric and ``kgeval.kp.carbon`` the energy measurement.
-
-Correlations (``correlate``): Pearson's r, Spearman's ρ (Pearson of average ranks) and Kendall's τ-b
-(``kgeval.metrics.kendall``) over the pairs where both values are finite; NaN with fewer than three pairs
-(two points always correlate perfectly) or when either side is constant.
+One function per rule; ``kgeval.kp.persistence`` holds the metric, ``kgeval.kp.carbon`` the energy measurement,
+``kgeval.kp.correlation`` the correlations and ``kgeval.kp.settings`` the configuration the rules read.
 """
 
 from __future__ import annotations
@@ -20,101 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..config import full_testsets, model_settings
-from ..errors import ConfigError
 from ..io import atomic_open, read_json, sha256_file, to_markdown, write_csv, write_json, write_table
-from ..metrics.kendall import tau_b
+from .correlation import CORRELATIONS, MEASURES, RANKING_METRICS, correlate, stratified_metrics
 
 log = logging.getLogger(__name__)
 
-
-# ---- workflow configuration (read by workflow/rules/kp.smk at parse time: keep this module light) -------------
-def kp_settings(config: dict[str, Any]) -> dict[str, Any]:
-    """The ``kp`` block of a validated configuration: the schema (config/schema.yaml) fills every default, and is
-    the only place a default lives."""
-    kp = config.get("kp")
-    if not kp or "projections" not in kp or "power_w" not in kp.get("projection", {}):
-        raise ConfigError("config key kp: read before validation filled its defaults (kgeval.config.validate_config, "
-                          "or section_defaults for the block alone)")
-    return kp
-
-
-def kp_params(config: dict[str, Any]) -> dict[str, Any]:
-    """Parameters of every KP computation (the same sample size, projections and seed everywhere)."""
-    kp = kp_settings(config)
-    return {k: kp[k] for k in ("sample_multiple", "projections", "seed", "p", "batch_size")}
-
-
-def graph_kernel_params(config: dict[str, Any]) -> dict[str, Any] | None:
-    """The graph-kernel baseline's parameters (kp.graph_kernel without ``enabled``), or None when it is off."""
-    gk = dict(kp_settings(config)["graph_kernel"])
-    return None if not gk.pop("enabled") else gk
-
-
-def kp_testset(config: dict[str, Any], dataset: str) -> str:
-    """The full test set of a dataset, whose evaluation.csv KP is correlated with."""
-    full = full_testsets(config, dataset)
-    if not full:
-        raise ValueError(f"config kp.datasets: dataset {dataset!r} has no test set of kind full")
-    return full[0]
-
-
-def kp_datasets(config: dict[str, Any]) -> list[str]:
-    """Datasets of the KP study: ``kp.datasets``, or every dataset with a full test set."""
-    listed = kp_settings(config)["datasets"]
-    if listed is None:
-        return [d for d in config["datasets"] if full_testsets(config, d)]
-    unknown = [d for d in listed if d not in config["datasets"]]
-    if unknown:
-        raise ValueError(f"config kp.datasets: unknown dataset(s) {unknown}")
-    for d in listed:
-        kp_testset(config, d)
-    return list(listed)
-
-
-def kp_early_stopping_models(config: dict[str, Any], dataset: str) -> list[str]:
-    """Models of the early-stopping study on a dataset: ``kp.early_stopping_models``, or every model trained
-    here with ``train.snapshots: true``; a listed model without snapshots is an error naming it."""
-    with_snapshots = [m for m, spec in config["models"].items() if spec.get("source", "train") == "train"
-                      and model_settings(config, dataset, m)["train"].get("snapshots", False)]
-    listed = kp_settings(config)["early_stopping_models"]
-    if listed is None:
-        return with_snapshots
-    bad = [m for m in listed if m not in with_snapshots]
-    if bad:
-        raise ValueError(f"config kp.early_stopping_models: {', '.join(bad)} on dataset {dataset} must be trained "
-                         "here (source: train) with train.snapshots: true")
-    return list(listed)
-
-
-# the ranking metrics of the paper's Table 2, micro and macro, as named in evaluation.csv
-RANKING_METRICS = [f"{avg}_{m}" for avg in ("micro", "macro")
-                   for m in ("hits@1", "hits@3", "hits@10", "mr", "mrr")]
-MEASURES = {"Conicity": "conicity", "AVL": "avl", "GK(train)": "gk_train", "GK(test)": "gk_test",
-            "KP(train)": "kp_train", "KP(test)": "kp_test"}
-CORRELATIONS = ("pearson", "spearman", "kendall")
 KP_STEPS = ("sampling", "scoring", "diagrams", "distance")  # kgeval.kp.persistence.STEPS (not imported: gudhi, POT, torch)
-
-
-def stratified_metrics(columns) -> list[str]:
-    """The unified-metric columns of an evaluation table (``micro_umf_…``, ``macro_umf_…``), in table order."""
-    return [c for c in columns if c.startswith(("micro_umf_", "macro_umf_"))]
-
-
-def correlate(x, y) -> dict[str, float]:
-    """Pearson, Spearman and Kendall τ-b of two vectors over their finite pairs (NaN if fewer than 3 or
-    constant)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    ok = np.isfinite(x) & np.isfinite(y)
-    x, y = x[ok], y[ok]
-    from scipy.stats import rankdata
-
-    nan = dict.fromkeys(CORRELATIONS, float("nan"))
-    if len(x) < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return nan
-    return {"pearson": float(np.corrcoef(x, y)[0, 1]),
-            "spearman": float(np.corrcoef(rankdata(x), rankdata(y))[0, 1]),
-            "kendall": tau_b(x, y)}
 
 
 def _kp_kwargs(sample_multiple: float, projections: int, seed: int, p: float, batch_size: int) -> dict[str, Any]:
@@ -476,12 +384,6 @@ def carbon_step(timings: dict[str, str], out_csv: str, out_md: str, out_png: str
 
 
 # ---- Figure 5 and Table 10: sample size, distance and dimension (kgeval.kp.variants) ---------------------------
-def variants_settings(config: dict[str, Any]) -> dict[str, Any] | None:
-    """kp.variants without ``enabled``, or None when the study is off (the default run)."""
-    v = dict(kp_settings(config)["variants"])
-    return None if not v.pop("enabled") else v
-
-
 def kp_variants_model_step(model_path: str, kg_path: str, out: str, model_name: str,
                            sample_multiples: list[float], seeds: list[int], split: str = "test",
                            exact_max_points: int = 2000, sample_multiple: float = 1.0, projections: int = 50,

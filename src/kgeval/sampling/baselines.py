@@ -14,10 +14,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..bounds.candidates import Candidates
 from ..bounds.greedy import greedy, make_engine
 from ..bounds.simulation import DepthOrder, HiddenLabels, simulate
-from .universe import Universe
+from ..judgments.candidates import Candidates
+from ..judgments.universe import Universe
+from ..progress import Progress
 from .weights import pairs
 
 COLUMNS = ["Metric", "A", "B", "true_delta", "hidden", "mtc_hard", "mtc_soft", "depth_order"]
@@ -59,9 +60,12 @@ def baselines(u: Universe, p: np.ndarray, metric: str, true_delta: np.ndarray, m
     ``min_delta``; ``metric`` is the bounds stage's name (``P@k``, ``RR@k`` …)."""
     a, b = pairs(len(u.systems))
     rows = []
-    for c in np.flatnonzero(np.abs(true_delta) >= min_delta):
-        hard, soft, depth, hidden = pair_counts(u, p, metric, int(a[c]), int(b[c]), batch, rbp_p, draws, seed)
-        rows.append((metric, u.systems[a[c]], u.systems[b[c]], float(true_delta[c]), hidden, hard, soft, depth))
+    wanted = np.flatnonzero(np.abs(true_delta) >= min_delta)
+    with Progress(len(wanted), f"MTC and depth order, {metric}", unit="pairs") as progress:  # seconds per pair
+        for c in wanted:
+            hard, soft, depth, hidden = pair_counts(u, p, metric, int(a[c]), int(b[c]), batch, rbp_p, draws, seed)
+            rows.append((metric, u.systems[a[c]], u.systems[b[c]], float(true_delta[c]), hidden, hard, soft, depth))
+            progress.update(1)
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -11,12 +11,15 @@ A unit's label enters only through its sampled term: a drawn item judged Y inste
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
-from ..bounds.candidates import Candidates
 from ..errors import InputError
+from ..judgments.candidates import Candidates
 from . import weights as wt
+from .checksum import CHECK, MESSAGE, first_broken
 from .problem import Problem
 
 PLAN_COLUMNS = ("item", "order", "head_id", "relation", "tail_id", "asks", "pi", "p", "audit")
@@ -24,7 +27,8 @@ PLAN_COLUMNS = ("item", "order", "head_id", "relation", "tail_id", "asks", "pi",
 
 def read_plan_items(path: str) -> pd.DataFrame:
     """The sidecar ``sampling_plan.csv``, checked: every column of :data:`PLAN_COLUMNS`, π in (0, 1], p in
-    [0, 1], ``asks`` head or tail; a ``line`` column gives each row's line in the file."""
+    [0, 1], ``asks`` head or tail, every row's ``plan_sha256`` (:mod:`.checksum`); a ``line`` column gives
+    each row's line in the file."""
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
@@ -35,6 +39,7 @@ def read_plan_items(path: str) -> pd.DataFrame:
                                   f"`sampling_plan.tsv`, written with {', '.join(PLAN_COLUMNS)}; re-run the plan)")
     if df.empty:
         raise InputError(path, None, "the plan draws no item")
+    raw = df.copy()
     df["line"] = np.arange(2, len(df) + 2)
     for col, lo, hi, closed in (("pi", 0.0, 1.0, False), ("p", 0.0, 1.0, True)):
         val = pd.to_numeric(df[col], errors="coerce")
@@ -49,6 +54,12 @@ def read_plan_items(path: str) -> pd.DataFrame:
         row = df[bad].iloc[0]
         raise InputError(path, int(row["line"]), f"asks {row['asks']!r} / audit {row['audit']!r}: expected head "
                                                  "or tail / True or False")
+    broken = first_broken(raw)
+    if broken is not None:
+        if CHECK not in raw.columns:
+            raise InputError(path, 1, f"no column {CHECK}: a sidecar written before plans carried their checksum, "
+                                      "or edited; re-run the plan")
+        raise InputError(path, broken + 2, MESSAGE)
     df["audit"] = df["audit"] == "True"
     df["item"] = pd.to_numeric(df["item"], errors="coerce")
     if df["item"].isna().any():
@@ -75,10 +86,12 @@ def plan_labels(plan: pd.DataFrame, plan_path: str, rows: list[tuple[tuple[str, 
                                                 f"{'NY'[label[triple]]} on line {first[triple]}")
         label[triple] = int(lab == "Y")
         first.setdefault(triple, line)
-    for triple, line in zip(triples, plan["line"]):
-        if triple not in label and not questions:
-            raise InputError(plan_path, int(line), f"item {' '.join(triple)} has no judgment in {labels_path} (every "
-                                                   "drawn item must be judged before estimating)")
+    missing = [(t, line) for t, line in zip(triples, plan["line"]) if t not in label]
+    if missing and not questions:
+        (triple, line), n = missing[0], len(set(t for t, _ in missing))
+        raise InputError(plan_path, int(line), f"item {' '.join(triple)} has no judgment in {labels_path} ({n} of "
+                                               f"{len(drawn)} drawn items have none; every drawn item must be "
+                                               "judged before estimating)")
     return np.array([label.get(t, -1) for t in triples], np.int8)
 
 
@@ -157,3 +170,23 @@ def prior_audit(plan: pd.DataFrame, x: np.ndarray) -> pd.DataFrame:
         rows.append({"items": name, "n": n, "relevant": rel, "predicted_rate": plan["p"][keep].mean() if n else np.nan,
                      "observed_rate": obs, "observed_se": np.sqrt(obs * (1 - obs) / n) if n else np.nan})
     return pd.DataFrame(rows)
+
+
+def refuse_unfinished(labels: str | Path) -> None:
+    """A campaign export (``report.json`` beside its ``judgments.txt``) with unfinished items is refused before
+    anything is read: its estimate would be one of part of the sample."""
+    import json
+
+    labels = Path(labels)
+    report = labels.with_name("report.json")
+    if labels.name != "judgments.txt" or not report.is_file():
+        return
+    try:
+        rep = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return  # not a campaign's report: the labels are checked against the plan anyway
+    left = rep.get("unfinished", 0) if isinstance(rep, dict) else 0
+    if isinstance(left, int) and left > 0:
+        raise InputError(labels, None, f"a part-judged campaign export: {left} of {left + rep.get('items', 0)} "
+                                       "items are not final yet (kgeval campaign status says which); judge them "
+                                       "and export again")

@@ -17,15 +17,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..bounds.decide import METRIC_NAMES
 from ..data.kg import KnowledgeGraph
 from ..data.questions import Questions
 from ..errors import InputError
+from ..judgments.items import METRIC_NAMES
+from ..judgments.universe import Universe, build
 from ..scores.ranking import Judged
 from .estimates import judged_estimates
 from .plan import Plan, make_plan
 from .problem import Problem
-from .universe import Universe, build
 from .weights import pairs
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bounds.candidates import Candidates
 from ..errors import InputError
+from ..judgments.candidates import Candidates
 from . import design as dz
 from . import weights as wt
 from .estimate import Estimate, difference, question_difference

@@ -8,14 +8,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..bounds.decide import METRIC_NAMES, item_triples
 from ..data.kg import HEAD, KnowledgeGraph
 from ..errors import InputError
 from ..io import write_csv
+from ..judgments.items import METRIC_NAMES, item_triples
+from ..judgments.universe import Universe
 from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
 from ..pools.annotation.templates import question
+from .checksum import CHECK, row_checks
 from .plan import Plan
-from .universe import Universe
 from .weights import pairs
 
 
@@ -56,6 +57,7 @@ def plan_sidecar(u: Universe, kg: KnowledgeGraph, plan: Plan, triples: np.ndarra
                          "pi": plan.pi, "p": plan.p, "audit": plan.audit})
     if plan.lists is not None:  # a question plan: which compared lists rank the item, for judging in rank order
         side["lists"] = plan.lists
+    side[CHECK] = row_checks(side)  # estimating checks it: π, p and the lists stay the plan's
     return side
 
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..judgments.universe import Universe
+from ..progress import Progress
 from . import design as dz
 from .estimate import Estimate
 from .problem import Problem
 from .sequence import draws_range, eb_sequence
-from .universe import Universe
 
 COLUMNS = ["Metric", "prior", "design", "budget", "A", "B", "true_delta", "coverage", "wrong_sign", "decided",
            "mean_half_width", "mean_judgments", "reps"]
@@ -55,15 +56,19 @@ def simulate(u: Universe, priors: dict[str, np.ndarray], metrics=("P@k", "RR@k")
              judging: str = "rank_order") -> pd.DataFrame:
     """The table of :data:`COLUMNS` (see the module docstring)."""
     rows = []
+    # minutes per (metric, prior) on FB-Test-S-C with a few hundred repetitions: say how far it is (issue 52)
+    progress = Progress(len(metrics) * len(priors), "sampling simulation", unit="metric x prior")
     for mi, metric in enumerate(metrics):
         pb = Problem(u.hidden_state(), u.truth, metric, rbp_p, mc_draws, seed, judging)
         every = np.arange(pb.a.size)
         for pj, (prior, p) in enumerate(priors.items()):
+            progress.update(0, metric=metric, prior=prior)
             v, mu = pb.variances(p)
             runs = [(kind, every) for kind in designs]
             if pj == 0:
                 runs += [("pair_optimal", np.array([j])) for j in np.flatnonzero(np.abs(pb.true) >= min_delta)]
             for ri, (kind, cols) in enumerate(runs):
+                progress.update(0, design=kind)  # a line every 30 s within a long (metric, prior)
                 elig, cost, judged = pb.eligible(cols), pb.cost_of(cols, p), pb.judged_of(cols)
                 for n in (pair_grid(budgets) if kind == "pair_optimal" else budgets):
                     dsg = dz.design(v[:, cols], elig, n, "uniform" if kind == "uniform" else "optimal", cost,
@@ -75,6 +80,8 @@ def simulate(u: Universe, priors: dict[str, np.ndarray], metrics=("P@k", "RR@k")
                     est.level = level
                     rows += _rows(metric, prior, kind, int(n), est, pb.true[cols], incl @ judged[sub], pb.a[cols],
                                   pb.b[cols], u.systems, reps)
+            progress.update(1)
+    progress.close()
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -4,15 +4,17 @@ published judgments' unknowns, and the simulation on the hidden published labels
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from ..bounds.decide import METRIC_NAMES
-from ..bounds.prior import TRANSFER_CAVEAT
 from ..data.kg import KnowledgeGraph
 from ..errors import InputError
 from ..io import write_csv
+from ..judgments.items import METRIC_NAMES
+from ..judgments.prior import TRANSFER_CAVEAT
+from ..judgments.universe import Universe, from_dumps
 from ..pools.annotation import load_templates
 from .baselines import baselines, targets
 from .estimates import judged_estimates, plan_labels, prior_audit, read_plan_items
@@ -21,7 +23,6 @@ from .plan import make_plan
 from .problem import Problem
 from .sheet import locate_items, pair_columns, read_plan_pairs, write_plan_sheet
 from .simulation import sequence_errors, simulate
-from .universe import Universe, from_dumps
 from .weights import is_linear, pairs
 
 log = logging.getLogger(__name__)
@@ -71,18 +72,24 @@ def plan_universe(u: Universe, kg: KnowledgeGraph, templates: str, out_sheet: st
 
 def estimate_step(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pairs: str, labels: str,
                   out_estimates: str, out_audit: str, k: int = 10, rbp_p: float = 0.8, prior: str = "logistic",
-                  level: float = 0.95, max_depth: int = 10, testset: str = "") -> pd.DataFrame:
+                  level: float = 0.95, max_depth: int = 10, testset: str = "",
+                  universe: Callable[[], tuple[Universe, KnowledgeGraph]] | None = None) -> pd.DataFrame:
     """``estimates.csv`` (per pair of the plan: Δ̂, its variance and interval, decided, judgments used) and
     ``prior_audit.csv`` from a plan (its sidecar and per-pair table) whose sheet went through
-    ``annotate-merge`` (``labels``), on the lists and prior the plan was made from."""
+    ``annotate-merge`` (``labels``), on the lists and prior the plan was made from: the score dumps, or
+    ``universe()`` (a reference pack's lists: :func:`kgeval.sampling.reference.source_universe`). The labels are
+    checked against the plan before the lists are read, so that a part-judged file is refused at once."""
     from ..pools.annotation.qrels import _read_qrels_rows
 
     plan = read_plan_items(plan_items)
     table = read_plan_pairs(plan_pairs)
     short = table["Metric"].iloc[0]
     x = plan_labels(plan, plan_items, _read_qrels_rows(labels), labels, not is_linear(METRIC_NAMES[short]))
-    kg = KnowledgeGraph.load(kg_path)
-    u = from_dumps(dumps, kg, k, max_depth)
+    if universe is not None:
+        u, kg = universe()
+    else:
+        kg = KnowledgeGraph.load(kg_path)
+        u = from_dumps(dumps, kg, k, max_depth)
     cols = pair_columns(u.systems, table, plan_pairs)
     p = u.pooled_prior(prior)
     items = locate_items(plan, plan_items, u, kg, p)

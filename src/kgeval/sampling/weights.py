@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bounds.candidates import Candidates, item_weights, system_pairs
-from ..bounds.metrics import MAX, bounded_metric
+from ..judgments.candidates import Candidates, item_weights, system_pairs
+from ..judgments.metrics import MAX, bounded_metric
 
 LINEAR_NAMES = ("P@k", "DCG@k", "RBP")
 MAX_NAMES = ("RR@k", "Success@k")

@@ -45,8 +45,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..data.questions import Questions
-from ..errors import CorruptFileError
-from ..io import atomic_path, pause_point, read_json, set_aside, sha256_file, write_json
+from ..errors import CorruptFileError, InputError
+from ..io import atomic_path, in_workflow_job, pause_point, read_json, set_aside, sha256_file, write_json
 from .ranking import Judged, Ranking
 
 SCHEMA_VERSION = 2
@@ -181,20 +181,39 @@ class Dump:
         return self.run_entity.shape[1]
 
 
-def load_dump(folder: str | Path, verify: bool = True) -> Dump:
+def load_dump(folder: str | Path, verify: bool = True, set_aside_corrupt: bool | None = None) -> Dump:
     """Read a score dump, verifying each file against the SHA-256 in ``meta.json`` (unless ``verify`` is false).
 
-    A dump is always derived: an incomplete or corrupted one is set aside as ``<folder>.corrupt`` before the
-    error is raised, so that the next run rebuilds it instead of failing on it again."""
+    A dump the workflow derived (``set_aside_corrupt``; by default: inside a workflow job,
+    :func:`kgeval.io.workflow_job`) that is incomplete or corrupted is set aside as ``<folder>.corrupt`` before
+    the error is raised, so that the next run rebuilds it instead of failing on it again. A folder a user passed
+    (``--scores`` of the command line, the API) is never renamed: nothing would rebuild it."""
     folder = Path(folder)
     try:
         return _load_dump(folder, verify)
     except CorruptFileError as exc:
-        if not folder.is_dir():
+        if not folder.is_dir() or not (in_workflow_job() if set_aside_corrupt is None else set_aside_corrupt):
             raise
         aside = set_aside(folder, str(exc))
         raise CorruptFileError(exc.path, f"{exc.problem}; the dump was set aside as {aside} (safe to delete), "
                                          "a rerun rebuilds it") from exc
+
+
+def dumps_in(folder: str | Path, option: str = "--scores") -> dict[str, str]:
+    """The score dumps of a folder given as input (one subfolder per system, as ``results/scores/<test set>/``),
+    by system name. A subfolder that is not a dump (no ``meta.json``: a user's notes, a killed dump) is refused in
+    one line, never read as one nor set aside; hidden folders and dumps already set aside (``.corrupt``) are not
+    systems and are left out."""
+    folder = Path(folder)
+    subs = sorted(d for d in folder.iterdir() if d.is_dir() and not d.name.startswith(".")
+                  and not d.name.endswith(".corrupt")) if folder.is_dir() else []
+    if not subs:
+        raise InputError(folder, None, f"{option}: not a folder of score dumps (one subfolder per system)")
+    for d in subs:
+        if not (d / "meta.json").is_file():
+            raise InputError(d, None, f"not a score dump (no meta.json): {option} must hold only score dumps, one "
+                                      "subfolder per system; move this folder out (kgeval leaves it as it is)")
+    return {d.name: str(d) for d in subs}
 
 
 def _load_dump(folder: Path, verify: bool) -> Dump:

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ..data.judged import Judged, judged_entities  # noqa: F401 (judged_entities: its old home, re-exported)
 from ..data.kg import HEAD, SIDE_NAMES, TAIL
-from ..data.questions import AnswerIndex, Questions, question_key
-from ..data.testsets import TestSet
+from ..data.questions import AnswerIndex, Questions
 from ..errors import ScoreError
 
 log = logging.getLogger(__name__)
@@ -48,46 +48,6 @@ Scorer = Callable[[torch.Tensor, int], torch.Tensor]
 
 _INT64_MIN = torch.iinfo(torch.int64).min
 _BYTES_PER_CELL = 40  # score, int64 key, topk scratch, comparison scratch, judged gather
-
-
-@dataclass
-class Judged:
-    """Judged entities of the questions: one row per (question, entity)."""
-
-    q: np.ndarray  # question index
-    entity: np.ndarray
-    label: np.ndarray  # 1 relevant, 0 judged non-relevant
-    depth: np.ndarray  # pooling depth of the triple (0 = original test triple)
-
-    def __len__(self) -> int:
-        return len(self.q)
-
-
-def judged_entities(testset: TestSet, questions: Questions) -> Judged:
-    """Attach every judged triple of ``testset`` to the questions it answers or is judged for.
-
-    A triple (h, r, t) is judged for the head question (?, r, t) with entity h and for the tail question
-    (h, r, ?) with entity t, wherever that question exists (questions come from the positives).
-    """
-    keys = questions.keys
-    order = np.argsort(keys)
-    sorted_keys = keys[order]
-    tr = testset.triples
-    rows_q, rows_e, rows_l, rows_d = [], [], [], []
-    for side, known_col, ans_col in ((HEAD, 2, 0), (TAIL, 0, 2)):
-        k = question_key(np.full(len(tr), side), tr[:, known_col], tr[:, 1], questions.num_entities,
-                         questions.num_relations)
-        pos = np.searchsorted(sorted_keys, k)
-        pos_c = np.minimum(pos, len(sorted_keys) - 1)
-        hit = (pos < len(sorted_keys)) & (sorted_keys[pos_c] == k)
-        rows_q.append(order[pos_c[hit]])
-        rows_e.append(tr[hit, ans_col])
-        rows_l.append(testset.label[hit])
-        rows_d.append(testset.depth[hit])
-    q = np.concatenate(rows_q)
-    srt = np.lexsort((np.concatenate(rows_e), q))
-    return Judged(q[srt].astype(np.int64), np.concatenate(rows_e)[srt].astype(np.int64),
-                  np.concatenate(rows_l)[srt].astype(np.int8), np.concatenate(rows_d)[srt].astype(np.int16))
 
 
 @dataclass

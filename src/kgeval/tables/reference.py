@@ -35,10 +35,11 @@ import pyarrow.parquet as pq
 
 from ..analysis.selections import MACRO_STUDY, MICRO_STUDY
 from ..errors import InputError
+from ..judgments.lists import RUNS
 from ..metrics.registry import metric
+from .facts import write_facts
 
 PROVENANCE = "provenance.json"
-RUNS = "runs"
 PACKED = MICRO_STUDY + MACRO_STUDY  # the metrics placement ranks and tests on (kgeval.external.placement.HEADLINE)
 KEYS = {"per_answer": ["qid", "entity"], "per_question": ["qid"]}
 
@@ -139,6 +140,7 @@ def pack(evaluation: dict[str, str | Path], per_answer: dict[str, str | Path], p
     record["bytes"] = sum(e["bytes"] for e in record["testsets"].values()) + sum(
         e["bytes"] for e in record.get("runs", {}).values())
     (out / PROVENANCE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    write_facts(out)  # the numbers the docs quote from this pack (tests/test_docs_facts.py)
     return record
 
 
@@ -157,24 +159,6 @@ def top_k_table(dumps: dict[str, str | Path], k: int) -> pd.DataFrame:
         frames.append(pd.DataFrame({"System": system, "qid": np.repeat(np.asarray(d.questions.qid).astype(str), k),
                                     "rank": np.tile(np.arange(1, k + 1), q), "entity": ent.ravel()}))
     return pd.concat(frames, ignore_index=True)
-
-
-def read_top_k(folder: str | Path, testset: str, systems: list[str]) -> tuple[int, dict[str, pd.DataFrame]] | None:
-    """A pack's top-k lists on ``testset``: (k, system → a (questions × k) frame of entities indexed by qid), or
-    None when the pack has none (packs made before the lists were packed) or lacks one of ``systems``."""
-    found = sorted((Path(folder) / RUNS / testset).glob("top*.parquet"))
-    if not found:
-        return None
-    df = pd.read_parquet(found[0])
-    k = int(df["rank"].max())
-    lists = {}
-    for system in systems:
-        sub = df[df["System"].astype(str) == system]
-        if sub.empty:
-            return None
-        lists[system] = sub.pivot(index="qid", columns="rank", values="entity").astype(np.int64)
-        lists[system].index = lists[system].index.astype(str)
-    return k, lists
 
 
 def read_provenance(folder: str | Path) -> dict[str, Any] | None:

@@ -124,7 +124,8 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str],
     its job ends, so a job ends at the file's mtime and starts ``s`` seconds earlier. The span covers every
     invocation that wrote the files (idle gaps between them included) and ignores jobs without a benchmark.
 
-    ``graph`` (see :mod:`kgeval.tables.projection`): rows ``N cores`` with the wall time a run from empty would
+    ``graph`` (see :mod:`kgeval.tables.projection`): only the benchmark files of its jobs count (not those an
+    earlier run of another configuration left in the folder); rows ``N cores`` with the wall time a run from empty would
     take on N cores (1, 2, 4, 8, 16, 32 and the run's own count, the most jobs its benchmark files show running
     at once) by list scheduling of the graph with the measured job times, and ``critical path`` (unlimited
     cores); ``jobs`` = the graph's jobs, ``vs_wall`` = projected / measured wall; and a third ``total`` row,
@@ -133,11 +134,21 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str],
     from .projection import PROJECTED_CORES, project_wall_times
 
     root = Path(benchmark_dir)
-    rows, starts, ends, measured = [], [], [], {}
+    base = os.path.abspath(root)
+    # the graph names jobs by their benchmark path relative to the working directory
+    named = [{**g, "benchmark": os.path.relpath(os.path.abspath(g["benchmark"]), base),
+              "after": [os.path.relpath(os.path.abspath(a), base) for a in g.get("after", [])]} for g in graph or []]
+    # with the graph, only this run's jobs count: a folder that ran another configuration before (the smoke run
+    # after the tiny one) holds their benchmark files too, which made its run_times count them (issue 52)
+    ours = {g["benchmark"] for g in named} if graph else None
+    rows, starts, ends, measured, others = [], [], [], {}, 0
     for path in sorted(root.rglob("*.tsv")):
         rule = benchmark_rule(path, root)
         if rule not in stages:
             log.warning("%s: rule %r is not in the workflow; skipped", path, rule)
+            continue
+        if ours is not None and path.relative_to(root).as_posix() not in ours:
+            others += 1
             continue
         seconds = read_benchmark(path)
         end = path.stat().st_mtime
@@ -145,6 +156,8 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str],
         measured[path.relative_to(root).as_posix()] = seconds
         starts.append(end - seconds)
         ends.append(end)
+    if others:
+        log.info("%d benchmark file(s) of jobs outside this run's graph left out (an earlier run's)", others)
     if not rows:
         raise InputError(root, None, "no benchmark file found")
     jobs = pd.DataFrame(rows)
@@ -155,10 +168,6 @@ def run_times_table(benchmark_dir: str | Path, stages: dict[str, str],
               {"stage": "total", "rule": "wall", "jobs": len(jobs), "seconds": wall}]
     projection = []
     if graph:
-        # the graph names jobs by their benchmark path relative to the working directory
-        base = os.path.abspath(root)
-        named = [{**g, "benchmark": os.path.relpath(os.path.abspath(g["benchmark"]), base),
-                  "after": [os.path.relpath(os.path.abspath(a), base) for a in g.get("after", [])]} for g in graph]
         own = max_concurrent(starts, ends)
         walls, path_s, _ = project_wall_times(named, measured, sorted(set(PROJECTED_CORES) | {own}))
         proj = [{"stage": "projection", "rule": f"{c} core" + ("s" if c > 1 else "") + (OWN if c == own else ""),

@@ -1,7 +1,7 @@
 # Helpers of the rules in workflow/rules/kp.smk, in a file of their own: snakemake --lint wants no function
 # beside rules.
 
-from kgeval.kp.steps import (
+from kgeval.kp.settings import (
     graph_kernel_params,
     kp_datasets,
     kp_early_stopping_models,

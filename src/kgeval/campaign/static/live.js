@@ -1,10 +1,12 @@
-// The curator's live page: polls /api/<token>/live every 400 ms and redraws the tables with textContent only.
+// The curator's live page: polls /api/<token>/live every 400 ms and redraws the tables with textContent only;
+// the rows filtered and sorted as the curator chose (the choice kept across polls).
 "use strict";
 (function () {
   const token = document.body.dataset.token;
   const $ = (id) => document.getElementById(id);
   const fmt = (x) => (x === null || x === undefined) ? "–" : (Math.abs(x) < 1e-4 && x !== 0 ? x.toExponential(2)
                                                                                                 : x.toFixed(4));
+  let last = null, sortKey = null, sortDir = 1;
 
   function cell(tr, text, cls) {
     const td = document.createElement("td");
@@ -13,22 +15,50 @@
     tr.appendChild(td);
   }
 
+  function verdict(c) {
+    if (!c.decided) return "not yet";
+    const aBetter = c.rule === "exact" ? c.bound_low > 0 : c.low > 0;
+    return (aBetter ? "A better" : "B better") + (c.rule === "exact" ? " (exact)" : "");
+  }
+
+  function rows(d) {
+    const words = $("filter").value.trim().toLowerCase();
+    let out = d.comparisons.filter((c) => (!words || (c.a + " " + c.b + " " + c.metric_name).toLowerCase()
+      .includes(words)) && !($("undecided-only").checked && c.decided));
+    if (sortKey !== null) {
+      const v = (c) => sortKey === "decided" ? verdict(c) : c[sortKey];
+      out = out.slice().sort((x, y) => {
+        const a = v(x), b = v(y);
+        if (a === b) return 0;
+        if (a === null || a === undefined) return 1;  // no value last, whichever the direction
+        if (b === null || b === undefined) return -1;
+        return (a < b ? -1 : 1) * sortDir;
+      });
+    }
+    return out;
+  }
+
   function draw(d) {
+    last = d;
     $("final").textContent = d.final;
     $("total").textContent = d.total;
     $("judgments").textContent = d.judgments;
+    const pr = d.projection;  // kgeval.campaign.projection: 2 × the plan's budget, and the running projection
+    $("expected-judgments").textContent = pr.expected === null ? "no budget known" : Math.round(pr.expected);
+    $("projected").textContent = Math.round(pr.projected) + (pr.overrun !== null && pr.overrun > 0 ?
+      " (" + Math.round(100 * pr.overrun) + " % over the plan's expectation)" : "");
     $("kappa").textContent = d.kappa === null ? "–" : d.kappa.toFixed(3);
+    $("kappa-reading").textContent = d.kappa_detail ? "(" + d.kappa_detail.reading + ")" : "";
+    $("rule").textContent = d.rule_text;
     $("updated").textContent = new Date().toLocaleTimeString();
     const body = $("comparisons").querySelector("tbody");
     body.replaceChildren();
-    d.comparisons.forEach((c) => {
+    rows(d).forEach((c) => {
       const tr = document.createElement("tr");
       tr.dataset.pair = c.a + "|" + c.b + "|" + c.metric;
-      cell(tr, c.a, "a"); cell(tr, c.b, "b"); cell(tr, c.metric, "metric");
+      cell(tr, c.a, "a"); cell(tr, c.b, "b"); cell(tr, c.metric_name, "metric");
       cell(tr, fmt(c.delta), "delta"); cell(tr, fmt(c.low), "low"); cell(tr, fmt(c.high), "high");
-      const aBetter = c.rule === "exact" ? c.bound_low > 0 : c.low > 0;
-      cell(tr, c.decided ? (aBetter ? "A better" : "B better") + (c.rule === "exact" ? " (exact)" : "") : "not yet",
-           "decided");
+      cell(tr, verdict(c), "decided");
       cell(tr, fmt(c.bound_low), "bound_low"); cell(tr, fmt(c.bound_high), "bound_high");
       cell(tr, String(c.judgments), "judgments"); cell(tr, String(c.expected), "expected");
       if (c.decided) tr.classList.add("is-decided");
@@ -43,6 +73,14 @@
       rates.appendChild(tr);
     });
   }
+
+  document.querySelectorAll("#comparisons th.sortable").forEach((th) => th.addEventListener("click", () => {
+    sortDir = sortKey === th.dataset.key ? -sortDir : 1;
+    sortKey = th.dataset.key;
+    if (last) draw(last);
+  }));
+  $("filter").addEventListener("input", () => last && draw(last));
+  $("undecided-only").addEventListener("change", () => last && draw(last));
 
   async function poll() {
     try {

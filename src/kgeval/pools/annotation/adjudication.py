@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ...errors import InputError
-from ...io import OutputStage, sha256_file
+from ...io import OutputStage, same_path, sha256_file
 from .agreement import _agreement, cohen_kappa, disagreements
 from .formats import ADJUDICATION_HEADER, VERIFIED_SOURCES
 from .qrels import _combine_qrels
@@ -173,7 +173,7 @@ def merge(export: str | Path, annotator_a: str | Path, annotator_b: str | Path, 
     # are written (a failed report leaves the judgments and ``into`` as they were)
     with OutputStage("annotate-merge", inputs=[p for p in inputs if p is not into]) as stage:
         tmp_labels, tmp_report = stage.path(out_labels), stage.path(report)
-        tmp_merged = stage.path(merged) if merged is not None else None
+        tmp_merged = stage.path(merged, update=same_path(merged, into)) if merged is not None else None
         tmp_labels.write_text("".join(line + "\n" for line in result.label_lines), encoding="utf-8")
         with open(tmp_report, "w", encoding="utf-8", newline="\n") as fh:
             _write_report(fh, result.report, report)

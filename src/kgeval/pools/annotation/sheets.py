@@ -149,7 +149,9 @@ def _fit(path, lineno: int, fields: list[str], n: int) -> list[str]:
 
 def _check_url(path, lineno: int, item: str, url: str) -> None:
     parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc or any(c.isspace() for c in url):
+    # a control character (ESC) would reach a terminal or the report as it is: refused like a space
+    if (parts.scheme.lower() not in ("http", "https") or not parts.netloc
+            or any(c.isspace() or not c.isprintable() for c in url)):
         raise InputError(path, lineno, f"item {item}: source link {url!r} is not an http(s) URL (one link per "
                                        "row; put further links in the note)")
 

@@ -11,10 +11,14 @@ of two intervals.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..metrics import trec
+
+if TYPE_CHECKING:  # an annotation only: the campaign's server imports this module and must start fast
+    from ..metrics.evaluate import Qrels
 
 REL, NONREL, UNKNOWN, ABSENT = 1, 0, -1, -3
 
@@ -75,3 +79,14 @@ def match_positions(entity: np.ndarray) -> np.ndarray:
     eq = (entity[:, None, :, :, None] == entity[None, :, :, None, :]) & (entity[:, None, :, :, None] >= 0)
     found = eq.any(-1)
     return np.where(found, eq.argmax(-1), -1).astype(np.int16)
+
+
+def state(entity: np.ndarray, qrels: Qrels, num_entities: int) -> tuple[np.ndarray, np.ndarray]:
+    """Codes (S, Q, k) of every system's top k under ``qrels`` and the macro filter's question mask (Q,)."""
+    S, Q, _ = entity.shape
+    q_index = np.arange(Q)
+    code = np.stack([codes_from_qrels(entity[s], q_index, qrels.q, qrels.entity, qrels.rel, num_entities)
+                     for s in range(S)])
+    qmask = np.zeros(Q, bool)
+    qmask[qrels.q[qrels.rel >= 1]] = True
+    return code, qmask

@@ -75,7 +75,7 @@ class Candidates:
 
 def item_weights(ranks: np.ndarray, metric: str, k: int = 10, rbp_p: float = 0.8) -> np.ndarray:
     """w_s(e) (systems × items) of a linear (P@k, DCG@k, RBP) or max-type (RR@k, Success@k) metric; 0 outside
-    the top k. The weight of each rank is :func:`kgeval.bounds.metrics.bounded_metric`'s, the one table the bounds use."""
+    the top k. The weight of each rank is :func:`kgeval.judgments.metrics.bounded_metric`'s, the one table the bounds use."""
     if metric not in LINEAR_METRICS + MAX_METRICS:
         raise InputError(None, None, f"metric {metric!r}: expected one of {LINEAR_METRICS + MAX_METRICS}")
     r = np.asarray(ranks)

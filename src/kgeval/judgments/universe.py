@@ -1,5 +1,5 @@
 """The sampling stage's inputs: the study systems' top-k lists on a pooled test set with its published
-judgments, as candidates (:class:`kgeval.bounds.candidates.Candidates`) in two states.
+judgments, as candidates (:class:`kgeval.judgments.candidates.Candidates`) in two states.
 
 * ``published``: what a campaign starts from. Every judged (question, entity) keeps its label, the unjudged ones
   in any system's top k are unknown: the plan's universe.
@@ -17,14 +17,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bounds.decide import Items, candidates, item_features, out_of_fold_prior
-from ..bounds.prior import Features, fit_prior
-from ..bounds.steps import load_runs, state
 from ..data.kg import KnowledgeGraph
 from ..data.questions import Questions
 from ..metrics.evaluate import Qrels
 from ..metrics.trec import pair_lookup
 from ..scores.ranking import Judged
+from .items import Items, candidates, item_features, out_of_fold_prior
+from .labels import state
+from .lists import load_runs
+from .prior import Features, fit_prior
 
 
 @dataclass

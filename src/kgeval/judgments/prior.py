@@ -24,7 +24,8 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from kgeval.errors import InputError
-from kgeval.judgments.prior_models import BoostedPrior
+
+from .prior_models import BoostedPrior
 
 CATEGORIES = ("1-1", "1-N", "N-1", "N-N")
 SIDES = ("head", "tail")

@@ -1,0 +1,63 @@
+"""A fresh process's first call (issue 52 §3): ``import kgeval; load_testset("FB-Test-S-C")`` on cached data,
+target ≤ 2 s on the 2-core machine. The peer, measured in the same run, is a process that only imports numpy
+and pandas (what reading the test set's files needs at least): the ratio says how much kgeval adds on top.
+
+    python benchmarks/first_call.py --workdir FOLDER [--reps 5] [--testset FB-Test-S-C]
+
+FOLDER is where load_testset finds the data (a workflow folder with resources/, or any folder with
+KGEVAL_HOME set); they are built there first, untimed, when missing. Prints the median wall time of ``--reps``
+fresh processes each, and the ten slowest imports of one call (``python -X importtime``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+CALL = "import kgeval; kgeval.load_testset({testset!r})"
+PEER = "import numpy, pandas"
+
+
+def wall(code: str, cwd: str) -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], cwd=cwd, check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def slowest_imports(code: str, cwd: str, n: int = 10) -> list[tuple[float, str]]:
+    """The ``n`` imports with the largest cumulative time (seconds), from ``-X importtime``."""
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=cwd, check=True,
+                          capture_output=True, text=True)
+    rows = [re.match(r"import time:\s+\d+ \|\s+(\d+) \| (\s*)(\S+)", line) for line in done.stderr.splitlines()]
+    top = [(int(m[1]) / 1e6, m[3]) for m in rows if m and len(m[2]) <= 2]  # top-level and one below
+    return sorted(top, reverse=True)[:n]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workdir", default=".")
+    ap.add_argument("--testset", default="FB-Test-S-C")
+    ap.add_argument("--reps", type=int, default=5)
+    a = ap.parse_args()
+    call = CALL.format(testset=a.testset)
+    print(f"warming: {call} (builds the data once when missing)", file=sys.stderr, flush=True)
+    wall(call, a.workdir)
+    calls, peers = [], []
+    for i in range(a.reps):  # interleaved, so that a change of the machine's load hits both alike
+        calls.append(wall(call, a.workdir))
+        peers.append(wall(PEER, a.workdir))
+        print(f"rep {i + 1}/{a.reps}: first call {calls[-1]:.2f} s, peer {peers[-1]:.2f} s", file=sys.stderr,
+              flush=True)
+    call_s, peer_s = statistics.median(calls), statistics.median(peers)
+    print(f"first call (median of {a.reps}): {call_s:.2f} s (target <= 2 s); peer `{PEER}`: {peer_s:.2f} s; "
+          f"ratio {call_s / peer_s:.2f}")
+    for seconds, name in slowest_imports(call, a.workdir):
+        print(f"  import {name}: {seconds:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,398 @@
+"""Probe the README's promise on the file and command-line side, as a careless user and an attacker would (issue
+49): your files are never written over, renamed or moved; outputs appear together or not at all; bad input gets
+one line. Each case runs a command (in this process, as ``kgeval`` would) on a fresh folder of tiny inputs and
+checks three things: the exit status, that stderr is one ``kgeval: error: …`` line (or nothing, for a case that
+must succeed) and that no file the user owns changed. It prints ``case | expected | got | ok`` and exits 1 when
+any case fails.
+
+    python benchmarks/probe_promise.py [--out probe.tsv] [--slow]
+
+``--slow`` adds two processes building one fresh ``$KGEVAL_HOME`` at once (about a minute). It needs no data
+mirror and no network. The HTTP routes are h49b's probe; this one covers files and the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import hashlib
+import io
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+from kgeval.cli import main
+
+HEADER = ["batch", "item", "head_id", "relation", "tail_id", "head_name", "tail_name", "question", "label",
+          "source_link", "note"]
+SRC = "https://en.wikipedia.org/wiki/X"
+
+
+def fingerprint(folder: Path) -> dict[str, str]:
+    """Every file and link under ``folder`` (its SHA-256, or where a link points)."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        rel = str(p.relative_to(folder))
+        if p.is_symlink():
+            out[rel] = "-> " + os.readlink(p)
+        elif p.is_file():
+            out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def run(args: list[str]) -> tuple[int, str]:
+    """``kgeval ARGS`` in this process: (exit status, stderr)."""
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        try:
+            rc = main([str(a) for a in args])
+        except SystemExit as exc:
+            rc = exc.code if isinstance(exc.code, int) else 1
+        except BaseException as exc:  # a traceback: the worst answer
+            return 99, f"{type(exc).__name__}: {exc}"
+    return rc, err.getvalue()
+
+
+def verdict(rc: int, err: str, want_ok: bool) -> str:
+    lines = [line for line in err.strip().splitlines() if line and " INFO " not in line and " WARNING " not in line]
+    if want_ok:
+        return "ok" if rc == 0 else f"rc {rc}: {lines[-1][:120] if lines else ''}"
+    if rc == 0:
+        return "rc 0 (accepted)"
+    if rc == 99 or "Traceback" in err:
+        return f"traceback: {err.strip().splitlines()[-1][:120]}"
+    if len(lines) != 1 or not lines[0].startswith("kgeval: error: "):
+        return f"{len(lines)} lines: {' / '.join(lines)[:120]}"
+    return "one line"
+
+
+def sheet(path: Path, n: int = 4) -> Path:
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, delimiter="\t", lineterminator="\n")
+        w.writerow(HEADER)
+        for i in range(1, n + 1):
+            w.writerow(["b1", str(i), f"/m/0h{i}", "/film/film/genre", f"/m/0t{i}", f"Head {i}", f"Tail {i}",
+                        f"Is Tail {i} a genre of Head {i}?", "", "", ""])
+    return path
+
+
+def ls_tasks(db: Path) -> list[dict]:
+    from kgeval.campaign.labelstudio import tasks
+    from kgeval.campaign.store import connect
+
+    conn = connect(db)
+    t = tasks(conn)
+    conn.close()
+    return t
+
+
+def ann(who, choice, source="", note="", seconds=4.5) -> dict:
+    res = [{"from_name": "label", "to_name": "question_text", "type": "choices", "value": {"choices": [choice]}}]
+    if source:
+        res.append({"from_name": "source", "type": "textarea", "value": {"text": [source]}})
+    if note:
+        res.append({"from_name": "note", "type": "textarea", "value": {"text": [note]}})
+    return {"completed_by": who, "result": res, "lead_time": seconds, "was_cancelled": False}
+
+
+def judgments(db: Path) -> int:
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        return conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+
+
+class Probe:
+    def __init__(self, base: Path):
+        self.base = base
+        self.rows: list[tuple[str, str, str, bool]] = []
+
+    def case(self, name: str, args_of, want_ok: bool = False, setup=None, extra=None) -> None:
+        """``args_of(folder)`` on a fresh folder holding a user's files (``setup(folder)`` adds more); the user's
+        files must not change unless the case succeeds and ``extra(folder)`` says what else must hold."""
+        folder = Path(tempfile.mkdtemp(prefix="case ", dir=self.base))  # a space in every path
+        user = folder / "mine"
+        user.mkdir()
+        sheet(user / "sheet ü.tsv")
+        (user / "notes.txt").write_text("my notes\n")
+        if setup is not None:
+            try:
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                    setup(folder)
+            except BaseException as exc:  # noqa: BLE001 - a setup that fails is a finding too
+                self.rows.append((name, "setup", f"setup failed: {type(exc).__name__}: {exc}"[:160], False))
+                return
+        try:  # the arguments first: they may make the campaign file the case runs on
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                args = args_of(folder)
+        except BaseException as exc:  # noqa: BLE001
+            self.rows.append((name, "setup", f"setup failed: {type(exc).__name__}: {exc}"[:160], False))
+            return
+        before = fingerprint(user)
+        rc, err = run(args)
+        got = verdict(rc, err, want_ok)
+        ok = got == ("ok" if want_ok else "one line")
+        if not want_ok and fingerprint(user) != before:
+            got, ok = got + "; a user's file changed", False
+        if ok and extra is not None:
+            problem = extra(folder)
+            if problem:
+                got, ok = got + "; " + problem, False
+        self.rows.append((name, "succeeds" if want_ok else "one line, nothing changed", got, ok))
+
+
+def campaign_cases(p: Probe) -> None:
+    def db(folder: Path) -> Path:
+        # the campaign file is the command's to write (import) or read: outside the user's folder, its state
+        # checked by its judgments
+        path = folder / "c ampaign.db"
+        if not path.exists():
+            with contextlib.redirect_stdout(io.StringIO()):
+                assert main(["campaign", "create", str(path), "--sheet", str(folder / "mine/sheet ü.tsv")]) == 0
+        return path
+
+    def judged(folder: Path) -> Path:
+        path = db(folder)
+        if judgments(path):
+            return path
+        export = folder / "first.json"
+        t = ls_tasks(path)
+        t[0]["annotations"] = [ann(1, "Y", SRC), ann(2, "Y", SRC)]
+        export.write_text(json.dumps(t[:1]))
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["campaign", "import", str(path), str(export)]) == 0
+        return path
+
+    for url in ("javascript:alert(1)//", "data:text/html,<b>x", "http://x\x1b[2J/", "ftp://x/", "//x", " "):
+        p.case(f"add-person --base-url {url!r}", lambda f, u=url: ["campaign", "add-person", db(f), "ann", "--role",
+                                                                 "annotator", "--base-url", u])
+    for name in ("", "a\x1bb", "x" * 101):
+        p.case(f"add-person name {name[:12]!r}", lambda f, n=name: ["campaign", "add-person", db(f), n, "--role",
+                                                                  "annotator"])
+    p.case("add-person twice", lambda f: ["campaign", "add-person", db(f), "ann", "--role", "annotator"],
+           setup=lambda f: main(["campaign", "add-person", str(db(f)), "ann", "--role", "annotator"]))
+    p.case("campaign create over an existing file", lambda f: ["campaign", "create", f / "mine/notes.txt", "--sheet",
+                                                              f / "mine/sheet ü.tsv"])
+    p.case("campaign create in a missing folder", lambda f: ["campaign", "create", f / "nope/x.db", "--sheet",
+                                                            f / "mine/sheet ü.tsv"])
+
+    # export: OUT holding the user's files, OUT a file, OUT the campaign itself, OUT a link to the user's folder
+    def users_judgments(f: Path) -> None:
+        (f / "mine/out").mkdir()
+        (f / "mine/out/judgments.txt").write_text("mine\n")
+        (f / "mine/out/tasks.json").write_text("[]\n")
+
+    p.case("export over a user's judgments.txt", lambda f: ["campaign", "export", judged(f), f / "mine/out"],
+           setup=users_judgments)
+    p.case("export label-studio over a user's tasks.json",
+           lambda f: ["campaign", "export", judged(f), f / "mine/out", "--format", "label-studio"],
+           setup=users_judgments)
+    p.case("export OUT = an existing file", lambda f: ["campaign", "export", judged(f), f / "mine/notes.txt"])
+    p.case("export OUT = the campaign file", lambda f: ["campaign", "export", judged(f), db(f)])
+    p.case("export OUT = a link to the user's folder", lambda f: ["campaign", "export", judged(f), f / "link"],
+           setup=lambda f: (users_judgments(f), (f / "link").symlink_to(f / "mine/out")))
+    p.case("export into a fresh folder with spaces and ü", lambda f: ["campaign", "export", judged(f), f / "ö ut dir"],
+           want_ok=True, extra=lambda f: None if (f / "ö ut dir/judgments.txt").is_file() else "no judgments.txt")
+    p.case("export twice into its own folder",
+           lambda f: ["campaign", "export", judged(f), f / "o"], want_ok=True,
+           setup=lambda f: main(["campaign", "export", str(judged(f)), str(f / "o")]))
+
+    # import: malformed Label Studio exports and a bad late task
+    def bad_import(name: str, text_of) -> None:
+        def setup(f: Path) -> None:
+            (f / "bad.json").write_text(text_of(f))
+
+        p.case(f"import {name}", lambda f: ["campaign", "import", judged(f), f / "bad.json"], setup=setup,
+               extra=lambda f: None if judgments(db(f)) == 2 else f"{judgments(db(f))} judgments, not the 2 of before")
+
+    def late(mutate):
+        def text(f: Path) -> str:
+            t = ls_tasks(db(f))
+            for task in t:
+                task["annotations"] = [ann(7, "N"), ann(8, "N")]
+            mutate(t)
+            return json.dumps(t)
+        return text
+
+    bad_import("a list of numbers", lambda f: "[1, 2, 3]")
+    bad_import("5,000 nested brackets", lambda f: "[" * 5000 + "]" * 5000)
+    bad_import("annotations an object", lambda f: json.dumps([{"data": {"item": "1"}, "annotations": {"a": 1}}]))
+    bad_import("result of numbers", lambda f: json.dumps([{"data": {"item": "1"}, "annotations": [{"result": [1]}]}]))
+    bad_import("a choice that is a number", lambda f: json.dumps(
+        [{"data": {"item": "1"}, "annotations": [{"result": [{"from_name": "label", "value": {"choices": [3]}}]}]}]))
+    bad_import("an empty file", lambda f: "")
+    bad_import("a NUL byte", lambda f: "[\x00]")
+    bad_import("a late note of 6,000 characters", late(lambda t: t[-1]["annotations"].__setitem__(
+        1, ann(8, "N", note="x" * 6000))))
+    bad_import("a late seconds of 10**400", lambda f: _last(late(lambda t: None)(f), '"lead_time": 4.5',
+                                                          '"lead_time": 1' + "0" * 400))
+    bad_import("a late negative seconds", late(lambda t: t[-1]["annotations"].__setitem__(1, ann(8, "N", seconds=-3))))
+    bad_import("a late can't-tell adjudication", late(lambda t: t[-1].__setitem__(
+        "annotations", [ann(7, "Y", SRC), ann(8, "N"), ann(9, "can't tell")])))
+    bad_import("a late task twice", late(lambda t: t[-1].__setitem__("data", t[0]["data"])))
+    bad_import("a late source with ESC", late(lambda t: t[-1].__setitem__(
+        "annotations", [ann(7, "Y", SRC + "\x1b[2J"), ann(8, "Y", SRC)])))
+    bad_import("a late task judged already", late(lambda t: t[0].__setitem__(
+        "annotations", [ann(1, "Y", SRC), ann(2, "N")])))
+
+    def imported_nothing(f: Path) -> str | None:
+        return None if judgments(db(f)) == 2 else f"{judgments(db(f))} judgments, expected the 2 of before"
+
+    for mutate, label in ((lambda t: t[-1]["annotations"].__setitem__(1, ann(8, "N", note="x" * 6000)), "note"),
+                          (lambda t: t[-1].__setitem__("data", t[0]["data"]), "duplicate")):
+        p.case(f"import a bad late {label}: nothing of the file is in",
+               lambda f: ["campaign", "import", judged(f), f / "bad.json"],
+               setup=lambda f, m=mutate: (f / "bad.json").write_text(late(m)(f)),
+               extra=imported_nothing)
+
+
+def file_cases(p: Probe) -> None:
+    def triples(f: Path) -> None:
+        (f / "mine/triples.tsv").write_text("/m/0h1\t/film/film/genre\t/m/0t1\n")
+
+    p.case("annotate-export --out = the triples", lambda f: ["annotate-export", "--kg", f / "kg.npz", "--triples",
+                                                            f / "mine/triples.tsv", "--templates", f / "t.tsv",
+                                                            "--batch", "b", "--out", f / "mine/triples.tsv"],
+           setup=triples)
+    p.case("synth --out = a user's file", lambda f: ["synth", "--out", f / "mine/notes.txt", "--entities", "60"])
+    p.case("synth --out holding a user's train.txt", lambda f: ["synth", "--out", f / "mine", "--entities", "60",
+                                                               "--relations", "4"],
+           setup=lambda f: (f / "mine/train.txt").write_text("mine\n"))
+    p.case("synth --out inside a read-only folder", lambda f: ["synth", "--out", f / "ro/sub", "--entities", "60",
+                                                              "--relations", "4"],
+           setup=lambda f: ((f / "ro").mkdir(), (f / "ro").chmod(0o500)) if os.geteuid() else None,
+           want_ok=os.geteuid() == 0)  # root writes anywhere: then the case must just succeed
+    p.case("synth twice into its own folder", lambda f: ["synth", "--out", f / "s", "--entities", "60",
+                                                        "--relations", "4"], want_ok=True,
+           setup=lambda f: main(["synth", "--out", str(f / "s"), "--entities", "60", "--relations", "4"]))
+    p.case("synth --entities 20 --relations 4 (tiny)", lambda f: ["synth", "--out", f / "t", "--entities", "20",
+                                                                 "--relations", "4"], want_ok=True)
+
+    def mirror(f: Path) -> None:
+        (f / "mirror/x").mkdir(parents=True)
+        payload = b"kgeval\n" * 100
+        (f / "mirror/x/file.bin").write_bytes(payload)
+        (f / "mine/m.tsv").write_text("mirror_path\turl\tsha256\tbytes\n"
+                                      f"x/file.bin\thttp://127.0.0.1:9/{'0' * 40}/file.bin\t"
+                                      f"{hashlib.sha256(payload).hexdigest()}\t{len(payload)}\n")
+        (f / "mine/x").mkdir()
+        (f / "mine/x/file.bin").write_text("the user's own file.bin\n")
+
+    p.case("fetch over a user's file", lambda f: ["fetch", "--manifest", f / "mine/m.tsv", "--out", f / "mine",
+                                                 "--mirror", f / "mirror"], setup=mirror)
+    p.case("validate-config of an empty file", lambda f: ["validate-config", f / "mine/empty.yaml"],
+           setup=lambda f: (f / "mine/empty.yaml").write_text(""))
+    p.case("validate-config of a 2 MB line", lambda f: ["validate-config", f / "mine/long.yaml"],
+           setup=lambda f: (f / "mine/long.yaml").write_text("a: " + "x" * 2_000_000 + "\n"))
+
+
+def archive_cases(p: Probe) -> None:
+    def tar(path: Path, members, mode="w:gz") -> Path:
+        with tarfile.open(path, mode) as t:
+            for name, data in members:
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+        return path
+
+    def extract(f: Path, arc: Path) -> list[str]:
+        # extract_splits is a workflow step: called through a tiny script so the probe sees its one line
+        code = ("import sys; from kgeval.data.steps import extract_splits as e; from kgeval.errors import "
+                "KgevalError\ntry:\n e(sys.argv[1], sys.argv[2], {s: sys.argv[2] + '/' + s for s in "
+                "('train', 'valid', 'test')})\nexcept KgevalError as x:\n print('kgeval: error:', x, file=sys.stderr);"
+                " sys.exit(2)")
+        return [sys.executable, "-c", code, str(arc), str(f / "out")]
+
+    cases = {
+        "a file then a folder of its name": lambda f: tar(f / "mine/a.tar.gz", [("train.txt", b"a\tr\tb\n"),
+                                                                                ("train.txt/x", b"y")]),
+        "a truncated .tar.gz": lambda f: _cut(tar(f / "mine/a.tar.gz", [("train.txt", os.urandom(100_000))])),
+        "a member with '..'": lambda f: tar(f / "mine/a.tar.gz", [("../evil.txt", b"x")]),
+        "not an archive": lambda f: _written(f / "mine/a.tar.gz", b"hello"),
+    }
+    for name, make in cases.items():
+        folder = Path(tempfile.mkdtemp(prefix="case ", dir=p.base))
+        (folder / "mine").mkdir()
+        arc = make(folder)
+        before = fingerprint(folder / "mine")
+        done = subprocess.run(extract(folder, arc), capture_output=True, text=True)
+        lines = done.stderr.strip().splitlines()
+        got = ("one line" if done.returncode != 0 and len(lines) == 1 and lines[0].startswith("kgeval: error: ")
+               else f"rc {done.returncode}: {lines[-1][:100] if lines else ''}")
+        ok = got == "one line" and fingerprint(folder / "mine") == before and not (folder / "evil.txt").exists()
+        p.rows.append((f"extract_splits: {name}", "one line, nothing changed", got, ok))
+
+
+def _written(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def _last(text: str, old: str, new: str) -> str:
+    """``text`` with its last ``old`` replaced (the last task's last annotation)."""
+    head, _, tail = text.rpartition(old)
+    return head + new + tail
+
+
+def _cut(path: Path) -> Path:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    return path
+
+
+def home_case(p: Probe) -> None:
+    """Two processes building one fresh $KGEVAL_HOME at once (issue 49, item 8)."""
+    root = Path(__file__).resolve().parents[1]
+    home = Path(tempfile.mkdtemp(prefix="home ", dir=p.base))
+    code = ("from kgeval import home; from kgeval.config import load_config_file, validate_config; "
+            "from kgeval.data.cache import DataBuilder; import sys; r = sys.argv[1]; "
+            f"cfg = validate_config(home.locate_defaults(load_config_file({str(root / 'config/tiny.yaml')!r})), "
+            f"{str(root / 'config/schema.yaml')!r}, models=False); "
+            "DataBuilder(cfg, cfg['manifest'], r).build_testset('Synth-Test-S')")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(home / "resources")], stderr=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    errs = [proc.communicate()[1] for proc in procs]
+    ok = all(proc.returncode == 0 for proc in procs)
+    got = "both built" if ok else "; ".join(e.strip().splitlines()[-1][:100] for e in errs if e.strip())
+    p.rows.append(("two processes on one fresh KGEVAL_HOME", "both succeed", got, ok))
+
+
+def main_() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=None, help="also write the table as TSV here")
+    ap.add_argument("--slow", action="store_true", help="add the two-process KGEVAL_HOME case (about a minute)")
+    a = ap.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="kgeval probe "))
+    p = Probe(base)
+    try:
+        campaign_cases(p)
+        file_cases(p)
+        archive_cases(p)
+        if a.slow:
+            home_case(p)
+    finally:
+        for d in base.rglob("*"):
+            if d.is_dir():
+                with contextlib.suppress(OSError):
+                    d.chmod(0o700)
+        shutil.rmtree(base, ignore_errors=True)
+    width = max(len(r[0]) for r in p.rows)
+    print(f"{'case':{width}} | expected | got | ok")
+    for name, want, got, ok in p.rows:
+        print(f"{name:{width}} | {want} | {got} | {'ok' if ok else 'FAIL'}")
+    bad = sum(not r[3] for r in p.rows)
+    print(f"{len(p.rows)} cases, {len(p.rows) - bad} kept the promise, {bad} did not")
+    if a.out:
+        with open(a.out, "w", newline="", encoding="utf-8") as fh:
+            csv.writer(fh, delimiter="\t", lineterminator="\n").writerows(
+                [("case", "expected", "got", "ok"), *[(n, w, g, int(o)) for n, w, g, o in p.rows]])
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main_())

@@ -1,0 +1,278 @@
+"""Exact filtered ranking over entity blocks, in memory bounded by the block and not by |E| × questions.
+
+Today's engine (:mod:`kgeval.scores.ranking`) builds each batch's (batch × |E|) score matrix; at 4.6M entities
+one question's row alone is 18 MB, and a batch useful for the matrix product would not fit. Here a batch of
+questions of one side is scored against entities ``lo:hi`` block after block, and per block
+
+* the macro filter's cells (train/valid answers but the question's own test answers) become -inf;
+* every judged entity's ``n_gt`` / ``n_eq`` (candidates scoring strictly above / exactly equal to its score)
+  grow by the block's counts, with the same helper as today's engine; the judged entity's own cell is taken
+  out with the block's own value of it, so its score computed apart (``scorer.some``) never counts itself;
+* a running top-k per question in trec_eval's order (score descending, then docno descending, the int64 keys of
+  :func:`kgeval.scores.ranking.ordered_keys`): only cells at or above the question's current k-th score can
+  enter, so after the first block few cells are ever sorted, and ties at the k-th score are kept exactly.
+
+The output is the same :class:`kgeval.scores.ranking.Ranking` as today's engine (ranks with the study's tie
+policy follow from ``n_gt``/``n_eq`` by :func:`kgeval.metrics.ranks.micro_ranks`), minus the full score matrix.
+Runs on CPU and CUDA (the scorer's device).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import torch
+
+from ..data.kg import HEAD, TAIL
+from ..data.questions import AnswerIndex, Questions
+from ..errors import ScoreError
+from ..progress import Progress
+from ..scores.ranking import (
+    _INT64_MIN,
+    Judged,
+    Ranking,
+    _concat_ranges,
+    _count_above,
+    _keys_np,
+    keys_to_scores,
+    macro_filter,
+    ordered_keys,
+)
+
+#: bytes of score-sized temporaries per (question × entity) cell of a block: the scores, the comparison masks
+_BYTES_PER_CELL = 12
+
+
+def block_size_for(batch: int, memory_budget_mb: float) -> int:
+    """Entities per block so that a block's temporaries stay within ``memory_budget_mb``."""
+    return int(max(1024, memory_budget_mb * 2**20 // (_BYTES_PER_CELL * max(batch, 1))))
+
+
+def rank_blocks(scorer, questions: Questions, judged: Judged, known: AnswerIndex, docno_rank: np.ndarray | None = None,
+                k: int = 100, batch: int = 1024, memory_budget_mb: float = 512, block: int | None = None,
+                model_name: str = "model", show_progress: bool = True) -> Ranking:
+    """Rank every question under the macro filter over entity blocks; see the module docstring.
+
+    ``scorer``: a block scorer (:class:`.scorers.BilinearBlocks`); its device is the engine's. ``docno_rank``:
+    each entity's rank among the entity id strings (trec_eval's tie order), the entity index where None.
+    """
+    device = scorer.device
+    E, Q, J = questions.num_entities, len(questions), len(judged)
+    if scorer.num_entities != E:
+        raise ScoreError(f"model {model_name}: {scorer.num_entities} entity embeddings, the graph has {E} entities")
+    k = int(min(k, E))
+    blk = int(block or block_size_for(batch, memory_budget_mb))
+    docno = np.arange(E, dtype=np.int64) if docno_rank is None else np.asarray(docno_rank, np.int64)
+    docno_t = torch.as_tensor(docno, device=device)
+    entity_of = np.empty(E, np.int64)
+    entity_of[docno] = np.arange(E)
+
+    score = np.zeros(J, np.float32)
+    n_gt = np.zeros(J, np.int64)
+    n_eq = np.zeros(J, np.int64)
+    candidate = np.ones(J, bool)
+    run_entity = np.full((Q, k), -1, np.int32)
+    run_score = np.full((Q, k), np.nan, np.float32)
+    j_start = np.searchsorted(judged.q, np.arange(Q))
+    j_stop = np.searchsorted(judged.q, np.arange(Q), side="right")
+    slot = np.arange(J) - j_start[judged.q] if J else np.zeros(0, np.int64)
+    f_rows, f_ents = macro_filter(questions, judged, known)
+    f_start = np.searchsorted(f_rows, np.arange(Q))
+    f_stop = np.searchsorted(f_rows, np.arange(Q), side="right")
+    n_cand = E - (f_stop - f_start)
+    timings = {"score": 0.0, "count": 0.0, "topk": 0.0}
+    t_all = time.perf_counter()
+    n_batches = sum(-(-int((questions.side == s).sum()) // batch) for s in (HEAD, TAIL))
+    with Progress(n_batches * -(-E // blk), f"{model_name}: blocks", interval=30 if show_progress else 1e9) as bar:
+        for side in (HEAD, TAIL):
+            idx_side = np.flatnonzero(questions.side == side)
+            for b0 in range(0, len(idx_side), batch):
+                qi = idx_side[b0:b0 + batch]
+                jr = _concat_ranges(j_start[qi], j_stop[qi])
+                fr = _concat_ranges(f_start[qi], f_stop[qi])
+                out = _rank_batch(scorer, questions, qi, side, judged, jr, slot[jr] == 0, f_rows[fr], f_ents[fr],
+                                  k, blk, docno_t, timings, bar, model_name)
+                gt, eq, s_j, cand, top = out
+                n_gt[jr], n_eq[jr], score[jr], candidate[jr] = gt, eq, s_j, cand
+                if k:
+                    valid = top != _INT64_MIN
+                    run_entity[qi] = np.where(valid, entity_of[top & 0xFFFFFFFF], -1)
+                    run_score[qi] = np.where(valid, _scores_np(top), np.float32(np.nan))
+    timings["total"] = time.perf_counter() - t_all
+    return Ranking(questions, n_cand, judged, score, n_gt, n_eq, candidate, run_entity, run_score, None,
+                   meta={"model": model_name, "k": k, "batch_size": batch, "block": blk, "timings": timings,
+                         "device": str(device), "engine": "blocks"})
+
+
+def _rank_batch(scorer, questions, qi, side, judged, jr, first, f_rows, f_ents, k, blk, docno_t, timings, bar,
+                model_name):
+    device = scorer.device
+    E = questions.num_entities
+    B = len(qi)
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        qv = scorer.query(torch.as_tensor(questions.entity[qi], device=device),
+                          torch.as_tensor(questions.relation[qi], device=device), side)
+        jloc = torch.as_tensor(np.searchsorted(qi, judged.q[jr]), device=device)  # qi is sorted
+        jent_np = judged.entity[jr]
+        jent = torch.as_tensor(jent_np, device=device)
+        s_j = scorer.some(qv[jloc], jent).to(torch.float32)
+    if not bool(torch.isfinite(s_j).all()):
+        bad = int(torch.nonzero(~torch.isfinite(s_j))[0, 0])
+        raise ScoreError(f"model {model_name}: non-finite score for question {questions.qid[qi[int(jloc[bad])]]}")
+    timings["score"] += time.perf_counter() - t0
+    # the batch's filter cells by entity, so that each block takes its own slice
+    f_order = np.argsort(f_ents, kind="stable")
+    f_rows_l = np.searchsorted(qi, f_rows[f_order])
+    f_ents_s = f_ents[f_order]
+    j_order = np.argsort(jent_np, kind="stable")
+    jent_s = jent_np[j_order]
+    gt = np.zeros(len(jr), np.int64)
+    eq = np.zeros(len(jr), np.int64)
+    cand = np.ones(len(jr), bool)
+    top = torch.full((B, k), _INT64_MIN, dtype=torch.int64, device=device)
+    thr = torch.full((B,), -math.inf, device=device)
+    for lo in range(0, E, blk):
+        hi = min(E, lo + blk)
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            S = scorer.block(qv, lo, hi).to(torch.float32)
+        a, b = np.searchsorted(f_ents_s, [lo, hi])
+        if b > a:
+            S[torch.as_tensor(f_rows_l[a:b], device=device), torch.as_tensor(f_ents_s[a:b] - lo, device=device)] = \
+                -math.inf
+        timings["score"] += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        floor = _floor(S, k, thr) if k else None
+        g, e, cand_rows, cand_cols = _scan(S, jloc, s_j, first, floor)
+        gt += g
+        eq += e
+        # the judged entities of this block: their own cell is no other candidate
+        a, b = np.searchsorted(jent_s, [lo, hi])
+        if b > a:
+            sel = j_order[a:b]
+            sel_t = torch.as_tensor(sel, device=device)
+            own = S[jloc[sel_t], jent[sel_t] - lo]
+            own_np, s_np = own.cpu().numpy(), s_j[sel_t].cpu().numpy()
+            finite = np.isfinite(own_np)
+            cand[sel] = finite
+            gt[sel] -= finite & (own_np > s_np)
+            eq[sel] -= finite & (own_np == s_np)
+        timings["count"] += time.perf_counter() - t0
+        if k:
+            t0 = time.perf_counter()
+            top, thr = _merge_top(S, cand_rows, cand_cols, lo, k, top, thr, docno_t)
+            timings["topk"] += time.perf_counter() - t0
+        bar.update(1)
+    return gt, eq, s_j.cpu().numpy(), cand, top.cpu().numpy()
+
+
+#: every _SAMPLE_STRIDE-th score of a block is a sample for a row's first floor
+_SAMPLE_STRIDE = 8
+_LOWEST = float(np.finfo(np.float32).min)  # a floor that keeps every finite score and drops the filter's -inf
+
+
+def _floor(S: torch.Tensor, k: int, thr: torch.Tensor) -> torch.Tensor:
+    """Each row's floor for top-k candidates in this block: its k-th score so far, or, for a row without k
+    candidates yet, the k-th largest of a strided sample of the block's scores: k cells of the block reach that,
+    so a cell below it can never be in the top k, and about k × stride cells are above it."""
+    floor = torch.clamp(thr, min=_LOWEST)
+    open_rows = thr == -math.inf
+    sample = S[:, ::_SAMPLE_STRIDE]
+    if bool(open_rows.any()) and sample.shape[1] >= k:
+        kth = torch.topk(sample[open_rows], k, dim=1, sorted=False).values.min(dim=1).values
+        floor[open_rows] = torch.clamp(kth, min=_LOWEST)
+    return floor
+
+
+def _scan(S: torch.Tensor, rows: torch.Tensor, thresholds: torch.Tensor, first: np.ndarray,
+          floor: torch.Tensor | None):
+    """One pass over a block: n_gt / n_eq of the judged thresholds and the cells at or above each row's floor.
+    On CPU in row chunks on a thread per core (numpy's comparisons release the GIL): the matrix product uses
+    every core, and this pass would otherwise run on one."""
+    if S.device.type != "cpu":
+        g, e = _count_above(S, rows, thresholds, first)
+        if floor is None:
+            return g, e, None, None
+        r, c = torch.nonzero(S >= floor[:, None], as_tuple=True)
+        return g, e, r, c
+    B = S.shape[0]
+    rows_np = rows.numpy()
+    n = max(1, min(_POOL._max_workers, B // 64))
+    bounds = np.linspace(0, B, n + 1).astype(np.int64)
+
+    def part(i):
+        r0, r1 = bounds[i], bounds[i + 1]
+        a, b = np.searchsorted(rows_np, [r0, r1])
+        g, e = _count_above(S[r0:r1], rows[a:b] - int(r0), thresholds[a:b], first[a:b])
+        if floor is None:
+            return a, b, g, e, None
+        flat = np.flatnonzero(S[r0:r1].numpy() >= floor[r0:r1].numpy()[:, None])
+        return a, b, g, e, flat + int(r0) * S.shape[1]
+
+    gt = np.zeros(len(rows_np), np.int64)
+    eq = np.zeros(len(rows_np), np.int64)
+    flats = []
+    for a, b, g, e, flat in _POOL.map(part, range(n)):
+        gt[a:b], eq[a:b] = g, e
+        flats.append(flat)
+    if floor is None:
+        return gt, eq, None, None
+    flat = np.concatenate(flats)
+    r, c = np.divmod(flat, S.shape[1])
+    return gt, eq, torch.from_numpy(r), torch.from_numpy(c)
+
+
+_POOL = ThreadPoolExecutor(max_workers=max(1, torch.get_num_threads()))
+
+
+def _merge_top(S: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, lo: int, k: int, top: torch.Tensor,
+               thr: torch.Tensor, docno_t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Merge a block's candidate cells into the running top-k keys of each row; ``thr`` is each row's k-th
+    score so far (-inf while a row has fewer than k candidates)."""
+    B = S.shape[0]
+    if len(rows) == 0:
+        return top, thr
+    if S.device.type == "cpu":  # numpy: torch's advanced indexing and small sorts are several times slower on CPU
+        t, th = _merge_top_np(S.numpy(), rows.numpy(), cols.numpy(), lo, k, top.numpy(), thr.numpy(),
+                              docno_t.numpy())
+        return torch.from_numpy(t), torch.from_numpy(th)
+    keys = ordered_keys(S[rows, cols], docno_t[cols + lo])
+    counts = torch.bincount(rows, minlength=B)
+    w = int(counts.max())
+    first = torch.cumsum(counts, 0) - counts
+    cell = torch.arange(len(rows), device=S.device) - first[rows] + rows * (k + w) + k
+    padded = torch.full((B, k + w), _INT64_MIN, dtype=torch.int64, device=S.device)
+    padded[:, :k] = top
+    padded.view(-1)[cell] = keys
+    top = torch.topk(padded, k, dim=1, sorted=True).values
+    last = top[:, k - 1]
+    thr = torch.where(last == _INT64_MIN, torch.full_like(thr, -math.inf), keys_to_scores(last))
+    return top, thr
+
+
+def _merge_top_np(S, rows, cols, lo, k, top, thr, docno):
+    """numpy twin of :func:`_merge_top`'s merge (rows are sorted: candidates come in row order)."""
+    B, width = S.shape
+    keys = _keys_np(S[rows, cols], docno[cols + lo])
+    counts = np.bincount(rows, minlength=B)
+    w = int(counts.max())
+    first = np.cumsum(counts) - counts
+    cell = np.arange(len(rows)) - first[rows] + rows * (k + w) + k
+    padded = np.full((B, k + w), _INT64_MIN, np.int64)
+    padded[:, :k] = top
+    padded.reshape(-1)[cell] = keys
+    # the k largest keys of each row, largest first
+    part = np.partition(padded, w, axis=1)[:, w:] if w else padded
+    top = np.ascontiguousarray(np.sort(part, axis=1)[:, ::-1])
+    last = top[:, k - 1]
+    thr = np.where(last == _INT64_MIN, np.float32(-np.inf), _scores_np(last)).astype(np.float32)
+    return top, thr
+
+
+def _scores_np(keys: np.ndarray) -> np.ndarray:
+    key32 = (keys >> 32).astype(np.int32)
+    return (key32 ^ ((key32 >> 31) & 0x7FFFFFFF)).view(np.float32)

@@ -1,0 +1,53 @@
+"""Block scorers: models whose scores for a batch of questions can be computed one slice of the entities at a time.
+
+The engine (:mod:`.engine`) asks a scorer for a query representation of a batch of questions once, then for the
+scores of that batch against entities ``lo:hi`` block after block, so only (batch × block) scores ever exist.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..data.kg import HEAD, TAIL
+
+
+class BilinearBlocks:
+    """DistMult-like: f(h, r, t) = Σ e_h ∘ w_r ∘ e_t. Symmetric in h and t, so a head question's query is built
+    the same way as a tail question's: e_known ∘ w_r, and its scores are query @ E[lo:hi]ᵀ."""
+
+    def __init__(self, entity: torch.Tensor, relation: torch.Tensor):
+        if entity.shape[1] != relation.shape[1]:
+            raise ValueError(f"entity dimension {entity.shape[1]} != relation dimension {relation.shape[1]}")
+        self.entity = entity.to(torch.float32).contiguous()
+        self.relation = relation.to(torch.float32).contiguous()
+
+    @property
+    def num_entities(self) -> int:
+        return self.entity.shape[0]
+
+    @property
+    def device(self) -> torch.device:
+        return self.entity.device
+
+    def to(self, device: str | torch.device) -> BilinearBlocks:
+        return BilinearBlocks(self.entity.to(device), self.relation.to(device))
+
+    def query(self, known: torch.Tensor, relation: torch.Tensor, side: int) -> torch.Tensor:
+        if side not in (HEAD, TAIL):
+            raise ValueError(f"unknown side {side}")
+        return self.entity[known] * self.relation[relation]
+
+    def block(self, query: torch.Tensor, lo: int, hi: int) -> torch.Tensor:
+        return query @ self.entity[lo:hi].T
+
+    def some(self, query: torch.Tensor, entities: torch.Tensor) -> torch.Tensor:
+        """Scores of chosen entities: row i of ``query`` against ``entities[i]`` (a (B,) or (B, m) tensor)."""
+        e = self.entity[entities]
+        if entities.dim() == 1:
+            return (e * query).sum(-1)
+        return torch.bmm(e, query[:, :, None])[:, :, 0]
+
+    def full(self, queries: torch.Tensor, side: int) -> torch.Tensor:
+        """kgeval's scorer signature (scores.ranking.Scorer): (B, 2) (known entity, relation) → (B, |E|). For
+        comparisons with today's engine at sizes where the full matrix fits."""
+        return self.block(self.query(queries[:, 0], queries[:, 1], side), 0, self.num_entities)

@@ -1,0 +1,92 @@
+"""Question-sampled estimates (kgeval.scale.estimate) and the sampled-negatives protocol (kgeval.scale.negatives):
+intervals against scipy, coverage against exact enumeration, τ against scipy.stats.kendalltau, hand-computed
+sampled ranks."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+from scipy import stats
+
+from kgeval.data.questions import Questions
+from kgeval.errors import KgevalError
+from kgeval.scale.estimate import coverage, interval, paired, per_answer, sample, sample_size
+from kgeval.scale.negatives import compare, kendall_tau, sampled_ranks
+from kgeval.scale.scorers import BilinearBlocks
+from kgeval.scores.ranking import Judged
+
+
+def test_interval_is_scipys_t_interval_with_the_finite_population_correction():
+    x = np.random.default_rng(0).random(40)
+    mean, half = interval(x, n_population=400)
+    lo, hi = stats.t.interval(0.95, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+    assert mean == pytest.approx(x.mean())
+    assert half == pytest.approx((hi - lo) / 2 * math.sqrt(1 - 40 / 400))
+    assert interval(x, n_population=40)[1] == 0.0  # the whole population: no sampling error
+
+
+def test_coverage_by_exact_enumeration():
+    # every sample of 3 of these 7 values: the share of t intervals holding the mean, enumerated exactly
+    pop = np.array([0.0, 0.0, 0.1, 0.2, 0.5, 1.0, 1.0])
+    combos = list(itertools.combinations(range(7), 3))
+    exact = np.mean([abs(pop[list(c)].mean() - pop.mean()) <= interval(pop[list(c)], 7)[1] for c in combos])
+    share, est = coverage(pop, 3, reps=20000, seed=1)
+    assert share == pytest.approx(exact, abs=0.01)  # binomial sd at 20,000 draws: 0.003
+    assert est.mean() == pytest.approx(pop.mean(), abs=0.01)  # the sample mean is unbiased
+
+
+def test_paired_difference_uses_the_same_answers():
+    rng = np.random.default_rng(2)
+    a = rng.random(200)
+    b = a - 0.01 + 0.001 * rng.standard_normal(200)  # b is a little worse on every answer
+    (m, h), = paired(np.stack([a, b]), 10_000).values()
+    assert m == pytest.approx(0.01, abs=0.0005) and h < 0.0005
+    assert interval(a, 10_000)[1] > 20 * h  # separately, the two intervals would overlap
+
+
+def test_sample_size_reaches_the_half_width():
+    pop = np.random.default_rng(3).exponential(size=50_000)
+    n = sample_size(pop[:500], 0.01, len(pop))
+    n0 = (stats.norm.ppf(0.975) * pop[:500].std(ddof=1) / 0.01) ** 2
+    assert n == math.ceil(n0 / (1 + n0 / len(pop)))
+    idx = sample(len(pop), n, seed=4)
+    assert len(np.unique(idx)) == n
+    assert interval(pop[idx], len(pop))[1] == pytest.approx(0.01, rel=0.1)
+    with pytest.raises(KgevalError, match="half-width"):
+        sample_size(pop[:10], 0.0, 100)
+
+
+def test_per_answer_values():
+    v = per_answer(np.array([1.0, 2.5, 11.0]), hits=(1, 10))
+    assert v["mrr"].tolist() == [1.0, 0.4, 1 / 11] and v["hits@1"].tolist() == [1, 0, 0]
+    assert v["hits@10"].tolist() == [1, 1, 0]
+
+
+def test_sampled_ranks_hand_computed():
+    # 4 entities on a line, one relation w = 1: the score of (h, r, t) is e_h * e_t
+    scorer = BilinearBlocks(torch.tensor([[1.0], [2.0], [3.0], [2.0]]), torch.ones(1, 1))
+    questions = Questions(np.array([1]), np.array([0]), np.array([0]), ["tail0"], 4, 1)  # (0, r, ?)
+    judged = Judged(np.array([0]), np.array([1]), np.array([1], np.int8), np.array([0], np.int16))
+    negs = np.random.default_rng(5).integers(0, 4, size=(1, 6))[0]  # the negatives sampled_ranks draws for seed 5
+    scores = np.array([1.0, 2.0, 3.0, 2.0])[negs]
+    want = 1 + (scores > 2).sum() + (scores == 2).sum() / 2
+    assert sampled_ranks(scorer, questions, judged, np.array([0]), k=6, seed=5).tolist() == [want]
+
+
+def test_kendall_tau_equals_scipy():
+    rng = np.random.default_rng(6)
+    for _ in range(20):
+        a, b = rng.integers(0, 4, 6).astype(float), rng.integers(0, 4, 6).astype(float)
+        assert kendall_tau(a, b) == pytest.approx(stats.kendalltau(a, b).statistic)
+
+
+def test_compare_reports_differences_and_tau_interval():
+    rng = np.random.default_rng(7)
+    full = np.stack([rng.random(300) * (1 - 0.1 * s) for s in range(5)])
+    out = compare(full, full * 2.0, reps=200, seed=0)
+    assert out["tau"] == 1.0 and out["tau_interval"][0] <= 1.0 <= out["tau_interval"][1]
+    np.testing.assert_allclose(out["difference"], full.mean(1))
