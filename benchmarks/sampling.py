@@ -5,13 +5,19 @@ resources/testsets/FB-Test-S-C.tsv resources/testsets/FB-Test-S-C.questions.tsv
 resources/datasets/FB15k-237/kg.npz``). Times the plan for all 78 pairs (P@10 and RR@10, budget chosen by the
 prior) and the simulation with the default configuration, and writes ``sampling_simulation.csv``,
 ``sampling_sequence.csv``, ``sampling_budgets_<metric>.csv``, ``sampling_vs_mtc.csv`` (MTC's and depth order's
-counts per pair beside the sample's, :mod:`kgeval.sampling.baselines`) and ``sampling_coverage.png`` into OUT.
+counts per pair beside the sample's, :mod:`kgeval.sampling.baselines`), ``sampling_coverage.png`` and
+``sampling_prior_budgets.csv`` into OUT. ``--prior`` (default boosted) is the prior of the plans and the
+simulation's fitted prior; ``sampling_prior_budgets.csv`` sets the logistic and the boosted prior side by side:
+per prior, metric (P@10, RR@10 judged in rank order) and universe (``real_plan``: every never-judged item of the
+lists, the prior fitted on the pool's labels; ``hidden_labels``: the simulation's hidden published labels, the
+prior out of fold by question), the median over the 78 pairs of the expected budget a pair needs (its own optimal
+design; a pair unreached within 10,000 counts as above every reached one) and the seconds of the plan.
 
 A sampled RR@10 question is judged in rank order (each list down to its first relevant item); the plan's
 budgets are also computed judging every open unknown of a sampled question (``judging="all"``), the design before,
 and both counts of pairs within 2,500 judgments are printed.
 
-    python benchmarks/sampling.py OUT [--reps 500]
+    python benchmarks/sampling.py OUT [--reps 500] [--prior boosted]
 """
 
 from __future__ import annotations
@@ -44,10 +50,33 @@ def universe():
                               ROOT / "reference/default/runs/FB-Test-S-C/top10.parquet")
 
 
+def prior_budgets(u) -> pd.DataFrame:
+    """Median expected budget per pair for each prior, metric and universe (module docstring)."""
+    rows = []
+    for kind in ("logistic", "boosted"):
+        t0 = time.perf_counter()
+        fitted = {"real_plan": u.pooled_prior(kind), "hidden_labels": u.out_of_fold_prior(kind)}
+        fit_s = time.perf_counter() - t0
+        for metric in ("P@k", "RR@k"):
+            for name, cand, truth in (("real_plan", u.cand, np.zeros(u.truth.size)),
+                                      ("hidden_labels", u.hidden_state(), u.truth)):
+                t0 = time.perf_counter()
+                plan = make_plan(Problem(cand, truth, metric), fitted[name], u.systems, np.arange(78), None,
+                                 metric=metric)
+                need = plan.pairs["budget_needed"].to_numpy(float)
+                rows.append({"prior": kind, "metric": metric.replace("@k", "@10"), "universe": name,
+                             "unknowns": int((cand.state == -1).sum()), "pairs": need.size,
+                             "reached": int(np.isfinite(need).sum()),
+                             "median_budget": float(np.median(np.where(np.isfinite(need), need, np.inf))),
+                             "plan_budget": plan.budget, "plan_s": time.perf_counter() - t0, "fit_both_s": fit_s})
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out", type=Path)
     ap.add_argument("--reps", type=int, default=500)
+    ap.add_argument("--prior", choices=("logistic", "boosted"), default="boosted")
     args = ap.parse_args()
     from kgeval.workflow import setup_logging
 
@@ -62,7 +91,7 @@ def main() -> None:
     rr_truth = Problem(u.hidden_state(), u.truth, "RR@k").true  # the pairs' true RR@10 Δ, whatever the judging
     for metric, judging in (("P@k", "rank_order"), ("RR@k", "rank_order"), ("RR@k", "all")):
         t0 = time.perf_counter()
-        p = u.pooled_prior()
+        p = u.pooled_prior(args.prior)
         pb = Problem(u.cand, np.zeros(u.truth.size), metric, judging=judging)
         plan = make_plan(pb, p, u.systems, np.arange(78), None, metric=metric)
         tag = metric if judging == "rank_order" else f"{metric}_{judging}"
@@ -74,9 +103,10 @@ def main() -> None:
             need = big["budget_needed"]
             timing[f"plan_{tag}_within_2500"] = f"{int((need <= 2500).sum())} of {len(big)}"
             timing[f"plan_{tag}_median_budget"] = float(need.median())
+    prior_budgets(u).to_csv(args.out / "sampling_prior_budgets.csv", index=False)
     t0 = time.perf_counter()
     print("sampling.py: simulation …", file=sys.stderr, flush=True)
-    p = u.out_of_fold_prior()
+    p = u.out_of_fold_prior(args.prior)
     priors = {"fitted": p, "uniform": np.full(p.size, 0.5), "shifted": np.clip(p + 0.2, 0, 1)}
     table = simulate(u, priors, ("P@k", "RR@k"), (100, 200, 500, 1000, 2000, 5000), args.reps)
     seq = sequence_errors(u, p)
@@ -89,7 +119,8 @@ def main() -> None:
     timing["baselines_s"] = time.perf_counter() - t0
     versus.to_csv(args.out / "sampling_vs_mtc.csv", index=False)
     timing["target_met"] = f"{int(versus['target_met'].sum())} of {len(versus)}"
-    timing.update(hidden=int(u.hidden.sum()), unknown=int((u.cand.state == -1).sum()), reps=args.reps)
+    timing.update(hidden=int(u.hidden.sum()), unknown=int((u.cand.state == -1).sum()), reps=args.reps,
+                  prior=args.prior)
     table.to_csv(args.out / "sampling_simulation.csv", index=False)
     seq.to_csv(args.out / "sampling_sequence.csv", index=False)
     coverage_figure(table, str(args.out / "sampling_coverage.png"), str(args.out / "sampling_coverage.pdf"),

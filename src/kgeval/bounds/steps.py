@@ -26,6 +26,7 @@ from ..judgments.labels import state
 from ..judgments.lists import load_runs
 from ..judgments.metrics import bounded_metric
 from ..judgments.prior import TRANSFER_CAVEAT, cross_validate, fit_prior, online_prior
+from ..judgments.prior_models import expected_calibration_error
 from ..metrics.evaluate import qrels_at_depth
 from ..metrics.trec import pair_lookup
 from ..pools.annotation import load_templates
@@ -119,6 +120,7 @@ def selection_step(dumps: dict[str, str], kg_path: str, templates: str, out_prio
                "relevant": int(y.sum()), "cv_auc": cv.auc if cv else np.nan,
                "fold_auc_min": float(np.nanmin(cv.fold_auc)) if cv else np.nan,
                "fold_auc_max": float(np.nanmax(cv.fold_auc)) if cv else np.nan,
+               "cv_ece": expected_calibration_error(cv.predictions, y) if cv else np.nan,
                "mean_p_unknown": float(p[cand.state == -1].mean()) if (cand.state == -1).any() else np.nan,
                "caveat": TRANSFER_CAVEAT}
     write_csv(pd.DataFrame([fit_row]), out_prior)

@@ -30,7 +30,7 @@ def _sample_estimate(p: argparse.ArgumentParser):
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--k", type=SchemaNumber("bounds", "k"), default=10, help="cut-off k of the plan")
     p.add_argument("--max-depth", type=SchemaNumber("pooling", "depth"), default=10, help="deepest pool depth")
-    p.add_argument("--prior", choices=("logistic", "binned", "uniform"), default="logistic",
+    p.add_argument("--prior", choices=("logistic", "binned", "uniform", "boosted"), default="logistic",
                    help="the plan's relevance prior")
     p.add_argument("--rbp-p", type=SchemaNumber("bounds", "rbp_p"), default=None,
                    help="RBP's persistence, 0 < p < 1 (a plan on RBP only; default 0.8)")

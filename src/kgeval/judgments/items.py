@@ -6,12 +6,13 @@ build their universe with these functions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..data.kg import HEAD, KnowledgeGraph, infer_categories
 from .candidates import Candidates
+from .graph_features import item_graph_features
 from .labels import ABSENT, REL, UNKNOWN
 from .prior import Features, cross_validate, triple_features
 
@@ -51,11 +52,15 @@ def candidates(entity: np.ndarray, code: np.ndarray, qmask: np.ndarray, systems,
 
 def item_features(items: Items, kg: KnowledgeGraph, questions) -> Features:
     """The prior's features: ranks over the systems, the question relation's category and side, and the
-    relation's number of known triples (its answer count)."""
-    rel = questions.relation[items.q]
+    relation's number of known triples (its answer count); as extra columns for the boosted prior, the training
+    split's graph evidence and each system's reciprocal rank (:mod:`.graph_features`)."""
+    rel, side = questions.relation[items.q], questions.side[items.q]
     cats = np.array([_CATEGORY[c] for c in kg.relation_category or infer_categories(kg)])
     count = np.bincount(kg.known()[:, 1], minlength=kg.num_relations)
-    return triple_features(items.cand.ranks, cats[rel], questions.side[items.q], count[rel], items.cand.k)
+    f = triple_features(items.cand.ranks, cats[rel], side, count[rel], items.cand.k)
+    extra = item_graph_features(kg, rel, side, questions.entity[items.q], items.entity, items.cand.ranks,
+                                items.cand.k)
+    return replace(f, extra=extra)
 
 
 def item_triples(items: Items, questions, idx: np.ndarray) -> np.ndarray:

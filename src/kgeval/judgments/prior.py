@@ -25,6 +25,8 @@ from scipy.stats import rankdata
 
 from kgeval.errors import InputError
 
+from .prior_models import BoostedPrior
+
 CATEGORIES = ("1-1", "1-N", "N-1", "N-N")
 SIDES = ("head", "tail")
 TRANSFER_CAVEAT = ("The prior is fitted on the published judgments, whose triples came from other systems' top 10: "
@@ -34,19 +36,24 @@ TRANSFER_CAVEAT = ("The prior is fitted on the published judgments, whose triple
 @dataclass(frozen=True)
 class Features:
     """Per item: ``best_rank`` (1..k, k+1 outside every top k), ``n_top`` (systems with it in their top k),
-    ``cat_side`` (category index × 2 + side index, 0..7), ``answer_count`` (the relation's answers), ``k``."""
+    ``cat_side`` (category index × 2 + side index, 0..7), ``answer_count`` (the relation's answers), ``k``;
+    ``extra`` (items × columns, optional): more columns only the boosted prior reads (graph evidence, each
+    system's reciprocal rank: :mod:`kgeval.judgments.graph_features`)."""
 
     best_rank: np.ndarray
     n_top: np.ndarray
     cat_side: np.ndarray
     answer_count: np.ndarray
     k: int = 10
+    extra: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.best_rank.size
 
     def take(self, idx) -> Features:
-        return Features(self.best_rank[idx], self.n_top[idx], self.cat_side[idx], self.answer_count[idx], self.k)
+        extra = None if self.extra is None else self.extra[idx]
+        return Features(self.best_rank[idx], self.n_top[idx], self.cat_side[idx], self.answer_count[idx], self.k,
+                        extra)
 
 
 def _codes(values, names: tuple[str, ...], what: str) -> np.ndarray:
@@ -151,11 +158,12 @@ class UniformPrior:
         return np.full(len(f), 0.5)
 
 
-PRIORS = {"logistic": LogisticPrior, "binned": BinnedPrior, "uniform": UniformPrior}
+PRIORS = {"logistic": LogisticPrior, "binned": BinnedPrior, "uniform": UniformPrior, "boosted": BoostedPrior}
 
 
 def fit_prior(features: Features, labels, kind: str = "logistic", **options):
-    """A fitted prior (``.predict(features) -> p``) of the given kind: 'logistic', 'binned' or 'uniform'."""
+    """A fitted prior (``.predict(features) -> p``) of the given kind: 'logistic', 'binned', 'uniform' or
+    'boosted' (:class:`kgeval.judgments.prior_models.BoostedPrior`)."""
     if kind not in PRIORS:
         raise InputError(None, None, f"prior {kind!r}: expected one of {sorted(PRIORS)}")
     labels = np.asarray(labels)
