@@ -68,3 +68,21 @@ def print_checks(checks: list[tuple[str, str, str, bool]]) -> None:
     print(f"| {'check':<{width}} | measured | target | met |")
     for name, measured, target, met in checks:
         print(f"| {name:<{width}} | {measured} | {target} | {'yes' if met else 'NO'} |")
+
+
+#: an annotation sheet's columns (kgeval.pools.annotation's export), for the probes' small hand-made sheets
+SHEET_HEADER = ["batch", "item", "head_id", "relation", "tail_id", "head_name", "tail_name", "question", "label",
+                "source_link", "note"]
+
+
+def write_sheet(path, n: int = 4):
+    """A sheet of ``n`` made-up film-genre items (the probes' campaigns), written as the export writes it."""
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, delimiter="\t", lineterminator="\n")
+        w.writerow(SHEET_HEADER)
+        for i in range(1, n + 1):
+            w.writerow(["b1", str(i), f"/m/0h{i}", "/film/film/genre", f"/m/0t{i}", f"Head {i}", f"Tail {i}",
+                        f"Is Tail {i} a genre of Head {i}?", "", "", ""])
+    return path

@@ -30,8 +30,9 @@ from pathlib import Path
 
 from kgeval.cli import main
 
-HEADER = ["batch", "item", "head_id", "relation", "tail_id", "head_name", "tail_name", "question", "label",
-          "source_link", "note"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import write_sheet  # noqa: E402
+
 SRC = "https://en.wikipedia.org/wiki/X"
 
 
@@ -74,13 +75,7 @@ def verdict(rc: int, err: str, want_ok: bool) -> str:
 
 
 def sheet(path: Path, n: int = 4) -> Path:
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh, delimiter="\t", lineterminator="\n")
-        w.writerow(HEADER)
-        for i in range(1, n + 1):
-            w.writerow(["b1", str(i), f"/m/0h{i}", "/film/film/genre", f"/m/0t{i}", f"Head {i}", f"Tail {i}",
-                        f"Is Tail {i} a genre of Head {i}?", "", "", ""])
-    return path
+    return write_sheet(path, n)
 
 
 def ls_tasks(db: Path) -> list[dict]:

@@ -29,10 +29,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _common import write_sheet  # noqa: E402
 from campaign_fixtures import CAMPAIGN, Server, free_port  # noqa: E402
-
-HEADER = ["batch", "item", "head_id", "relation", "tail_id", "head_name", "tail_name", "question", "label",
-          "source_link", "note"]
 
 
 class Probe:
@@ -137,18 +136,6 @@ def big_chunked(port: int, path: str, csrf: str, megabytes: int, bound_s: float)
     return status, float(sent[0])
 
 
-def write_sheet(path: Path, n: int = 6) -> Path:
-    import csv
-
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh, delimiter="\t", lineterminator="\n")
-        w.writerow(HEADER)
-        for i in range(1, n + 1):
-            w.writerow(["b1", str(i), f"/m/0h{i}", "/film/film/genre", f"/m/0t{i}", f"Head {i}", f"Tail {i}",
-                        f"Is Tail {i} a genre of Head {i}?", "", "", ""])
-    return path
-
-
 def campaign_cases(p: Probe, tmp: Path, big_mb: int) -> None:
     import sqlite3
 
@@ -157,7 +144,7 @@ def campaign_cases(p: Probe, tmp: Path, big_mb: int) -> None:
     from kgeval.campaign.store import add_person, connect, meta
 
     db = tmp / "c.db"
-    create_campaign(db, write_sheet(tmp / "sheet.tsv"))
+    create_campaign(db, write_sheet(tmp / "sheet.tsv", 6))
     conn = connect(db)
     tok = {n: add_person(conn, n, r) for n, r in (("ana", "annotator"), ("bo", "annotator"),
                                                      ("adj", "adjudicator"), ("cur", "curator"))}

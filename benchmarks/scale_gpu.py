@@ -14,11 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _scale import bare_product, long_tailed, test_questions, triples, weights  # noqa: E402
 
 
 def main() -> None:
@@ -37,29 +41,19 @@ def main() -> None:
     a = ap.parse_args()
     if a.small:
         a.entities, a.relations, a.test, a.train, a.cpu_questions = 20_000, 50, 100, 40_000, 64
-    from kgeval.data.questions import AnswerIndex, Questions
-    from kgeval.data.testsets import TestSet
+    from kgeval.data.questions import AnswerIndex
     from kgeval.metrics.ranks import micro_ranks
     from kgeval.scale.engine import block_size_for, rank_blocks
     from kgeval.scale.scorers import BilinearBlocks
-    from kgeval.scores.ranking import judged_entities
 
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     rng = np.random.default_rng(0)
-    pop = rng.permutation(a.entities)
-
-    def draw(n):
-        return pop[np.minimum((rng.pareto(1.2, n) * a.entities / 50).astype(np.int64), a.entities - 1)]
-
-    train = np.stack([draw(a.train), rng.integers(0, a.relations, a.train), draw(a.train)], 1)
-    test = np.unique(np.stack([draw(a.test), rng.integers(0, a.relations, a.test), draw(a.test)], 1), axis=0)
-    g = torch.Generator().manual_seed(0)
-    ent = torch.randn(a.entities, a.dim, generator=g) * 0.1
-    rel = torch.randn(a.relations, a.dim, generator=g) * 0.1
+    draw = long_tailed(rng, a.entities)
+    train = triples(rng, draw, a.relations, a.train)
+    test = np.unique(triples(rng, draw, a.relations, a.test), axis=0)
+    ent, rel = weights(a.entities, a.relations, a.dim, 0)
     E, R = a.entities, a.relations
-    ts = TestSet("test", test, np.ones(len(test), np.int8), np.zeros(len(test), np.int16))
-    questions = Questions.from_triples(test, E, R)
-    judged = judged_entities(ts, questions)
+    questions, judged = test_questions(test, E, R)
     t0 = time.perf_counter()
     known = AnswerIndex(train, E, R)
     out = {"device": dev, "gpu": torch.cuda.get_device_name() if dev == "cuda" else None, "entities": E,
@@ -73,19 +67,7 @@ def main() -> None:
             torch.cuda.synchronize()
 
     def bare() -> float:
-        sync()
-        t0 = time.perf_counter()
-        with torch.no_grad():
-            for side in (0, 1):
-                idx = np.flatnonzero(questions.side == side)
-                for b0 in range(0, len(idx), a.batch):
-                    qi = idx[b0:b0 + a.batch]
-                    qv = scorer.query(torch.as_tensor(questions.entity[qi], device=dev),
-                                      torch.as_tensor(questions.relation[qi], device=dev), side)
-                    for lo in range(0, E, blk):
-                        scorer.block(qv, lo, lo + blk)
-        sync()
-        return time.perf_counter() - t0
+        return bare_product(scorer, questions, E, a.batch, blk, dev)
 
     bare()  # warm-up (CUDA kernels, allocator)
     b1 = bare()
@@ -105,9 +87,7 @@ def main() -> None:
     # the CPU engine on a subsample of the test triples: n_gt / n_eq of each (question, answer) do not depend on
     # which other test triples are ranked (the macro filter holds only train/valid answers)
     sub = test[np.sort(rng.choice(len(test), size=min(len(test), a.cpu_questions // 2), replace=False))]
-    ts_s = TestSet("sub", sub, np.ones(len(sub), np.int8), np.zeros(len(sub), np.int16))
-    q_s = Questions.from_triples(sub, E, R)
-    j_s = judged_entities(ts_s, q_s)
+    q_s, j_s = test_questions(sub, E, R)
     t0 = time.perf_counter()
     r_cpu = rank_blocks(BilinearBlocks(ent, rel), q_s, j_s, known, k=a.k, batch=256, show_progress=False)
     out["cpu_subsample_seconds"] = time.perf_counter() - t0

@@ -31,57 +31,32 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import emit, run_worker  # noqa: E402
+from _scale import bare_product, long_tailed, test_questions, triples, weights  # noqa: E402
 
 
 def make_graph(a) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(a.seed)
-    n_train = a.train_per_entity * a.entities
-    # long-tailed heads and tails (Zipf-like popularity), so some questions have large filters
-    pop = rng.permutation(a.entities)
-
-    def draw(n):
-        return pop[np.minimum((rng.pareto(1.2, n) * a.entities / 50).astype(np.int64), a.entities - 1)]
-
-    train = np.stack([draw(n_train), rng.integers(0, a.relations, n_train), draw(n_train)], 1)
-    n_test = a.questions // 2
-    test = np.stack([draw(n_test), rng.integers(0, a.relations, n_test), draw(n_test)], 1)
+    draw = long_tailed(rng, a.entities)
+    train = triples(rng, draw, a.relations, a.train_per_entity * a.entities)
+    test = triples(rng, draw, a.relations, a.questions // 2)
     return np.unique(train, axis=0), np.unique(test, axis=0)
 
 
-def weights(a) -> tuple[torch.Tensor, torch.Tensor]:
-    g = torch.Generator().manual_seed(a.seed)
-    return (torch.randn(a.entities, a.dim, generator=g) * 0.1, torch.randn(a.relations, a.dim, generator=g) * 0.1)
-
-
 def kgeval_worker(a) -> dict:
-    from kgeval.data.questions import AnswerIndex, Questions
-    from kgeval.data.testsets import TestSet
+    from kgeval.data.questions import AnswerIndex
     from kgeval.metrics.ranks import micro_ranks
     from kgeval.scale.engine import block_size_for, rank_blocks
     from kgeval.scale.scorers import BilinearBlocks
-    from kgeval.scores.ranking import judged_entities
 
     train, test = make_graph(a)
-    ent, rel = weights(a)
+    ent, rel = weights(a.entities, a.relations, a.dim, a.seed)
     scorer = BilinearBlocks(ent, rel)
-    ts = TestSet("test", test, np.ones(len(test), np.int8), np.zeros(len(test), np.int16))
-    questions = Questions.from_triples(test, a.entities, a.relations)
-    judged = judged_entities(ts, questions)
+    questions, judged = test_questions(test, a.entities, a.relations)
     known = AnswerIndex(train, a.entities, a.relations)
     blk = block_size_for(a.batch, a.memory_budget_mb)
 
     def bare() -> float:
-        t0 = time.perf_counter()
-        with torch.no_grad():
-            for side in (0, 1):
-                idx = np.flatnonzero(questions.side == side)
-                for b0 in range(0, len(idx), a.batch):
-                    qi = idx[b0:b0 + a.batch]
-                    qv = scorer.query(torch.as_tensor(questions.entity[qi]), torch.as_tensor(questions.relation[qi]),
-                                      side)
-                    for lo in range(0, a.entities, blk):
-                        scorer.block(qv, lo, lo + blk)
-        return time.perf_counter() - t0
+        return bare_product(scorer, questions, a.entities, a.batch, blk)
 
     bare()  # warm-up: the first pass over the embeddings pays page faults and thread start-up
     bare1 = bare()
@@ -109,7 +84,7 @@ def pykeen_worker(a) -> dict:
     from pykeen.triples import TriplesFactory
 
     train, test = make_graph(a)
-    ent, rel = weights(a)
+    ent, rel = weights(a.entities, a.relations, a.dim, a.seed)
     tf = TriplesFactory(torch.as_tensor(train), entity_to_id={f"e{i}": i for i in range(a.entities)},
                         relation_to_id={f"r{i}": i for i in range(a.relations)})
     model = DistMult(triples_factory=tf, embedding_dim=a.dim, random_seed=0)

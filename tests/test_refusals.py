@@ -237,3 +237,13 @@ def test_synth_pooling_is_the_per_question_ranking(monkeypatch, block):
                 want.append((key, rank))
         assert sorted(zip(got[0].tolist(), got[1].tolist())) == sorted(want)
         assert len(want) > 2 * len(sample)  # the case exercises several ranks per question
+
+
+def test_synth_too_small_for_its_test_sets_is_one_line(tmp_path, capsys):
+    """`synth --entities 20 --relations 4` left one test triple and numpy's "Cannot take a larger sample than
+    population" came out as a traceback (benchmarks/probe_promise.py); now one line, and no output folder."""
+    out = tmp_path / "synth"
+    assert main(["synth", "--entities", "20", "--relations", "4", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("kgeval: error: synth: 20 entities and 4 relations left 1 test triples")
+    assert not out.exists()

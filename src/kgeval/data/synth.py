@@ -234,6 +234,12 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
             paths.pop(role)
         return paths
 
+    if len(test) < 4:  # the sampled test set (FB-Test-S's role) draws four triples at least
+        from ..errors import KgevalError
+
+        raise KgevalError(f"synth: {spec.num_entities:,} entities and {spec.num_relations:,} relations left "
+                          f"{len(test)} test triples, too few for the sampled and judged test sets (4 needed): "
+                          "use more entities, or a spec without annotations")
     idx = np.sort(rng.choice(len(test), size=max(4, int(spec.sample_share * len(test))), replace=False))
     sample = test[idx]
     with atomic_open(paths["sample_idxs"]) as fh:

@@ -38,8 +38,8 @@ from ..scores.ranking import (
     _count_above,
     _keys_np,
     keys_to_scores,
-    macro_filter,
     ordered_keys,
+    question_ranges,
 )
 
 #: bytes of score-sized temporaries per (question × entity) cell of a block: the scores, the comparison masks
@@ -76,13 +76,7 @@ def rank_blocks(scorer, questions: Questions, judged: Judged, known: AnswerIndex
     candidate = np.ones(J, bool)
     run_entity = np.full((Q, k), -1, np.int32)
     run_score = np.full((Q, k), np.nan, np.float32)
-    j_start = np.searchsorted(judged.q, np.arange(Q))
-    j_stop = np.searchsorted(judged.q, np.arange(Q), side="right")
-    slot = np.arange(J) - j_start[judged.q] if J else np.zeros(0, np.int64)
-    f_rows, f_ents = macro_filter(questions, judged, known)
-    f_start = np.searchsorted(f_rows, np.arange(Q))
-    f_stop = np.searchsorted(f_rows, np.arange(Q), side="right")
-    n_cand = E - (f_stop - f_start)
+    j_start, j_stop, slot, f_rows, f_ents, f_start, f_stop, n_cand = question_ranges(questions, judged, known)
     timings = {"score": 0.0, "count": 0.0, "topk": 0.0}
     t_all = time.perf_counter()
     n_batches = sum(-(-int((questions.side == s).sum()) // batch) for s in (HEAD, TAIL))

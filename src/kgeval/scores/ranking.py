@@ -202,6 +202,20 @@ def macro_filter(questions: Questions, judged: Judged, known: AnswerIndex) -> tu
     return f_rows[keep], f_ents[keep]
 
 
+def question_ranges(questions: Questions, judged: Judged, known: AnswerIndex) -> tuple[np.ndarray, ...]:
+    """Each question's judged rows (``judged.q`` is sorted), each row's slot within its question and its macro
+    filter's rows: (j_start, j_stop, slot, f_rows, f_ents, f_start, f_stop, n_candidates), the layout both
+    engines (this one and :mod:`kgeval.scale.engine`'s block engine) rank a batch of questions from."""
+    Q, J = len(questions), len(judged)
+    j_start = np.searchsorted(judged.q, np.arange(Q))
+    j_stop = np.searchsorted(judged.q, np.arange(Q), side="right")
+    slot = np.arange(J) - j_start[judged.q] if J else np.zeros(0, np.int64)
+    f_rows, f_ents = macro_filter(questions, judged, known)
+    f_start = np.searchsorted(f_rows, np.arange(Q))
+    f_stop = np.searchsorted(f_rows, np.arange(Q), side="right")
+    return j_start, j_stop, slot, f_rows, f_ents, f_start, f_stop, questions.num_entities - (f_stop - f_start)
+
+
 def batch_size_for(num_entities: int, memory_budget_mb: float, k: int) -> int:
     cells = memory_budget_mb * 2**20 / _BYTES_PER_CELL
     return int(max(1, min(8192, cells // max(num_entities, 1))))
@@ -226,14 +240,7 @@ def rank_questions(scorer: Scorer, questions: Questions, judged: Judged, known: 
     run_score = np.full((Q, k), np.nan, np.float32)
     full = np.zeros((Q, E), np.float16) if keep_scores else None
     docno_t = torch.as_tensor(docno_rank, dtype=torch.int64, device=device)
-    # judged rows of each question (judged.q is sorted) and each row's slot within its question
-    j_start = np.searchsorted(judged.q, np.arange(Q))
-    j_stop = np.searchsorted(judged.q, np.arange(Q), side="right")
-    slot = np.arange(J) - j_start[judged.q] if J else np.zeros(0, np.int64)
-    f_rows, f_ents = macro_filter(questions, judged, known)
-    f_start = np.searchsorted(f_rows, np.arange(Q))
-    f_stop = np.searchsorted(f_rows, np.arange(Q), side="right")
-    n_cand = E - (f_stop - f_start)
+    j_start, j_stop, slot, f_rows, f_ents, f_start, f_stop, n_cand = question_ranges(questions, judged, known)
     timings = {"score": 0.0, "filter": 0.0, "count": 0.0, "topk": 0.0}
     start_all = time.perf_counter()
 
