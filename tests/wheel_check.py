@@ -52,7 +52,7 @@ from pykeen.evaluation import evaluator_resolver
 assert dataset_resolver.lookup("kgevalfb15k237").__name__ == "KgevalFB15k237"
 assert evaluator_resolver.lookup("kgeval").__name__ == "KgevalEvaluator"
 json.dump({"micro_mrr": result.value("MRR", "micro"), "macro_mrr": result.value("MRR", "macro"),
-           "ndcg": result.value("nDCG@20", "macro"), "files": {k: str(v) for k, v in sc.files.items()}},
+           "ndcg": result.value("nDCG@20", "macro"), "files": {k: str(v) for k, v in ns["sc"].files.items()}},
           open("api.json", "w"))
 '''
 
