@@ -29,17 +29,6 @@ def weights(entities: int, relations: int, dim: int, seed: int) -> tuple[torch.T
     return torch.randn(entities, dim, generator=g) * 0.1, torch.randn(relations, dim, generator=g) * 0.1
 
 
-def test_questions(test: np.ndarray, entities: int, relations: int):
-    """(questions, judged) of a test split: every test triple an answer, asked both ways."""
-    from kgeval.data.questions import Questions
-    from kgeval.data.testsets import TestSet
-    from kgeval.scores.ranking import judged_entities
-
-    ts = TestSet("test", test, np.ones(len(test), np.int8), np.zeros(len(test), np.int16))
-    questions = Questions.from_triples(test, entities, relations)
-    return questions, judged_entities(ts, questions)
-
-
 def bare_product(scorer, questions, entities: int, batch: int, block: int, device: str = "cpu") -> float:
     """Seconds of the engine's block products alone: the same question batches and entity blocks, nothing kept."""
 

@@ -35,13 +35,11 @@ def main() -> None:
     ap.add_argument("--json")
     a = ap.parse_args()
 
-    from kgeval.data.questions import AnswerIndex, Questions
-    from kgeval.data.testsets import TestSet
+    from kgeval.data.questions import AnswerIndex
     from kgeval.metrics.ranks import micro_ranks
     from kgeval.scale import estimate, negatives
-    from kgeval.scale.engine import rank_blocks
+    from kgeval.scale.engine import rank_blocks, split_questions
     from kgeval.scale.synth import SHAPES, generate, scaled, system
-    from kgeval.scores.ranking import judged_entities
 
     spec = replace(scaled(SHAPES["wikikg2"], a.entities / SHAPES["wikikg2"].num_entities), test=a.test)
     t0 = time.perf_counter()
@@ -49,9 +47,7 @@ def main() -> None:
     gen_s = time.perf_counter() - t0
     E, R = spec.num_entities, spec.num_relations
     test = g["test"].astype(np.int64)
-    ts = TestSet("test", test, np.ones(len(test), np.int8), np.zeros(len(test), np.int16))
-    questions = Questions.from_triples(test, E, R)
-    judged = judged_entities(ts, questions)
+    questions, judged = split_questions(test, E, R)
     known = AnswerIndex(np.concatenate([g["train"], g["valid"]]).astype(np.int64), E, R)
     full, sampled, secs = [], [], []
     for s in range(a.systems):

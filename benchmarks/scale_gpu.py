@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _scale import bare_product, long_tailed, test_questions, triples, weights  # noqa: E402
+from _scale import bare_product, long_tailed, triples, weights  # noqa: E402
 
 
 def main() -> None:
@@ -43,7 +43,7 @@ def main() -> None:
         a.entities, a.relations, a.test, a.train, a.cpu_questions = 20_000, 50, 100, 40_000, 64
     from kgeval.data.questions import AnswerIndex
     from kgeval.metrics.ranks import micro_ranks
-    from kgeval.scale.engine import block_size_for, rank_blocks
+    from kgeval.scale.engine import block_size_for, rank_blocks, split_questions
     from kgeval.scale.scorers import BilinearBlocks
 
     dev = "cuda" if torch.cuda.is_available() else "cpu"
@@ -53,7 +53,7 @@ def main() -> None:
     test = np.unique(triples(rng, draw, a.relations, a.test), axis=0)
     ent, rel = weights(a.entities, a.relations, a.dim, 0)
     E, R = a.entities, a.relations
-    questions, judged = test_questions(test, E, R)
+    questions, judged = split_questions(test, E, R)
     t0 = time.perf_counter()
     known = AnswerIndex(train, E, R)
     out = {"device": dev, "gpu": torch.cuda.get_device_name() if dev == "cuda" else None, "entities": E,
@@ -87,7 +87,7 @@ def main() -> None:
     # the CPU engine on a subsample of the test triples: n_gt / n_eq of each (question, answer) do not depend on
     # which other test triples are ranked (the macro filter holds only train/valid answers)
     sub = test[np.sort(rng.choice(len(test), size=min(len(test), a.cpu_questions // 2), replace=False))]
-    q_s, j_s = test_questions(sub, E, R)
+    q_s, j_s = split_questions(sub, E, R)
     t0 = time.perf_counter()
     r_cpu = rank_blocks(BilinearBlocks(ent, rel), q_s, j_s, known, k=a.k, batch=256, show_progress=False)
     out["cpu_subsample_seconds"] = time.perf_counter() - t0

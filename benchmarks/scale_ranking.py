@@ -31,7 +31,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import emit, run_worker  # noqa: E402
-from _scale import bare_product, long_tailed, test_questions, triples, weights  # noqa: E402
+from _scale import bare_product, long_tailed, triples, weights  # noqa: E402
 
 
 def make_graph(a) -> tuple[np.ndarray, np.ndarray]:
@@ -45,13 +45,13 @@ def make_graph(a) -> tuple[np.ndarray, np.ndarray]:
 def kgeval_worker(a) -> dict:
     from kgeval.data.questions import AnswerIndex
     from kgeval.metrics.ranks import micro_ranks
-    from kgeval.scale.engine import block_size_for, rank_blocks
+    from kgeval.scale.engine import block_size_for, rank_blocks, split_questions
     from kgeval.scale.scorers import BilinearBlocks
 
     train, test = make_graph(a)
     ent, rel = weights(a.entities, a.relations, a.dim, a.seed)
     scorer = BilinearBlocks(ent, rel)
-    questions, judged = test_questions(test, a.entities, a.relations)
+    questions, judged = split_questions(test, a.entities, a.relations)
     known = AnswerIndex(train, a.entities, a.relations)
     blk = block_size_for(a.batch, a.memory_budget_mb)
 

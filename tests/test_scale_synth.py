@@ -6,12 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kgeval.data.questions import AnswerIndex, Questions
-from kgeval.data.testsets import TestSet
+from kgeval.data.questions import AnswerIndex
 from kgeval.metrics.ranks import micro_ranks
-from kgeval.scale.engine import rank_blocks
+from kgeval.scale.engine import rank_blocks, split_questions
 from kgeval.scale.synth import SHAPES, generate, load_graph, scaled, system, write_graph
-from kgeval.scores.ranking import judged_entities
 
 SPEC = scaled(SHAPES["wikikg2"], 0.002)
 
@@ -52,9 +50,7 @@ def test_same_seed_same_bytes_other_seed_other_graph(tmp_path):
 def test_systems_order_is_the_planted_one(graph):
     E, R = SPEC.num_entities, SPEC.num_relations
     test = graph["test"].astype(np.int64)
-    ts = TestSet("test", test, np.ones(len(test), np.int8), np.zeros(len(test), np.int16))
-    questions = Questions.from_triples(test, E, R)
-    judged = judged_entities(ts, questions)
+    questions, judged = split_questions(test, E, R)
     known = AnswerIndex(np.concatenate([graph["train"], graph["valid"]]).astype(np.int64), E, R)
     mrr = []
     for quality in range(5):

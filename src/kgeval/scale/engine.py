@@ -40,10 +40,22 @@ from ..scores.ranking import (
     keys_to_scores,
     ordered_keys,
     question_ranges,
+    ranking_outputs,
 )
 
 #: bytes of score-sized temporaries per (question × entity) cell of a block: the scores, the comparison masks
 _BYTES_PER_CELL = 12
+
+
+def split_questions(test: np.ndarray, entities: int, relations: int) -> tuple[Questions, Judged]:
+    """The questions and judged answers of a graph's test split: every test triple an answer, asked both ways
+    (what the engine ranks; the workflow step, the benchmarks and the tests all start from it)."""
+    from ..data.testsets import TestSet
+    from ..scores.ranking import judged_entities
+
+    ts = TestSet("test", test, np.ones(len(test), np.int8), np.zeros(len(test), np.int16))
+    questions = Questions.from_triples(test, entities, relations)
+    return questions, judged_entities(ts, questions)
 
 
 def block_size_for(batch: int, memory_budget_mb: float) -> int:
@@ -70,12 +82,7 @@ def rank_blocks(scorer, questions: Questions, judged: Judged, known: AnswerIndex
     entity_of = np.empty(E, np.int64)
     entity_of[docno] = np.arange(E)
 
-    score = np.zeros(J, np.float32)
-    n_gt = np.zeros(J, np.int64)
-    n_eq = np.zeros(J, np.int64)
-    candidate = np.ones(J, bool)
-    run_entity = np.full((Q, k), -1, np.int32)
-    run_score = np.full((Q, k), np.nan, np.float32)
+    score, n_gt, n_eq, candidate, run_entity, run_score = ranking_outputs(J, Q, k)
     j_start, j_stop, slot, f_rows, f_ents, f_start, f_stop, n_cand = question_ranges(questions, judged, known)
     timings = {"score": 0.0, "count": 0.0, "topk": 0.0}
     t_all = time.perf_counter()

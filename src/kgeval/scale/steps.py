@@ -11,14 +11,12 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..data.questions import AnswerIndex, Questions
-from ..data.testsets import TestSet
+from ..data.questions import AnswerIndex
 from ..errors import KgevalError
 from ..io import write_csv, write_json
 from ..metrics.ranks import micro_ranks
-from ..scores.ranking import judged_entities
 from . import estimate, negatives
-from .engine import rank_blocks
+from .engine import rank_blocks, split_questions
 from .shards import subset
 from .synth import SHAPES, load_graph, scaled, system, write_graph
 
@@ -46,9 +44,7 @@ def evaluate_step(graph: str | Path, systems: int, k: int, negatives_k: int, sam
     g = load_graph(graph)
     E, R = len(g["z"]), len(g["w"])
     test = g["test"].astype(np.int64)
-    ts = TestSet("test", test, np.ones(len(test), np.int8), np.zeros(len(test), np.int16))
-    questions = Questions.from_triples(test, E, R)
-    judged = judged_entities(ts, questions)
+    questions, judged = split_questions(test, E, R)
     known = AnswerIndex(np.concatenate([g["train"], g["valid"]]).astype(np.int64), E, R)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     answers = np.flatnonzero(judged.label == 1)  # the population, in micro_ranks' order

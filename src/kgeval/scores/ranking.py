@@ -202,6 +202,13 @@ def macro_filter(questions: Questions, judged: Judged, known: AnswerIndex) -> tu
     return f_rows[keep], f_ents[keep]
 
 
+def ranking_outputs(J: int, Q: int, k: int) -> tuple[np.ndarray, ...]:
+    """A :class:`Ranking`'s arrays before any batch is ranked: (score, n_gt, n_eq, candidate) per judged row, the
+    top-k (run_entity, run_score) per question, entity −1 and score NaN where a list is shorter than k."""
+    return (np.zeros(J, np.float32), np.zeros(J, np.int64), np.zeros(J, np.int64), np.ones(J, bool),
+            np.full((Q, k), -1, np.int32), np.full((Q, k), np.nan, np.float32))
+
+
 def question_ranges(questions: Questions, judged: Judged, known: AnswerIndex) -> tuple[np.ndarray, ...]:
     """Each question's judged rows (``judged.q`` is sorted), each row's slot within its question and its macro
     filter's rows: (j_start, j_stop, slot, f_rows, f_ents, f_start, f_stop, n_candidates), the layout both
@@ -232,12 +239,7 @@ def rank_questions(scorer: Scorer, questions: Questions, judged: Judged, known: 
     k = int(min(k, E))
     bs = batch_size or batch_size_for(E, memory_budget_mb, k)
     J = len(judged)
-    score = np.zeros(J, np.float32)
-    n_gt = np.zeros(J, np.int64)
-    n_eq = np.zeros(J, np.int64)
-    candidate = np.ones(J, bool)
-    run_entity = np.full((Q, k), -1, np.int32)
-    run_score = np.full((Q, k), np.nan, np.float32)
+    score, n_gt, n_eq, candidate, run_entity, run_score = ranking_outputs(J, Q, k)
     full = np.zeros((Q, E), np.float16) if keep_scores else None
     docno_t = torch.as_tensor(docno_rank, dtype=torch.int64, device=device)
     j_start, j_stop, slot, f_rows, f_ents, f_start, f_stop, n_cand = question_ranges(questions, judged, known)
