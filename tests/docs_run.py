@@ -1,0 +1,367 @@
+"""Runs the guides' code blocks the way a reader copies them (issue 52 §2), as a part of tests/check.sh.
+
+Every ``bash``/``sh``/``console``/``python``/``py`` block of README.md, docs/*.md and docs/guide/*.md runs, except
+one marked on the page, on the line(s) just above it, ``<!--docs-test:skip REASON-->`` (the whole workflow, hours,
+a server until Ctrl-C, a path to fill in): the reason is on the page for the reader too. Each page runs
+
+* in a virtual environment holding kgeval's wheel and exactly the distributions ``pip install kgeval[EXTRAS]``
+  resolves to, EXTRAS the union of the extras the page's ``pip install`` lines name (none: the base install),
+  so a block that imports what its page does not install fails as it would for the reader. The distributions are
+  linked from the running environment, not downloaded (torch alone would take the five minutes this part has);
+  one environment per distinct set of extras;
+* in an empty folder outside the checkout (``<!--docs-test:checkout-->`` on a page: a copy of the checkout's
+  tracked files, for pages that say "in the clone's folder"), its blocks in page order, the Python blocks in one
+  interpreter session as a notebook runs them; ``<!--docs-test:alone-->`` above a block runs it alone, in a new
+  folder and a new process, as a reader who copies only that block;
+* with ``KGEVAL_MIRROR`` set and one ``KGEVAL_HOME`` for the whole check, so the data are built once.
+
+An unlabelled or ``text`` block right after a block that ran is what that block prints: every number in it must
+be among the numbers the block printed (at the precision shown), and so must the lines after ``$ `` in a
+``console`` block. Bash blocks run under ``set -euo pipefail``: a failing command fails the block.
+
+    KGEVAL_MIRROR=/path/to/mirror python tests/docs_run.py [--only PAGE ...] [--home DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")),
+         *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs/guide").glob("*.md"))]
+BLOCK = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
+MARK = re.compile(r"<!--\s*docs-test:(?P<verb>skip|alone|checkout|output)\b(?P<reason>.*?)-->", re.S)
+EXTRAS_IN = re.compile(r"pip install [^\n]*?[\"']?[\w./-]*\[(?P<extras>[\w,-]+)\]")
+RUN_LANGS = {"bash": "bash", "sh": "bash", "console": "console", "python": "python", "py": "python"}
+NUMBER = re.compile(r"(?<![\w.])[-+−]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+# a timing the page adds beside an output line, such as "(147 s)": the machine's, not the command's
+TIMING = re.compile(r"\(\s*\d+(?:\.\d+)?\s*(?:s|min|ms)\s*\)")
+BLOCK_TIMEOUT = 300
+
+
+@dataclass
+class Block:
+    page: str
+    line: int
+    lang: str  # bash, console, python, or "output" (what the block above printed)
+    body: str
+    skip: str | None = None  # the page's reason, when it marks the block as not run
+    alone: bool = False
+    output: str | None = None  # the output block shown under it, if any
+    printed: str = field(default="", repr=False)
+
+
+def parse(page: str, text: str) -> list[Block]:
+    """The page's runnable blocks in order, each with its marks and the output block shown under it."""
+    blocks: list[Block] = []
+    last_end = 0
+    previous: Block | None = None
+    for m in BLOCK.finditer(text):
+        between = text[last_end:m.start()]
+        last_end = m.end()
+        lang = m["lang"].lower()
+        line = text.count("\n", 0, m.start()) + 1
+        marks = list(MARK.finditer(between))
+        if lang in ("", "text") and not m["body"].lstrip().startswith(">>>"):
+            # prose between the blocks means the reader reads on; an output right under a block is its own, and
+            # one the page marks <!--docs-test:output--> is the last block's after the prose that explains it
+            said = any(mk["verb"] == "output" for mk in marks)
+            owner = blocks[-1] if said and blocks else previous
+            if owner is not None and (said or not between.strip()) and owner.output is None:
+                owner.output = m["body"]
+            previous = None
+            continue
+        kind = RUN_LANGS.get(lang)
+        if kind is None:
+            previous = None
+            continue
+        block = Block(page, line, kind, m["body"])
+        for mark in marks:
+            if mark["verb"] == "skip":
+                block.skip = mark["reason"].strip() or "(no reason given)"
+            elif mark["verb"] == "alone":
+                block.alone = True
+        blocks.append(block)
+        previous = block
+    return blocks
+
+
+def page_extras(text: str) -> frozenset[str]:
+    return frozenset(x for m in EXTRAS_IN.finditer(text) for x in m["extras"].split(","))
+
+
+def console_split(body: str) -> tuple[str, str]:
+    """A console block's commands (the ``$`` lines and their continuations) and the output shown."""
+    commands, shown, cont = [], [], False
+    for raw in body.splitlines():
+        if raw.startswith("$ ") or cont:
+            commands.append(raw[2:] if raw.startswith("$ ") else raw)
+            cont = raw.rstrip().endswith("\\")
+        else:
+            shown.append(raw)
+    return "\n".join(commands) + "\n", "\n".join(shown)
+
+
+def numbers(text: str) -> list[str]:
+    return [n.replace("−", "-").replace(",", "").lstrip("+") for n in NUMBER.findall(TIMING.sub(" ", text))]
+
+
+def missing_numbers(shown: str, printed: str) -> list[str]:
+    """The numbers of ``shown`` that ``printed`` does not hold, each compared at the precision shown: 0.1783 is
+    found in a printed 0.178280, 338 in 338.0, never in 3380."""
+    have: set[str] = set()
+    for n in numbers(printed):
+        have.add(n)
+        if "." in n and "e" not in n.lower():
+            whole, frac = n.split(".")
+            value = float(n)
+            for digits in range(0, len(frac) + 1):
+                have.add(f"{value:.{digits}f}" if digits else str(round(value)))
+            if set(frac) <= {"0"}:
+                have.add(whole)
+    return [n for n in numbers(shown) if n not in have]
+
+
+# ---- environments: kgeval's wheel and the distributions an install with the page's extras resolves to ----------
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def closure(requirements: list[str]) -> set[str]:
+    """The installed distributions (normalised names) that ``requirements`` pull in, markers and extras followed."""
+    from packaging.requirements import Requirement
+
+    todo = [(Requirement(r), "") for r in requirements]
+    found: set[str] = set()
+    while todo:
+        req, extra = todo.pop()
+        if req.marker is not None and not req.marker.evaluate({"extra": extra}):
+            continue
+        name = _norm(req.name)
+        for x in req.extras:
+            todo += [(Requirement(r), x) for r in metadata.requires(req.name) or [] if "extra ==" in r]
+        if name in found:
+            continue
+        found.add(name)
+        todo += [(Requirement(r), "") for r in metadata.requires(req.name) or [] if "extra ==" not in r]
+    return found
+
+
+def kgeval_requirements(extras: frozenset[str]) -> list[str]:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    reqs, todo, seen = list(project["dependencies"]), list(extras), set()
+    while todo:
+        extra = todo.pop()
+        if extra in seen:
+            continue
+        seen.add(extra)
+        for req in project["optional-dependencies"][extra]:
+            inner = re.match(r"kgeval\[(?P<x>[\w,-]+)\]", req)
+            todo += inner["x"].split(",") if inner else []
+            reqs += [] if inner else [req]
+    return reqs
+
+
+def make_env(where: Path, extras: frozenset[str], wheel: Path, env: dict[str, str]) -> Path:
+    """A venv at ``where`` with the wheel and a folder of links to the closure's distributions; its python."""
+    site = where / "linked"
+    site.mkdir(parents=True)
+    bin_dir = where / "bin"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, env=env)
+    names = closure(kgeval_requirements(extras)) | {"pip"}
+    for dist in metadata.distributions():
+        if _norm(dist.metadata["Name"]) not in names:
+            continue
+        tops = {Path(f).parts[0] for f in dist.files or [] if not str(f).startswith("..")}
+        for top in tops:
+            src, dst = Path(dist.locate_file(top)), site / top
+            if src.exists() and not dst.exists():
+                dst.symlink_to(src)
+        for ep in dist.entry_points.select(group="console_scripts"):
+            script = bin_dir / ep.name
+            if not script.exists():
+                module, _, attr = ep.value.partition(":")
+                script.write_text(f"#!{bin_dir / 'python'}\nimport sys\nfrom {module} import {attr.split('.')[0]}\n"
+                                  f"sys.exit({attr}())\n")
+                script.chmod(0o755)
+    py = bin_dir / "python"
+    purelib = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    Path(purelib, "linked.pth").write_text(f"{site}\n")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "--no-deps", "-q", str(wheel)],
+                   check=True, env=env)
+    return py
+
+
+# ---- the driver: runs in the page's environment, in the page's folder -------------------------------------------
+
+class _Timeout(Exception):
+    pass
+
+
+def drive(spec_file: str) -> None:
+    """Runs the blocks of ``spec_file`` (JSON: lang and body of each) in order in the current folder, Python blocks
+    in one namespace; writes each block's printed text and error beside it (``spec_file`` + ``.out``), stopping at
+    the first failure: the blocks after it assume it ran."""
+    import ast
+    import contextlib
+    import io
+    import signal
+    import traceback
+
+    def alarm(*_):
+        raise _Timeout(f"still running after {BLOCK_TIMEOUT} s")
+
+    signal.signal(signal.SIGALRM, alarm)
+    spec = json.loads(Path(spec_file).read_text())
+    namespace: dict = {"__name__": "__main__"}
+    results = []
+    for block in spec:
+        t0 = time.time()
+        if block["lang"] == "python":
+            buf = io.StringIO()
+            error = None
+            try:
+                tree = ast.parse(block["body"])
+                # a notebook shows the value of the cell's last expression: so does the reader's copy
+                last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+                signal.alarm(BLOCK_TIMEOUT)
+                with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+                    exec(compile(tree, block["where"], "exec"), namespace)
+                    if last is not None:
+                        value = eval(compile(ast.Expression(last.value), block["where"], "eval"), namespace)
+                        if value is not None:
+                            print(repr(value))
+            except BaseException:  # noqa: B036 - a block's SystemExit or KeyboardInterrupt is its failure too
+                error = traceback.format_exc(limit=-3)
+            finally:
+                signal.alarm(0)
+            printed = buf.getvalue()
+        else:
+            try:
+                done = subprocess.run(["bash", "-euo", "pipefail", "-c", block["body"]], capture_output=True, text=True,
+                                      timeout=BLOCK_TIMEOUT, check=False)
+                printed = done.stdout + done.stderr
+                error = None if done.returncode == 0 else f"exit status {done.returncode}"
+            except subprocess.TimeoutExpired as e:
+                printed, error = str(e.stdout or "") + str(e.stderr or ""), f"still running after {BLOCK_TIMEOUT} s"
+        results.append({"printed": printed, "error": error, "seconds": round(time.time() - t0, 1)})
+        Path(spec_file + ".out").write_text(json.dumps(results))
+        if error:
+            break
+
+
+# ---- the check ---------------------------------------------------------------------------------------------------
+
+def copy_checkout(dest: Path) -> None:
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True).stdout
+    for rel in filter(None, files.decode().split("\0")):
+        src = ROOT / rel
+        if src.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_bytes(src.read_bytes())
+
+
+def run_group(py: Path, blocks: list[Block], folder: Path, env: dict[str, str]) -> list[str]:
+    """Runs ``blocks`` in ``folder`` through the driver; the problems found, one line each."""
+    spec = folder.parent / f"{folder.name}.blocks.json"
+    todo = []
+    for b in blocks:
+        body = console_split(b.body)[0] if b.lang == "console" else b.body
+        todo.append({"lang": "python" if b.lang == "python" else "bash", "body": body, "where": f"{b.page}:{b.line}"})
+    spec.write_text(json.dumps(todo))
+    subprocess.run([str(py), str(Path(__file__).resolve()), "--drive", str(spec)], cwd=folder, env=env, check=False)
+    out = Path(str(spec) + ".out")
+    results = json.loads(out.read_text()) if out.exists() else []
+    problems = []
+    for b, res in zip(blocks, results, strict=False):
+        b.printed = res["printed"]
+        where = f"{b.page}:{b.line}"
+        if res["error"]:
+            tail = "\n    ".join((res["printed"].strip().splitlines() + res["error"].strip().splitlines())[-25:])
+            problems.append(f"{where}: the {b.lang} block failed ({res['error'].strip().splitlines()[-1]}):\n    {tail}")
+            continue
+        shown = console_split(b.body)[1] if b.lang == "console" else b.output
+        lost = missing_numbers(shown or "", res["printed"])
+        if lost:
+            problems.append(f"{where}: the output shown under the block has {', '.join(lost[:8])}, which the block "
+                            f"did not print (it printed:\n    " + "\n    ".join(res["printed"].splitlines()[-15:]) + ")")
+        print(f"  {where}: ran in {res['seconds']} s{' (output checked)' if shown else ''}", flush=True)
+    if len(results) < len(blocks) and not problems:
+        problems.append(f"{blocks[len(results)].page}:{blocks[len(results)].line}: the driver stopped before it")
+    return problems
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="*", help="pages to run (paths as in the repository)")
+    ap.add_argument("--home", help="KGEVAL_HOME to use and keep (default: a new one, removed at the end)")
+    ap.add_argument("--drive", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.drive:
+        drive(args.drive)
+        return
+    mirror = os.environ.get("KGEVAL_MIRROR")
+    if not mirror:
+        sys.exit("docs run: set KGEVAL_MIRROR to the data mirror")
+    sys.path.insert(0, str(ROOT / "tests"))
+    from wheel_check import build_wheel
+
+    pages = {p: (ROOT / p).read_text(encoding="utf-8") for p in (args.only or PAGES)}
+    t0 = time.time()
+    problems: list[str] = []
+    skipped = ran = 0
+    with tempfile.TemporaryDirectory(prefix="kgeval-docs-") as tmp:
+        tmp = Path(tmp)
+        base_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KGEVAL_HOME", "VIRTUAL_ENV")}
+        wheel = build_wheel(tmp, base_env)
+        home = Path(args.home) if args.home else tmp / "home"
+        envs: dict[frozenset[str], Path] = {}
+        path = [p for p in base_env.get("PATH", "").split(os.pathsep) if Path(p) != Path(sys.executable).parent]
+        for page, text in pages.items():
+            blocks = parse(page, text)
+            run_blocks = [b for b in blocks if not b.skip]
+            skipped += len(blocks) - len(run_blocks)
+            if not run_blocks:
+                continue
+            extras = page_extras(text)
+            if extras not in envs:
+                envs[extras] = make_env(tmp / f"env-{'-'.join(sorted(extras)) or 'base'}", extras, wheel, base_env)
+                print(f"docs run: environment kgeval[{','.join(sorted(extras))}] ready ({time.time() - t0:.0f} s)",
+                      flush=True)
+            py = envs[extras]
+            env = dict(base_env, KGEVAL_HOME=str(home), KGEVAL_MIRROR=mirror,
+                       PATH=os.pathsep.join([str(py.parent), *path]), VIRTUAL_ENV=str(py.parent.parent))
+            groups = [[b] for b in run_blocks if b.alone]
+            together = [b for b in run_blocks if not b.alone]
+            groups += [together] if together else []
+            print(f"docs run: {page} ({len(run_blocks)} blocks, {len(blocks) - len(run_blocks)} marked not run; "
+                  f"kgeval[{','.join(sorted(extras))}])", flush=True)
+            for i, group in enumerate(groups):
+                folder = tmp / "work" / f"{page.replace('/', '_')}-{i}"
+                folder.mkdir(parents=True)
+                if MARK.search(text) and any(m["verb"] == "checkout" for m in MARK.finditer(text)):
+                    copy_checkout(folder)
+                problems += run_group(py, group, folder, env)
+                ran += len(group)
+    took = time.time() - t0
+    print(f"docs run: {ran} blocks run, {skipped} marked not run, on {len(pages)} pages in {took:.0f} s")
+    if problems:
+        sys.exit("docs run: " + str(len(problems)) + " problem(s):\n" + "\n".join(problems))
+
+
+if __name__ == "__main__":
+    main()
