@@ -75,7 +75,7 @@ def parse(page: str, text: str) -> list[Block]:
         if lang in ("", "text") and not m["body"].lstrip().startswith(">>>"):
             # prose between the blocks means the reader reads on; an output right under a block is its own, and
             # one the page marks <!--docs-test:output--> is the last block's after the prose that explains it
-            said = any(mk["verb"] == "output" for mk in marks)
+            said = any(mk["verb"] == "output" and not between[mk.end():].strip() for mk in marks)
             owner = blocks[-1] if said and blocks else previous
             if owner is not None and (said or not between.strip()) and owner.output is None:
                 owner.output = m["body"]
@@ -93,6 +93,13 @@ def parse(page: str, text: str) -> list[Block]:
                 block.alone = True
         blocks.append(block)
         previous = block
+    # a Markdown table the page marks as an output (the README's row of `kgeval evaluate`) belongs to the last
+    # block above it
+    for m in re.finditer(r"<!--\s*docs-test:output\s*-->\s*\n(?P<table>(?:\|[^\n]*\n)+)", text):
+        line = text.count("\n", 0, m.start()) + 1
+        owner = [b for b in blocks if b.line < line]
+        if owner and owner[-1].output is None:
+            owner[-1].output = m["table"]
     return blocks
 
 
@@ -113,7 +120,8 @@ def console_split(body: str) -> tuple[str, str]:
 
 
 def numbers(text: str) -> list[str]:
-    return [n.replace("−", "-").replace(",", "").lstrip("+") for n in NUMBER.findall(TIMING.sub(" ", text))]
+    text = re.sub(r"<!--.*?-->", "", TIMING.sub(" ", text), flags=re.S)  # a fact mark's key is not shown
+    return [n.replace("−", "-").replace(",", "").lstrip("+") for n in NUMBER.findall(text)]
 
 
 def missing_numbers(shown: str, printed: str) -> list[str]:
@@ -275,8 +283,8 @@ def copy_checkout(dest: Path) -> None:
             (dest / rel).write_bytes(src.read_bytes())
 
 
-def run_group(py: Path, blocks: list[Block], folder: Path, env: dict[str, str]) -> list[str]:
-    """Runs ``blocks`` in ``folder`` through the driver; the problems found, one line each."""
+def run_group(py: Path, blocks: list[Block], folder: Path, env: dict[str, str]) -> tuple[list[str], list[str]]:
+    """Runs ``blocks`` in ``folder`` through the driver: a line per block run, and the problems found."""
     spec = folder.parent / f"{folder.name}.blocks.json"
     todo = []
     for b in blocks:
@@ -286,7 +294,7 @@ def run_group(py: Path, blocks: list[Block], folder: Path, env: dict[str, str]) 
     subprocess.run([str(py), str(Path(__file__).resolve()), "--drive", str(spec)], cwd=folder, env=env, check=False)
     out = Path(str(spec) + ".out")
     results = json.loads(out.read_text()) if out.exists() else []
-    problems = []
+    lines, problems = [], []
     for b, res in zip(blocks, results, strict=False):
         b.printed = res["printed"]
         where = f"{b.page}:{b.line}"
@@ -299,16 +307,42 @@ def run_group(py: Path, blocks: list[Block], folder: Path, env: dict[str, str]) 
         if lost:
             problems.append(f"{where}: the output shown under the block has {', '.join(lost[:8])}, which the block "
                             f"did not print (it printed:\n    " + "\n    ".join(res["printed"].splitlines()[-15:]) + ")")
-        print(f"  {where}: ran in {res['seconds']} s{' (output checked)' if shown else ''}", flush=True)
+        lines.append(f"  {where}: ran in {res['seconds']} s{' (output checked)' if shown else ''}")
     if len(results) < len(blocks) and not problems:
         problems.append(f"{blocks[len(results)].page}:{blocks[len(results)].line}: the driver stopped before it")
-    return problems
+    return lines, problems
+
+
+def _label(extras: frozenset[str]) -> str:
+    return f"kgeval[{','.join(sorted(extras))}]"
+
+
+def run_page(page: str, text: str, py: Path, env: dict[str, str], work: Path) -> tuple[list[str], list[str], int]:
+    """The page's blocks not marked skip: each ``alone`` block in a folder of its own, the rest together in page
+    order; the lines to print, the problems and the number of blocks run."""
+    run_blocks = [b for b in parse(page, text) if not b.skip]
+    groups = [[b] for b in run_blocks if b.alone]
+    together = [b for b in run_blocks if not b.alone]
+    groups += [together] if together else []
+    t0 = time.time()
+    lines, problems = [], []
+    for i, group in enumerate(groups):
+        folder = work / f"{page.replace('/', '_')}-{i}"
+        folder.mkdir(parents=True)
+        if any(m["verb"] == "checkout" for m in MARK.finditer(text)):
+            copy_checkout(folder)
+        more, wrong = run_group(py, group, folder, env)
+        lines += more
+        problems += wrong
+    head = f"docs run: {page}: {len(run_blocks)} block(s) in {time.time() - t0:.0f} s, {len(problems)} problem(s)"
+    return [head, *lines], problems, len(run_blocks)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", help="pages to run (paths as in the repository)")
     ap.add_argument("--home", help="KGEVAL_HOME to use and keep (default: a new one, removed at the end)")
+    ap.add_argument("--jobs", type=int, default=2, help="pages run side by side after the first (default 2)")
     ap.add_argument("--drive", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.drive:
@@ -318,49 +352,48 @@ def main() -> None:
     if not mirror:
         sys.exit("docs run: set KGEVAL_MIRROR to the data mirror")
     sys.path.insert(0, str(ROOT / "tests"))
+    from concurrent.futures import ThreadPoolExecutor
+
     from wheel_check import build_wheel
 
     pages = {p: (ROOT / p).read_text(encoding="utf-8") for p in (args.only or PAGES)}
+    parsed = {p: parse(p, t) for p, t in pages.items()}
+    todo = [p for p in pages if any(not b.skip for b in parsed[p])]
+    skipped = sum(1 for blocks in parsed.values() for b in blocks if b.skip)
     t0 = time.time()
     problems: list[str] = []
-    skipped = ran = 0
     with tempfile.TemporaryDirectory(prefix="kgeval-docs-") as tmp:
         tmp = Path(tmp)
         base_env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KGEVAL_HOME", "VIRTUAL_ENV")}
         wheel = build_wheel(tmp, base_env)
         home = Path(args.home) if args.home else tmp / "home"
-        envs: dict[frozenset[str], Path] = {}
         path = [p for p in base_env.get("PATH", "").split(os.pathsep) if Path(p) != Path(sys.executable).parent]
-        for page, text in pages.items():
-            blocks = parse(page, text)
-            run_blocks = [b for b in blocks if not b.skip]
-            skipped += len(blocks) - len(run_blocks)
-            if not run_blocks:
-                continue
-            extras = page_extras(text)
+        envs: dict[frozenset[str], Path] = {}
+        for page in todo:
+            extras = page_extras(pages[page])
             if extras not in envs:
                 envs[extras] = make_env(tmp / f"env-{'-'.join(sorted(extras)) or 'base'}", extras, wheel, base_env)
-                print(f"docs run: environment kgeval[{','.join(sorted(extras))}] ready ({time.time() - t0:.0f} s)",
-                      flush=True)
-            py = envs[extras]
+        print(f"docs run: {len(envs)} environments ({', '.join(map(_label, envs))}) "
+              f"ready in {time.time() - t0:.0f} s", flush=True)
+
+        def one(page: str) -> tuple[list[str], list[str], int]:
+            py = envs[page_extras(pages[page])]
             env = dict(base_env, KGEVAL_HOME=str(home), KGEVAL_MIRROR=mirror,
                        PATH=os.pathsep.join([str(py.parent), *path]), VIRTUAL_ENV=str(py.parent.parent))
-            groups = [[b] for b in run_blocks if b.alone]
-            together = [b for b in run_blocks if not b.alone]
-            groups += [together] if together else []
-            print(f"docs run: {page} ({len(run_blocks)} blocks, {len(blocks) - len(run_blocks)} marked not run; "
-                  f"kgeval[{','.join(sorted(extras))}])", flush=True)
-            for i, group in enumerate(groups):
-                folder = tmp / "work" / f"{page.replace('/', '_')}-{i}"
-                folder.mkdir(parents=True)
-                if MARK.search(text) and any(m["verb"] == "checkout" for m in MARK.finditer(text)):
-                    copy_checkout(folder)
-                problems += run_group(py, group, folder, env)
-                ran += len(group)
-    took = time.time() - t0
-    print(f"docs run: {ran} blocks run, {skipped} marked not run, on {len(pages)} pages in {took:.0f} s")
+            return run_page(page, pages[page], py, env, tmp / "work")
+
+        # the first page alone builds the data into the shared KGEVAL_HOME; the others then only read it
+        results = [one(todo[0])] if todo else []
+        print("\n".join(results[0][0]) if results else "", flush=True)
+        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            for lines, wrong, n in pool.map(one, todo[1:]):
+                print("\n".join(lines), flush=True)
+                results.append((lines, wrong, n))
+        problems = [p for _, wrong, _ in results for p in wrong]
+        ran = sum(n for *_, n in results)
+    print(f"docs run: {ran} blocks run, {skipped} marked not run, on {len(pages)} pages in {time.time() - t0:.0f} s")
     if problems:
-        sys.exit("docs run: " + str(len(problems)) + " problem(s):\n" + "\n".join(problems))
+        sys.exit(f"docs run: {len(problems)} problem(s):\n" + "\n".join(problems))
 
 
 if __name__ == "__main__":

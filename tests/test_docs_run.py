@@ -46,6 +46,11 @@ kgeval: error: o/summary.md: Operation not permitted
 
 Some prose.
 
+<!--docs-test:output-->
+| System | MRR |
+|---|---|
+| Popularity | <!--fact:default:walkthrough.micro_mrr-->0.1783<!--/fact--> |
+
 ```text
 not an output: prose came first and no mark says it is one
 ```
@@ -58,7 +63,10 @@ def test_parse_reads_marks_outputs_and_order():
     assert blocks[0].skip == "the whole workflow: hours" and all(b.skip is None for b in blocks[1:])
     assert blocks[1].output == "0.1783 338\n"
     assert blocks[2].output == "7 of 13\n"  # the marked output after prose
-    assert blocks[3].alone and blocks[3].output is None and not blocks[1].alone
+    assert blocks[3].alone and not blocks[1].alone
+    # the marked table after the console block is its output; the text block after the table is nobody's
+    assert blocks[3].output.splitlines()[2] == "| Popularity | <!--fact:default:walkthrough.micro_mrr-->0.1783<!--/fact--> |"
+    assert missing_numbers(blocks[3].output, "MRR 0.178280") == []
 
 
 def test_console_blocks_split_into_commands_and_output():
