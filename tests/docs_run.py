@@ -17,7 +17,10 @@ a server until Ctrl-C, a path to fill in): the reason is on the page for the rea
 
 An unlabelled or ``text`` block right after a block that ran is what that block prints: every number in it must
 be among the numbers the block printed (at the precision shown), and so must the lines after ``$ `` in a
-``console`` block. Bash blocks run under ``set -euo pipefail``: a failing command fails the block.
+``console`` block and the outputs of an interpreter session (a block of ``>>>`` lines, run line by line in the
+page's namespace; an error it shows must be printed word for word). A Markdown table or block after prose is
+checked the same way when the page marks it ``<!--docs-test:output-->``. Bash blocks run under
+``set -euo pipefail``: a failing command fails the block.
 
     KGEVAL_MIRROR=/path/to/mirror python tests/docs_run.py [--only PAGE ...] [--home DIR]
 """
@@ -81,7 +84,8 @@ def parse(page: str, text: str) -> list[Block]:
                 owner.output = m["body"]
             previous = None
             continue
-        kind = RUN_LANGS.get(lang)
+        # an interpreter session (">>> "): run line by line, each output compared with what the page shows
+        kind = "session" if lang in ("", "text", "pycon") and m["body"].lstrip().startswith(">>>") else RUN_LANGS.get(lang)
         if kind is None:
             previous = None
             continue
@@ -117,6 +121,34 @@ def console_split(body: str) -> tuple[str, str]:
         else:
             shown.append(raw)
     return "\n".join(commands) + "\n", "\n".join(shown)
+
+
+def session_split(body: str) -> list[tuple[str, str]]:
+    """An interpreter session's statements (``>>>`` and ``...`` lines) and the output shown after each."""
+    pairs: list[tuple[list[str], list[str]]] = []
+    for raw in body.splitlines():
+        if raw.startswith(">>> "):
+            pairs.append(([raw[4:]], []))
+        elif raw.startswith("... ") and pairs and not pairs[-1][1]:
+            pairs[-1][0].append(raw[4:])
+        elif pairs:
+            pairs[-1][1].append(raw)
+    return [("\n".join(src) + "\n", "\n".join(out)) for src, out in pairs]
+
+
+def shown_output(block: Block) -> str | None:
+    """What the page shows the block printing: a console's or a session's own lines, else the output block."""
+    if block.lang == "console":
+        return console_split(block.body)[1]
+    if block.lang == "session":
+        return "\n".join(out for _, out in session_split(block.body))
+    return block.output
+
+
+def session_problems(shown: str, printed: str) -> list[str]:
+    """An error the session shows (``SomeError: message``) must be printed as shown, word for word."""
+    return [line for line in shown.splitlines() if re.match(r"^\w+(Error|Exception): ", line)
+            and line.split() != next((p.split() for p in printed.splitlines() if p.split() == line.split()), None)]
 
 
 def numbers(text: str) -> list[str]:
@@ -239,7 +271,28 @@ def drive(spec_file: str) -> None:
     results = []
     for block in spec:
         t0 = time.time()
-        if block["lang"] == "python":
+        if block["lang"] == "session":
+            buf = io.StringIO()
+            error = None
+            for source, _ in session_split(block["body"]):
+                try:
+                    signal.alarm(BLOCK_TIMEOUT)
+                    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+                        try:  # as the interpreter: an expression's value is shown, a statement is run
+                            value = eval(compile(source, block["where"], "eval"), namespace)
+                            if value is not None:
+                                print(repr(value))
+                        except SyntaxError:
+                            exec(compile(source, block["where"], "exec"), namespace)
+                except NameError:
+                    error = traceback.format_exc(limit=-1)
+                    break
+                except Exception as e:  # the session shows what the interpreter prints: the last line
+                    print(f"{type(e).__name__}: {e}", file=buf)
+                finally:
+                    signal.alarm(0)
+            printed = buf.getvalue()
+        elif block["lang"] == "python":
             buf = io.StringIO()
             error = None
             try:
@@ -289,7 +342,8 @@ def run_group(py: Path, blocks: list[Block], folder: Path, env: dict[str, str]) 
     todo = []
     for b in blocks:
         body = console_split(b.body)[0] if b.lang == "console" else b.body
-        todo.append({"lang": "python" if b.lang == "python" else "bash", "body": body, "where": f"{b.page}:{b.line}"})
+        lang = b.lang if b.lang in ("python", "session") else "bash"
+        todo.append({"lang": lang, "body": body, "where": f"{b.page}:{b.line}"})
     spec.write_text(json.dumps(todo))
     subprocess.run([str(py), str(Path(__file__).resolve()), "--drive", str(spec)], cwd=folder, env=env, check=False)
     out = Path(str(spec) + ".out")
@@ -302,8 +356,10 @@ def run_group(py: Path, blocks: list[Block], folder: Path, env: dict[str, str]) 
             tail = "\n    ".join((res["printed"].strip().splitlines() + res["error"].strip().splitlines())[-25:])
             problems.append(f"{where}: the {b.lang} block failed ({res['error'].strip().splitlines()[-1]}):\n    {tail}")
             continue
-        shown = console_split(b.body)[1] if b.lang == "console" else b.output
+        shown = shown_output(b)
         lost = missing_numbers(shown or "", res["printed"])
+        if b.lang == "session":
+            lost += session_problems(shown, res["printed"])
         if lost:
             problems.append(f"{where}: the output shown under the block has {', '.join(lost[:8])}, which the block "
                             f"did not print (it printed:\n    " + "\n    ".join(res["printed"].splitlines()[-15:]) + ")")
@@ -368,11 +424,11 @@ def main() -> None:
         wheel = build_wheel(tmp, base_env)
         home = Path(args.home) if args.home else tmp / "home"
         path = [p for p in base_env.get("PATH", "").split(os.pathsep) if Path(p) != Path(sys.executable).parent]
-        envs: dict[frozenset[str], Path] = {}
-        for page in todo:
-            extras = page_extras(pages[page])
-            if extras not in envs:
-                envs[extras] = make_env(tmp / f"env-{'-'.join(sorted(extras)) or 'base'}", extras, wheel, base_env)
+        wanted = list(dict.fromkeys(page_extras(pages[p]) for p in todo))
+        with ThreadPoolExecutor(max(1, args.jobs)) as pool:  # pip installs the wheel: seconds each, side by side
+            made = pool.map(lambda x: make_env(tmp / f"env-{'-'.join(sorted(x)) or 'base'}", x, wheel, base_env),
+                            wanted)
+            envs = dict(zip(wanted, made, strict=True))
         print(f"docs run: {len(envs)} environments ({', '.join(map(_label, envs))}) "
               f"ready in {time.time() - t0:.0f} s", flush=True)
 

@@ -7,7 +7,18 @@ from __future__ import annotations
 import re
 
 from conftest import ROOT
-from docs_run import PAGES, closure, console_split, kgeval_requirements, missing_numbers, page_extras, parse
+from docs_run import (
+    PAGES,
+    closure,
+    console_split,
+    kgeval_requirements,
+    missing_numbers,
+    page_extras,
+    parse,
+    session_problems,
+    session_split,
+    shown_output,
+)
 
 PAGE = """# A page
 
@@ -111,3 +122,20 @@ def test_every_block_the_pages_do_not_run_says_why():
                 skipped += 1
                 assert re.search(r"\w{3,}", block.skip), f"{page}:{block.line}: a skip mark without a reason"
     assert runs >= 10 and skipped  # the guides' runnable blocks are found, and the marks are read
+
+
+def test_a_session_runs_line_by_line_and_its_errors_are_compared_word_for_word():
+    body = (">>> from kgeval import place\n>>> result = evaluate(run,\n...                   bootstrap=1)\n"
+            "BadValueError: bootstrap: 1 is out of range: expected an integer from 20 to 100,000\n>>> 1 + 1\n2\n")
+    (block,) = parse("p.md", "```text\n" + body + "```\n")
+    assert block.lang == "session" and block.output is None
+    assert session_split(body) == [
+        ("from kgeval import place\n", ""), ("result = evaluate(run,\n                  bootstrap=1)\n",
+                                            "BadValueError: bootstrap: 1 is out of range: expected an integer from 20 to 100,000"),
+        ("1 + 1\n", "2")]
+    shown = shown_output(block)
+    printed = "BadValueError: bootstrap: 1 is out of range: expected an integer from 20 to 100,000\n2\n"
+    assert missing_numbers(shown, printed) == [] and session_problems(shown, printed) == []
+    other = printed.replace("out of range", "not allowed")  # same numbers, other words: still a difference
+    assert missing_numbers(shown, other) == [] and session_problems(shown, other) == [
+        "BadValueError: bootstrap: 1 is out of range: expected an integer from 20 to 100,000"]
