@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import heartbeat_main
 
 from kgeval.data.kg import KnowledgeGraph
 from kgeval.data.testsets import TestSet
@@ -130,4 +131,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)
