@@ -139,5 +139,5 @@ def plan_outside(name: str, dump, study: np.ndarray, opponents: list[str], kg: K
     op = outside_plan(u, opts.metric, opts.budget, opts.design, opts.floor_share, opts.level, opts.max_budget,
                       opts.prior, opts.seed, rbp_p, opts.mc_draws, wanted, opts.judging)
     if files is None:
-        return wanted, op, plan_sidecar(u, kg, op.plan)
-    return wanted, op, write_plan_sheet(u, kg, op.plan, templates or {}, f"sample-{name}", *files)
+        return wanted, op, plan_sidecar(u, kg, op.plan, opts.prior)
+    return wanted, op, write_plan_sheet(u, kg, op.plan, templates or {}, f"sample-{name}", *files, prior=opts.prior)
