@@ -42,6 +42,7 @@ class Universe:
     features: Features
     questions: Questions
     depth: np.ndarray | None = None  # per item the pool depth that judged it (max_depth + 1: never judged)
+    zero: np.ndarray | None = None  # per item its state under the depth-0 judgments (the test answers) alone
 
     @property
     def cand(self):
@@ -95,7 +96,7 @@ def build(systems: list[str], entity: np.ndarray, judged: Judged, questions: Que
     pooled = (s_deep >= 0) & (depth >= 1) & (depth <= max_depth)
     truth = np.maximum(s_deep, 0).astype(np.int8)
     return Universe(list(systems), deep, truth, hidden, pooled, item_features(deep, kg, questions), questions,
-                    depth)
+                    depth, s_zero)
 
 
 def from_dumps(dumps: dict[str, str], kg: KnowledgeGraph, k: int, max_depth: int) -> Universe:
