@@ -20,6 +20,7 @@ from .baselines import baselines, targets
 from .estimates import judged_estimates, plan_labels, prior_audit, read_plan_items
 from .figure import coverage_figure, pair_budgets
 from .plan import make_plan
+from .priors import compare_priors
 from .problem import Problem
 from .sheet import locate_items, pair_columns, plan_prior, read_plan_pairs, write_plan_sheet
 from .simulation import sequence_errors, simulate
@@ -150,3 +151,24 @@ def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_seq
     if versus is not None and len(versus):
         log.info("%s: %d of %d pairs with |Δ| ≥ %g decided in 80 %% at ≤ 10 %% of MTC's hard-stop count", out_vs_mtc,
                  int(versus["target_met"].sum()), len(versus), min_delta)
+
+
+def priors_step(dumps: dict[str, str], kg_path: str, out_calibration: str, out_reliability: str, out_budgets: str, *,
+                k: int, rbp_p: float, metrics: tuple[str, ...], folds: int, mc_draws: int, judging: str,
+                design: str, floor_share: float, level: float, max_budget: int, seed: int, max_depth: int,
+                testset: str = "") -> None:
+    """The logistic and the boosted prior side by side (:mod:`.priors`): ``prior_calibration.csv`` (CV AUC and
+    ECE on the held-out folds, ECE on the uniform audit's items), ``prior_reliability.csv`` (their curves) and
+    ``prior_budgets.csv`` (per metric the median expected budget per pair on the real plan and on the hidden
+    labels). Every setting is the config's (no default here: the schema holds them)."""
+    kg = KnowledgeGraph.load(kg_path)
+    u = from_dumps(dumps, kg, k, max_depth)
+    cal, curves, need = compare_priors(u, tuple(metrics), folds, seed, rbp_p=rbp_p, mc_draws=mc_draws,
+                                       judging=judging, design=design, floor_share=floor_share, level=level,
+                                       max_budget=max_budget)
+    write_csv(cal.assign(testset=testset), out_calibration)
+    write_csv(curves.assign(testset=testset), out_reliability)
+    write_csv(need.assign(testset=testset), out_budgets)
+    for row in need.itertuples(index=False):
+        log.info("%s %s on %s: median budget per pair %.0f (%d of %d pairs reached)", row.prior, row.metric,
+                 row.universe, row.median_budget, row.reached, row.pairs)
