@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 from test_sampling_estimates import judged_plan
 
-from kgeval.sampling.priors import COMPARED, _calibration, compare_priors
+from kgeval.sampling.priors import COMPARED, calibration_row, compare_priors
 
 
 def test_calibration_row_by_hand():
     p, y = np.array([0.2, 0.8, 0.6, 0.4]), np.array([0, 1, 0, 1])
-    row, curve = _calibration("boosted", "held_out_folds", p, y, cv_auc=0.75)
+    row, curve = calibration_row("boosted", "held_out_folds", p, y, cv_auc=0.75)
     # one item per bin (0.2, 0.4, 0.6, 0.8): |0.2 − 0|, |0.4 − 1|, |0.6 − 0|, |0.8 − 1| averaged = 0.4
     assert row["ece"] == pytest.approx(0.4)
     # centred p (−.3, .3, .1, −.1), y (−.5, .5, −.5, .5): cov .2, var .2 and 1 -> .2 / √.2

@@ -30,7 +30,7 @@ COMPARED = ("logistic", "boosted")  # today's prior and the one that knows the g
 RELIABILITY_COLUMNS = ["bin_lo", "bin_hi", "mean_predicted", "observed_rate", "count"]
 
 
-def _calibration(kind: str, items: str, p: np.ndarray, y: np.ndarray, **extra) -> tuple[dict, pd.DataFrame]:
+def calibration_row(kind: str, items: str, p: np.ndarray, y: np.ndarray, **extra) -> tuple[dict, pd.DataFrame]:
     y = np.asarray(y, float)
     both = y.size > 1 and 0 < y.sum() < y.size  # a correlation needs both classes
     row = {"prior": kind, "items": items, "n": int(y.size), "relevant": int(y.sum()),
@@ -48,14 +48,14 @@ def calibration(u: Universe, kind: str, folds: int = 5, seed: int = 0) -> tuple[
     rows, curves = [], []
     if np.unique(groups).size >= folds and 0 < y.sum() < y.size:  # else no fold split with both classes
         cv = cross_validate(u.features.take(train), y, groups, folds, seed, kind)
-        row, curve = _calibration(kind, "held_out_folds", cv.predictions, y, cv_auc=cv.auc,
+        row, curve = calibration_row(kind, "held_out_folds", cv.predictions, y, cv_auc=cv.auc,
                                   fold_auc_min=float(np.nanmin(cv.fold_auc)),
                                   fold_auc_max=float(np.nanmax(cv.fold_auc)))
         rows.append(row)
         curves.append(curve)
     pb = Problem(u.hidden_state(), u.truth, METRIC_NAMES["P"])
     audit = pb.U[pb.eligible(np.arange(pb.a.size))]
-    row, curve = _calibration(kind, "uniform_audit", u.out_of_fold_prior(kind, folds, seed)[audit],
+    row, curve = calibration_row(kind, "uniform_audit", u.out_of_fold_prior(kind, folds, seed)[audit],
                               u.truth[audit])
     return [*rows, row], [*curves, curve]
 
