@@ -39,6 +39,41 @@ def triple_questions(triples: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.nd
     return side, known, rel, answer
 
 
+def unique_pairs(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """The distinct (first, second) int64 pairs as rows, sorted by first then second: what
+    ``np.unique(np.stack([first, second], 1), axis=0)`` returns, without numpy's row-as-record sort, which took
+    half of every validation evaluation in training (3.9 s of 7.9 s on FB15k-237's 544k training questions;
+    benchmarks/default_time.py measures it)."""
+    first, second = np.asarray(first, dtype=np.int64), np.asarray(second, dtype=np.int64)
+    if not len(first):
+        return np.zeros((0, 2), np.int64)
+    span = int(second.max()) + 1
+    if first.min() >= 0 and second.min() >= 0 and int(first.max()) < np.iinfo(np.int64).max // span:
+        # one int64 key per pair (first · span + second keeps the order) and a plain sort: 15× faster than the
+        # lexsort, and than np.unique, whose hash-based path (numpy 2.4) is 100× slower than np.sort here
+        combined = np.sort(first * span + second)
+        combined = combined[np.concatenate([[True], combined[1:] != combined[:-1]])]
+        return np.stack([combined // span, combined % span], axis=1)
+    order = np.lexsort((second, first))
+    a, b = first[order], second[order]
+    keep = np.ones(len(a), dtype=bool)
+    keep[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    return np.stack([a[keep], b[keep]], axis=1)
+
+
+def unique_questions(side: np.ndarray, known: np.ndarray, relation: np.ndarray, num_entities: int,
+                     num_relations: int) -> np.ndarray:
+    """The distinct (side, known entity, relation) rows, sorted as ``np.unique(rows, axis=0)`` sorts them (by
+    side, then entity, then relation), through one int64 key per row and a plain sort (20× faster on
+    FB15k-237's training questions)."""
+    key = (np.asarray(side, dtype=np.int64) * num_entities + np.asarray(known, dtype=np.int64)) * num_relations \
+        + np.asarray(relation, dtype=np.int64)
+    key = np.sort(key)
+    key = key[np.concatenate([[True], key[1:] != key[:-1]])] if len(key) else key
+    rest, rel = np.divmod(key, num_relations)
+    return np.stack([*np.divmod(rest, num_entities), rel], axis=1)
+
+
 class AnswerIndex:
     """Answers per question over a set of triples (CSR over sorted question keys)."""
 
@@ -46,8 +81,11 @@ class AnswerIndex:
         self.num_entities, self.num_relations = num_entities, num_relations
         side, known, rel, answer = triple_questions(triples)
         keys = question_key(side, known, rel, num_entities, num_relations)
-        pairs = np.unique(np.stack([keys, answer], axis=1), axis=0) if len(keys) else np.zeros((0, 2), np.int64)
-        self.keys, starts = np.unique(pairs[:, 0], return_index=True)
+        pairs = unique_pairs(keys, answer)
+        # pairs are sorted by key: each key starts where it differs from the one before
+        starts = np.flatnonzero(np.concatenate([[True], pairs[1:, 0] != pairs[:-1, 0]])) if len(pairs) else \
+            np.zeros(0, np.int64)
+        self.keys = pairs[starts, 0]
         self.offsets = np.append(starts, len(pairs)).astype(np.int64)
         self.answers = pairs[:, 1].copy()
 

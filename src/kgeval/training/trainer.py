@@ -40,8 +40,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..data.judged import Judged
 from ..data.kg import HEAD, TAIL, KnowledgeGraph
-from ..data.questions import AnswerIndex, triple_questions
+from ..data.questions import AnswerIndex, Questions, triple_questions, unique_questions
 from ..data.testsets import TestSet
 from ..errors import CorruptFileError
 from ..io import pause_point
@@ -85,22 +86,47 @@ def evaluate_ranking(model: KGEModel, kg: KnowledgeGraph, split: str = "valid", 
                      ) -> dict[str, float]:
     """Filtered (train ∪ valid ∪ split), realistic micro MRR and Hits@k of ``model`` on a split, from one
     ranking: ``{"mrr": …, "hits@1": …, "hits@10": …}``."""
-    from ..metrics.ranks import micro_ranks
+    return ranking_of(model, ranking_inputs(kg, split, max_triples, seed), memory_budget_mb, hits)
 
+
+@dataclass(frozen=True)
+class RankingInputs:
+    """What a split's filtered ranking needs besides the model: its questions, their judged answers, the filter
+    index and the entities' docno order. The same for every evaluation of a training, so the trainer builds them
+    once instead of once per epoch."""
+
+    questions: Questions
+    judged: Judged
+    known: AnswerIndex
+    docnos: np.ndarray
+
+
+def ranking_inputs(kg: KnowledgeGraph, split: str = "valid", max_triples: int | None = None,
+                   seed: int = 0) -> RankingInputs:
+    """The inputs of :func:`evaluate_ranking` for a split (its first ``max_triples`` of a seeded draw)."""
     triples = kg.splits[split]
     if max_triples is not None and len(triples) > max_triples:
         idx = np.sort(np.random.default_rng(seed).choice(len(triples), max_triples, replace=False))
         triples = triples[idx]
     ts = TestSet(split, triples, np.ones(len(triples), np.int8), np.zeros(len(triples), np.int16))
     questions = ts.questions(kg)
-    judged = judged_entities(ts, questions)
     filter_splits = ("train",) if split == "valid" else ("train", "valid")
-    known = AnswerIndex(kg.known(filter_splits), kg.num_entities, kg.num_relations)
+    return RankingInputs(questions, judged_entities(ts, questions),
+                         AnswerIndex(kg.known(filter_splits), kg.num_entities, kg.num_relations),
+                         docno_ranks(kg.entities))
+
+
+def ranking_of(model: KGEModel, inputs: RankingInputs, memory_budget_mb: float = 512,
+               hits: tuple[int, ...] = (1, 10)) -> dict[str, float]:
+    """:func:`evaluate_ranking` from prepared inputs."""
+    from ..metrics.ranks import micro_ranks
+
+    questions, judged, known = inputs.questions, inputs.judged, inputs.known
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
     try:
-        r = rank_questions(model.score_questions, questions, judged, known, docno_ranks(kg.entities), k=0,
+        r = rank_questions(model.score_questions, questions, judged, known, inputs.docnos, k=0,
                            memory_budget_mb=memory_budget_mb, device=device, model_name=type(model).__name__)
     finally:
         model.train(was_training)
@@ -123,6 +149,7 @@ class Trainer:
         self.optimizer = self._optimizer()
         self.train_triples = torch.as_tensor(kg.splits["train"], dtype=torch.long)
         self._kvsall: tuple[torch.Tensor, AnswerIndex] | None = None
+        self._valid_inputs: RankingInputs | None = None
 
     # ---- setup --------------------------------------------------------------------------------------------
     def _optimizer(self) -> torch.optim.Optimizer:
@@ -162,7 +189,7 @@ class Trainer:
         if self._kvsall is None:
             train = self.kg.splits["train"]
             side, known, rel, _ = triple_questions(train)
-            q = np.unique(np.stack([side, known, rel], 1), axis=0)
+            q = unique_questions(side, known, rel, self.kg.num_entities, self.kg.num_relations)
             self._kvsall = (torch.as_tensor(q, dtype=torch.long),
                             AnswerIndex(train, self.kg.num_entities, self.kg.num_relations))
         return self._kvsall
@@ -332,7 +359,9 @@ class Trainer:
             last = epoch >= c.max_epochs or (c.max_steps is not None and step >= c.max_steps)
             if epoch % c.eval_every == 0 or last:
                 t1 = time.perf_counter()
-                mrr = evaluate_mrr(m, self.kg, "valid", c.valid_max_triples, seed=self.seed)
+                if self._valid_inputs is None:
+                    self._valid_inputs = ranking_inputs(self.kg, "valid", c.valid_max_triples, self.seed)
+                mrr = ranking_of(m, self._valid_inputs)["mrr"]
                 entry.update(valid_mrr=mrr, eval_seconds=time.perf_counter() - t1)
                 log.info("%s seed %d epoch %d: validation MRR %.4f in %.1f s (best so far %.4f)", self.model_name,
                          self.seed, epoch, mrr, entry["eval_seconds"], max(mrr, best["valid_mrr"]))
