@@ -33,7 +33,7 @@ import copy
 import logging
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ from ..models.base import KGEModel, Targets
 from ..models.checkpoint import load_checkpoint, resolve_device, save_checkpoint, without_timings
 from ..progress import Progress
 from ..scores.ranking import docno_ranks, judged_entities, rank_questions
-from .config import TrainConfig, config_hash
+from .config import TrainConfig, config_hash, train_settings
 from .losses import k_vs_all, negative_sampling, one_vs_all, one_vs_all_grouped, regularization
 
 log = logging.getLogger(__name__)
@@ -141,7 +141,8 @@ class Trainer:
                  seed: int = 0, device: str | None = "auto"):
         self.kg, self.model_name, self.model_hparams, self.cfg, self.seed = kg, model_name, model_hparams, cfg, seed
         self.device = resolve_device(device)
-        self.hash = config_hash({"model": model_name, "hparams": model_hparams, "train": asdict(cfg), "seed": seed})
+        self.hash = config_hash({"model": model_name, "hparams": model_hparams, "train": train_settings(cfg),
+                                 "seed": seed})
         seed_everything(seed)
         self.model = build_model(model_name, kg.num_entities, kg.num_relations, graph=kg.splits["train"],
                                  **model_hparams).to(self.device)
@@ -341,7 +342,9 @@ class Trainer:
                     if c.lr_schedule == "warmup_linear":
                         group["lr"] = self._lr_at(step, total_steps)
                 self.optimizer.zero_grad(set_to_none=True)
-                loss = self._batch_loss(examples[b0:b0 + c.batch_size], gen)
+                # bf16 autocast (opt-in): the forward pass's matrix products in bfloat16, the backward pass follows
+                with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=c.autocast == "bf16"):
+                    loss = self._batch_loss(examples[b0:b0 + c.batch_size], gen)
                 if not torch.isfinite(loss):
                     raise FloatingPointError(f"{self.model_name}: non-finite loss at epoch {epoch}, step {step}")
                 loss.backward()
@@ -396,7 +399,7 @@ class Trainer:
 
     def _state(self, epoch, step, trace, best, bad_evals, snapshots, plateau=None, light=False) -> dict[str, Any]:
         state = {
-            "model_name": self.model_name, "model_hparams": self.model_hparams, "train_config": asdict(self.cfg),
+            "model_name": self.model_name, "model_hparams": self.model_hparams, "train_config": train_settings(self.cfg),
             "config_hash": self.hash, "dataset": self.kg.name, "dataset_fingerprint": self.kg.fingerprint(),
             "seed": self.seed, "epoch": epoch, "step": step, "trace": trace,
             "state_dict": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
