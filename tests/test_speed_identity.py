@@ -8,7 +8,14 @@ import pytest
 from conftest import tiny_kg
 
 from kgeval.data.kg import HEAD, TAIL
-from kgeval.data.questions import AnswerIndex, question_key, triple_questions, unique_pairs, unique_questions
+from kgeval.data.questions import (
+    AnswerIndex,
+    question_key,
+    triple_questions,
+    unique_pairs,
+    unique_questions,
+    unique_triples,
+)
 
 
 def _rows_unique(*cols: np.ndarray) -> np.ndarray:
@@ -138,3 +145,23 @@ def test_bf16_autocast_trains_and_differs(synth_kg):
     chance = 6.0 / synth_kg.num_entities  # about H_N / N
     assert runs["bf16"].best_valid_mrr > 4 * chance
     assert abs(runs["bf16"].best_valid_mrr - runs[None].best_valid_mrr) < 0.25 * runs[None].best_valid_mrr
+
+
+def test_unique_triples_equals_numpy_rows():
+    rng = np.random.default_rng(3)
+    triples = rng.integers(0, [30, 4, 30], (3000, 3))
+    assert np.array_equal(unique_triples(triples, 30, 4), np.unique(triples, axis=0))
+    assert unique_triples(np.array([[2, 1, 0], [0, 1, 2], [2, 1, 0], [0, 0, 3]]), 4, 2).tolist() == [
+        [0, 0, 3], [0, 1, 2], [2, 1, 0]]
+
+
+def test_hitter_adjacency_unchanged(synth_kg, monkeypatch):
+    """HittER's context adjacency (with its seeded shuffle) is the one the row-wise np.unique gave."""
+    import kgeval.models.hitter as hitter
+
+    graph = np.concatenate([synth_kg.splits["train"], synth_kg.splits["train"][:50]])  # duplicates too
+    now = hitter.HittER._adjacency(graph, synth_kg.num_entities, synth_kg.num_relations, 0)
+    monkeypatch.setattr(hitter, "unique_triples", lambda g, E, R: np.unique(g, axis=0))
+    before = hitter.HittER._adjacency(graph, synth_kg.num_entities, synth_kg.num_relations, 0)
+    assert len(now) == len(before) == 3
+    assert all(a.dtype == b.dtype and bool((a == b).all()) for a, b in zip(now, before))

@@ -61,17 +61,28 @@ def unique_pairs(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     return np.stack([a[keep], b[keep]], axis=1)
 
 
-def unique_questions(side: np.ndarray, known: np.ndarray, relation: np.ndarray, num_entities: int,
-                     num_relations: int) -> np.ndarray:
-    """The distinct (side, known entity, relation) rows, sorted as ``np.unique(rows, axis=0)`` sorts them (by
-    side, then entity, then relation), through one int64 key per row and a plain sort (20× faster on
-    FB15k-237's training questions)."""
-    key = (np.asarray(side, dtype=np.int64) * num_entities + np.asarray(known, dtype=np.int64)) * num_relations \
-        + np.asarray(relation, dtype=np.int64)
+def _unique_rows3(a: np.ndarray, b: np.ndarray, c: np.ndarray, b_range: int, c_range: int) -> np.ndarray:
+    """The distinct (a, b, c) rows (0 ≤ b < b_range, 0 ≤ c < c_range, a ≥ 0), sorted as ``np.unique(rows,
+    axis=0)`` sorts them, through one int64 key per row and a plain sort (numpy 2.4's row-wise unique sorts
+    records: 2.8 s against 0.03 s on FB15k-237's training questions)."""
+    key = (np.asarray(a, dtype=np.int64) * b_range + np.asarray(b, dtype=np.int64)) * c_range \
+        + np.asarray(c, dtype=np.int64)
     key = np.sort(key)
     key = key[np.concatenate([[True], key[1:] != key[:-1]])] if len(key) else key
-    rest, rel = np.divmod(key, num_relations)
-    return np.stack([*np.divmod(rest, num_entities), rel], axis=1)
+    rest, c_out = np.divmod(key, c_range)
+    return np.stack([*np.divmod(rest, b_range), c_out], axis=1)
+
+
+def unique_questions(side: np.ndarray, known: np.ndarray, relation: np.ndarray, num_entities: int,
+                     num_relations: int) -> np.ndarray:
+    """The distinct (side, known entity, relation) rows, sorted by side, then entity, then relation."""
+    return _unique_rows3(side, known, relation, num_entities, num_relations)
+
+
+def unique_triples(triples: np.ndarray, num_entities: int, num_relations: int) -> np.ndarray:
+    """The distinct (h, r, t) rows of in-range triples, sorted as ``np.unique(triples, axis=0)``."""
+    t = np.asarray(triples, dtype=np.int64).reshape(-1, 3)
+    return _unique_rows3(t[:, 0], t[:, 1], t[:, 2], num_relations, num_entities)
 
 
 class AnswerIndex:
