@@ -11,7 +11,7 @@
 #      table with the uninterrupted run of step 3 (--cores 1 against --cores 2);
 #   5. the data stage and two models' chains of the tiny workflow (trainings, selection, dumps, TREC runs, KP)
 #      through a real one-node SLURM cluster brought up by .ci/slurm-up.sh, in grouped jobs (profiles/slurm-ci),
-#      compared with the run of step 3, and then the scale stage's reduced instance in 3 question shards, one
+#      compared with the run of step 3, and then the scale stage's reduced instance in 2 question shards, one
 #      SLURM job each, byte-equal to its unsharded run (tests/slurm_scale.sh) (skipped with a message when SLURM
 #      cannot be installed; KGEVAL_SKIP_SLURM=1 skips it);
 #   6. with a data mirror (KGEVAL_MIRROR): the smoke configuration on the real FB15k-237 and WN18RR data (every
@@ -164,6 +164,8 @@ mrr = exact[exact["metric"] == "mrr"].sort_values("system")["value"].tolist()
 assert mrr == sorted(mrr, reverse=True), f"exact MRR not in the planted order: {mrr}"
 est = pd.read_csv("results/scale/wikikg2/estimates.csv")
 assert est["covered"].mean() >= 0.8, f"estimates cover {est['covered'].mean():.2f} of the exact values"
+bounds = pd.read_csv("results/scale/wikikg2/pool_bounds.csv")
+assert ((bounds["lower"] <= bounds["exact"]) & (bounds["exact"] <= bounds["upper"])).all(), "pool bounds miss P@k"
 print(f"scale: exact MRR {[round(m, 4) for m in mrr]}, estimates cover {est['covered'].mean():.2f}")
 PY
 

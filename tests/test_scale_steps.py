@@ -14,12 +14,13 @@ from kgeval.scale.steps import TABLES, evaluate_graph, gather_step, graph_step
 
 
 def _run(tmp_path, graph, name, exact_max_answers, shards=1, systems=3):
-    out = {t: tmp_path / f"{name}_{t}.csv" for t in TABLES} | {"tau": tmp_path / f"{name}_tau.json"}
+    out = {t: tmp_path / f"{name}_{t}.csv" for t in (*TABLES, "pools", "pool_bounds")}
+    out["tau"] = tmp_path / f"{name}_tau.json"
     work = tmp_path / f"{name}_work"
     work.mkdir()
     evaluate_graph(graph, work, out, systems=systems, shards=shards, k=5, negatives_k=50, sample_size=300,
                    half_width=0.01, hits=[1, 10], seed=0, batch=256, memory_budget_mb=64, bootstrap=100,
-                   exact_max_answers=exact_max_answers)
+                   exact_max_answers=exact_max_answers, pool_questions=250, pool_depths=(1, 5))
     return {k: (read_json(v) if k == "tau" else pd.read_csv(v)) for k, v in out.items()}, work
 
 
@@ -42,6 +43,13 @@ def test_sampled_path_equals_the_exact_path_on_the_same_sample(tmp_path, graph):
     mrr = full["exact"][full["exact"]["metric"] == "mrr"]["value"].to_numpy()
     assert (np.diff(mrr) < 0).all()  # the planted order
     assert part["tau"]["answers"] == 300 and -1 <= part["tau"]["tau"] <= 1
+    # pools of 250 of the ranked questions: the bounds hold the truth and close at the deepest pool (depth 5 = k)
+    for run in (full, part):
+        assert (run["pools"]["questions"] == 250).all() and run["pools"]["pooled"].is_monotonic_increasing
+        b = run["pool_bounds"]
+        assert ((b["lower"] <= b["exact"]) & (b["exact"] <= b["upper"])).all()
+        deep = b[b["depth"] == 5]
+        assert (deep["lower"] == deep["exact"]).all() and (deep["upper"] == deep["exact"]).all()
 
 
 @pytest.mark.parametrize("exact_max_answers", [10**9, 0])
@@ -50,7 +58,7 @@ def test_shards_gather_to_the_unsharded_ranking_and_tables(tmp_path, graph, exac
     three, w3 = _run(tmp_path, graph, "three", exact_max_answers, shards=3, systems=2)
     for s in range(2):  # the merged rankings: the same bytes
         assert (w1 / f"system{s}.npz").read_bytes() == (w3 / f"system{s}.npz").read_bytes()
-    for t in TABLES:
+    for t in (*TABLES, "pools", "pool_bounds"):
         pd.testing.assert_frame_equal(one[t], three[t])
     assert one["tau"] == three["tau"]
     # the shards are disjoint and cover the plan: each ranked a third of the questions

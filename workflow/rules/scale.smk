@@ -13,7 +13,7 @@ SCALE_SHARDS = SCALE["shards"]
 SCALE_GRAPH = "resources/scale/{shape}/graph.npz"
 SCALE_SAMPLE = "results/scale/{shape}/sample.npz"
 SCALE_RANKING = "results/scale/{shape}/ranks/system{system}.npz"
-SCALE_TABLES = ["exact", "estimates", "paired", "negatives"]
+SCALE_TABLES = ["exact", "estimates", "paired", "negatives", "pools", "pool_bounds"]
 
 
 rule scale_graph:
@@ -124,6 +124,29 @@ rule scale_evaluate:
         scale=SCALE,
     script:
         "../scripts/scale_evaluate.py"
+
+
+# pools of every system's top lists for a sample of the ranked questions, judged by the planted truth, and bounds
+rule scale_pools:
+    input:
+        graph=SCALE_GRAPH,
+        sample=SCALE_SAMPLE,
+        rankings=expand(SCALE_RANKING, shape="{shape}", system=range(SCALE["systems"])),
+    output:
+        pools="results/scale/{shape}/pools.csv",
+        bounds="results/scale/{shape}/pool_bounds.csv",
+    log:
+        "logs/scale_pools/{shape}.log",
+    benchmark:
+        "logs/benchmarks/scale_pools/{shape}.tsv"
+    wildcard_constraints:
+        shape=alternatives(SCALE_SHAPES),
+    conda:
+        "../../envs/models.yaml"
+    params:
+        scale=SCALE,
+    script:
+        "../scripts/scale_pools.py"
 
 
 SCALE_OUTPUTS = expand(

@@ -26,8 +26,9 @@ def _hits(text: str) -> list[int]:
 @command("scale", "evaluate at the scale of today's knowledge graphs (millions of entities). 'kgeval scale graph' "
                   "generates a synthetic graph of Wikidata5M's or ogbl-wikikg2's shape with systems of graded "
                   "quality, 'kgeval scale evaluate' ranks them exactly over entity blocks (in question shards) and "
-                  "writes exact metrics, question-sampled estimates with 95 % intervals, paired differences and "
-                  "what sampled negatives do (docs/guide/scale.md).",
+                  "writes exact metrics, question-sampled estimates with 95 % intervals, paired differences, "
+                  "what sampled negatives do, and pools of the top lists judged by the planted truth, with bounds "
+                  "(docs/guide/scale.md).",
          "kgeval scale graph --shape wikikg2 --factor 0.01 --out g && kgeval scale evaluate g/graph.npz --out ev")
 def _scale(p: argparse.ArgumentParser):
     sub = p.add_subparsers(dest="scale_cmd", required=True, metavar="{graph,evaluate}", parser_class=Parser)
@@ -41,8 +42,8 @@ def _scale(p: argparse.ArgumentParser):
     g.add_argument("--out", required=True, help="output folder (OUT/graph.npz)")
     e = sub.add_parser("evaluate", help="rank a graph's systems and estimate their metrics", formatter_class=Formatter,
                        description="Rank the graph's systems exactly over entity blocks and write OUT/exact.csv, "
-                                   "estimates.csv, paired.csv, negatives.csv and negatives_tau.json "
-                                   "(docs/guide/scale.md).")
+                                   "estimates.csv, paired.csv, negatives.csv, negatives_tau.json, pools.csv "
+                                   "and pool_bounds.csv (docs/guide/scale.md).")
     e.add_argument("graph", help="a graph of 'kgeval scale graph' (graph.npz)")
     e.add_argument("--out", required=True, help="output folder")
     for name, key, default, help_ in (
@@ -59,6 +60,10 @@ def _scale(p: argparse.ArgumentParser):
             ("--exact-max-answers", "exact_max_answers", 50000, "rank every answer exactly up to this many")):
         e.add_argument(name, type=SchemaNumber("scale", key), default=default, help=help_)
     e.add_argument("--hits", type=_hits, default="1,3,10", help="Hits@k levels, comma-separated")
+    e.add_argument("--pool-questions", type=SchemaNumber("scale", "pool_questions"), default=10000,
+                   help="ranked questions whose top lists are pooled and judged by the planted truth")
+    e.add_argument("--pool-depths", type=_hits, default="1,3,10",
+                   help="pool depths, comma-separated; the deepest at most --k")
 
     def run(a):
         from ..scale.steps import TABLES, evaluate_graph, graph_step
@@ -69,14 +74,17 @@ def _scale(p: argparse.ArgumentParser):
                 graph_step(a.shape, float(a.factor), a.seed, stage.path(out / "graph.npz"))
             print(f"{out / 'graph.npz'}\t{a.shape} x {a.factor:g}")
             return 0
-        names = {t: f"{t}.csv" for t in TABLES} | {"tau": "negatives_tau.json"}
+        if max(a.pool_depths) > a.k:
+            e.error(f"--pool-depths {max(a.pool_depths)} is deeper than the top lists (--k {a.k})")
+        names = {t: f"{t}.csv" for t in (*TABLES, "pools", "pool_bounds")} | {"tau": "negatives_tau.json"}
         with OutputStage("scale-evaluate", inputs=[a.graph], folder=out) as stage, \
                 tempfile.TemporaryDirectory(prefix="kgeval-scale-") as work:
             evaluate_graph(a.graph, work, {t: stage.path(out / n) for t, n in names.items()}, systems=a.systems,
                            shards=a.shards, k=a.k, negatives_k=a.negatives, sample_size=a.sample_size,
                            half_width=float(a.half_width), hits=a.hits, seed=a.seed, batch=a.batch,
                            memory_budget_mb=float(a.memory_budget_mb), bootstrap=a.bootstrap,
-                           exact_max_answers=a.exact_max_answers)
+                           exact_max_answers=a.exact_max_answers, pool_questions=a.pool_questions,
+                           pool_depths=tuple(a.pool_depths))
         for n in names.values():
             print(out / n)
         return 0

@@ -44,13 +44,14 @@ def _device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _setup(graph: str | Path):
-    """The graph, its test questions and judged answers, the train ∪ valid filter and the ranked answers (judged
-    rows of the test answers, in micro_ranks' order: the population of the estimates)."""
+def _setup(graph: str | Path, filter_index: bool = True):
+    """The graph, its test questions and judged answers, the train ∪ valid filter (None without
+    ``filter_index``: at full shape it is a sort of 16M triples the tables and pools do not need) and the ranked
+    answers (judged rows of the test answers, in micro_ranks' order: the population of the estimates)."""
     g = load_graph(graph)
     E, R = len(g["z"]), len(g["w"])
     questions, judged = split_questions(g["test"].astype(np.int64), E, R)
-    known = AnswerIndex(np.concatenate([g["train"], g["valid"]]).astype(np.int64), E, R)
+    known = AnswerIndex(np.concatenate([g["train"], g["valid"]]).astype(np.int64), E, R) if filter_index else None
     return g, questions, judged, known, np.flatnonzero(judged.label == 1)
 
 
@@ -121,7 +122,7 @@ def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Pa
     holds every question), question-sampled estimates with 95 % t intervals, paired differences on the same
     answers, and OGB's sampled-negatives protocol beside full ranking (over the answers ranked: all, or the
     sampled ones)."""
-    g, questions, judged, _, answers = _setup(graph)
+    g, questions, judged, _, answers = _setup(graph, filter_index=False)
     s = load_arrays(sample, ("idx", "plan", "exact"))
     idx, plan, exact = s["idx"], s["plan"], bool(s["exact"])
     N = len(answers)
@@ -170,14 +171,42 @@ def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, ou
                          "interval": "percentile bootstrap over the ranked answers"})
 
 
+def pools_step(graph: str | Path, sample: str | Path, rankings: list[str | Path], questions_n: int,
+               depths: list[int], seed: int, out_pools: str | Path, out_bounds: str | Path) -> None:
+    """Pools of every system's top lists at each depth for a seeded sample of ``questions_n`` of the ranked
+    questions, judged by the planted truth, and each system's P@k bounds per pool depth (:mod:`.pools`)."""
+    from .pools import pool_bounds, truth_keys
+
+    g, questions, judged, _, _ = _setup(graph, filter_index=False)
+    plan = load_arrays(sample, ("plan",))["plan"]
+    n = min(questions_n, len(plan))
+    rows = np.sort(np.random.default_rng([seed, 53]).choice(len(plan), size=n, replace=False))
+    tops = []
+    for path in rankings:
+        r = load_arrays(path, ("q_idx", "run_entity"))
+        if not np.array_equal(r["q_idx"], plan):
+            raise CorruptFileError(path, f"ranks {len(r['q_idx'])} questions, not the {len(plan)} of {sample}")
+        tops.append(r["run_entity"][rows])
+    t0 = time.perf_counter()
+    part = subset(questions, judged, plan[rows])
+    truth = truth_keys(g, questions.num_entities, questions.num_relations)
+    pools, bounds = pool_bounds(part.questions, tops, truth, depths)
+    log.info("pools of %d of %d ranked questions at depths %s in %.1f s", n, len(plan), depths,
+             time.perf_counter() - t0)
+    write_csv(pools, out_pools)
+    write_csv(bounds, out_bounds)
+
+
 TABLES = ("exact", "estimates", "paired", "negatives")
 
 
 def evaluate_graph(graph: str | Path, work: str | Path, out: dict[str, Path], systems: int, shards: int, k: int,
                    negatives_k: int, sample_size: int | None, half_width: float, hits: list[int], seed: int,
-                   batch: int, memory_budget_mb: float, bootstrap: int, exact_max_answers: int) -> None:
-    """The workflow's sample, shard, gather and evaluate steps in one process, intermediate files in ``work``;
-    ``out``: the paths of the tables (``TABLES`` and ``tau``)."""
+                   batch: int, memory_budget_mb: float, bootstrap: int, exact_max_answers: int,
+                   pool_questions: int = 10000, pool_depths: tuple[int, ...] = (1, 3, 10)) -> None:
+    """The workflow's sample, shard, gather, evaluate and pools steps in one process, intermediate files in
+    ``work``; ``out``: the paths of the tables (``TABLES``, ``tau`` and, when given, ``pools`` and
+    ``pool_bounds``)."""
     work = Path(work)
     sample = work / "sample.npz"
     sample_step(graph, sample_size, half_width, seed, k, batch, memory_budget_mb, exact_max_answers, sample)
@@ -188,3 +217,6 @@ def evaluate_graph(graph: str | Path, work: str | Path, out: dict[str, Path], sy
     gather_step(parts, rankings)
     evaluate_step(graph, sample, rankings, negatives_k, hits, seed, bootstrap,
                   **{f"out_{t}": out[t] for t in (*TABLES, "tau")})
+    if "pools" in out:
+        pools_step(graph, sample, rankings, pool_questions, list(pool_depths), seed, out["pools"],
+                   out["pool_bounds"])
