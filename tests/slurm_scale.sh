@@ -34,12 +34,7 @@ command -v sinfo >/dev/null 2>&1 || fail "no SLURM commands on PATH: run .ci/slu
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/kgeval-slurm-scale.XXXXXX")"
 COPY="${WORK}/slurm"
-mkdir -p "$COPY"
-git ls-files -z --cached --others --exclude-standard |
-  "$PY" -c 'import os, sys
-names = [n for n in sys.stdin.buffer.read().split(b"\0") if n and os.path.isfile(n)]
-sys.stdout.buffer.write(b"\0".join(names))' |
-  tar --null -T - -cf - | tar -xf - -C "$COPY"
+bash tests/copy_tree.sh "$COPY" "$PY"
 mkdir -p "${COPY}/resources/scale/wikikg2" "${COPY}/results/scale/wikikg2"
 cp -p "$GRAPH" "${COPY}/resources/scale/wikikg2/graph.npz"
 cp -p "${REF}/sample.npz" "${COPY}/results/scale/wikikg2/sample.npz"
