@@ -20,23 +20,20 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import peak_rss_mb  # noqa: E402
+from _scale import shape_args, shape_graph  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--shape", choices=["wikidata5m", "wikikg2"], default="wikikg2")
-    ap.add_argument("--factor", type=float, default=1.0)
-    ap.add_argument("--graph", help="an existing graph.npz of the shape (else generated, and timed apart)")
+    shape_args(ap)
     ap.add_argument("--systems", type=int, default=1)
     ap.add_argument("--half-width", type=float, default=0.005)
     ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
     from kgeval.scale.steps import (
         TABLES,
         evaluate_step,
         gather_step,
-        graph_step,
         rank_shard_step,
         sample_step,
     )
@@ -45,11 +42,7 @@ def main() -> None:
     out: dict = {"shape": a.shape, "factor": a.factor, "half_width_asked": a.half_width}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        graph = Path(a.graph) if a.graph else tmp / "graph.npz"
-        if not a.graph:
-            t0 = time.perf_counter()
-            graph_step(a.shape, a.factor, a.seed, graph)
-            out["graph_seconds"] = time.perf_counter() - t0
+        graph = shape_graph(a, tmp, out)
         sample = tmp / "sample.npz"
         t0 = time.perf_counter()
         # exact_max_answers 0: only the sampled answers' questions are ranked, as at the full shape

@@ -19,22 +19,20 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import peak_rss_mb  # noqa: E402
+from _scale import shape_args, shape_graph  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--shape", choices=["wikidata5m", "wikikg2"], default="wikikg2")
-    ap.add_argument("--factor", type=float, default=1.0)
-    ap.add_argument("--graph", help="an existing graph.npz of the shape (else generated, and timed apart)")
+    shape_args(ap)
     ap.add_argument("--questions", type=int, default=10000)
     ap.add_argument("--systems", type=int, default=5)
     ap.add_argument("--depths", default="1,3,10")
-    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--memory-budget-mb", type=float, default=512)
     a = ap.parse_args()
     from kgeval.scale.engine import split_questions
-    from kgeval.scale.steps import gather_step, graph_step, pools_step, rank_shard_step
+    from kgeval.scale.steps import gather_step, pools_step, rank_shard_step
     from kgeval.scale.store import save_arrays
     from kgeval.scale.synth import load_graph
 
@@ -42,11 +40,7 @@ def main() -> None:
     out: dict = {"shape": a.shape, "factor": a.factor, "questions": a.questions, "systems": a.systems}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        graph = Path(a.graph) if a.graph else tmp / "graph.npz"
-        if not a.graph:
-            t0 = time.perf_counter()
-            graph_step(a.shape, a.factor, a.seed, graph)
-            out["graph_seconds"] = time.perf_counter() - t0
+        graph = shape_graph(a, tmp, out)
         g = load_graph(graph)
         E = len(g["z"])
         questions, _ = split_questions(g["test"].astype(np.int64), E, len(g["w"]))
