@@ -1,7 +1,8 @@
 """Pools and bounds on a scale graph for a 10,000-question sample of its test questions (issue 53; target on the
 ogbl-wikikg2 shape: ≤ 16 GB and ≤ 30 min on the 2-core machine): seconds of each step and the peak memory of the
 whole run, from the graph to pools.csv and pool_bounds.csv, through the workflow's own steps (the top-k lists of
-every system by the block engine, the pools of those lists judged by the planted truth).
+every system by the block engine, the pools of those lists judged by the planted truth, the bounds, and a
+sampling plan of ``--plan-budget`` judgments for the adjacent systems' P@10 differences).
 
     python benchmarks/scale_pools.py --shape wikikg2 --factor 0.1 [--graph resources/scale/wikikg2/graph.npz]
 """
@@ -28,6 +29,7 @@ def main() -> None:
     ap.add_argument("--questions", type=int, default=10000)
     ap.add_argument("--systems", type=int, default=5)
     ap.add_argument("--depths", default="1,3,10")
+    ap.add_argument("--plan-budget", type=int, default=2000)
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--memory-budget-mb", type=float, default=512)
     a = ap.parse_args()
@@ -57,12 +59,14 @@ def main() -> None:
         gather_step([tmp / "shard.npz"], rankings)
         out["top_lists_seconds"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        pools_step(graph, sample, rankings, a.questions, depths, a.seed, tmp / "pools.csv", tmp / "bounds.csv")
-        out["pools_seconds"] = time.perf_counter() - t0
+        pools_step(graph, sample, rankings, a.questions, depths, a.seed, tmp / "pools.csv", tmp / "bounds.csv",
+                   a.plan_budget, tmp / "plan.csv")
+        out["pools_bounds_plan_seconds"] = time.perf_counter() - t0
         import pandas as pd
 
         out["pools"] = pd.read_csv(tmp / "pools.csv").to_dict("records")
         b = pd.read_csv(tmp / "bounds.csv")
+        out["plan"] = pd.read_csv(tmp / "plan.csv").to_dict("records")
         out["bounds_depth1"] = b[b["depth"] == depths[0]][["system", "lower", "upper", "exact"]].to_dict("records")
     out["peak_rss_mb"] = peak_rss_mb()
     print(json.dumps(out))

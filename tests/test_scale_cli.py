@@ -12,7 +12,8 @@ from kgeval.io import read_json
 from kgeval.scale.steps import TABLES, evaluate_graph, graph_step
 
 ARGS = ["--systems", "2", "--k", "5", "--negatives", "50", "--sample-size", "300", "--hits", "1,10", "--batch", "256",
-        "--memory-budget-mb", "64", "--bootstrap", "100", "--pool-questions", "200", "--pool-depths", "1,5"]
+        "--memory-budget-mb", "64", "--bootstrap", "100", "--pool-questions", "200", "--pool-depths", "1,5",
+        "--plan-budget", "50"]
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +31,14 @@ def test_graph_is_the_steps_graph(graph, tmp_path):
 def test_evaluate_writes_the_steps_tables(graph, tmp_path, capsys):
     assert main(["scale", "evaluate", str(graph), "--out", str(tmp_path / "ev"), "--shards", "2", *ARGS]) == 0
     out = capsys.readouterr().out.split()
-    names = [f"{t}.csv" for t in (*TABLES, "pools", "pool_bounds")] + ["negatives_tau.json"]
+    names = [f"{t}.csv" for t in (*TABLES, "pools", "pool_bounds", "sampling_plan")] + ["negatives_tau.json"]
     assert out == [str(tmp_path / "ev" / n) for n in names]
     (tmp_path / "work").mkdir()
-    ref = {t: tmp_path / f"{t}.ref" for t in (*TABLES, "tau", "pools", "pool_bounds")}
+    ref = {t: tmp_path / f"{t}.ref" for t in (*TABLES, "tau", "pools", "pool_bounds", "sampling_plan")}
     evaluate_graph(graph, tmp_path / "work", ref, systems=2, shards=1, k=5, negatives_k=50, sample_size=300,
                    half_width=0.005, hits=[1, 10], seed=0, batch=256, memory_budget_mb=64, bootstrap=100,
-                   exact_max_answers=50000, pool_questions=200, pool_depths=(1, 5))
-    for t in (*TABLES, "pools", "pool_bounds"):
+                   exact_max_answers=50000, pool_questions=200, pool_depths=(1, 5), plan_budget=50)
+    for t in (*TABLES, "pools", "pool_bounds", "sampling_plan"):
         pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "ev" / f"{t}.csv"), pd.read_csv(ref[t]))
     assert read_json(tmp_path / "ev" / "negatives_tau.json") == read_json(ref["tau"])
     mrr = pd.read_csv(tmp_path / "ev" / "exact.csv").query("metric == 'mrr'")["value"].tolist()

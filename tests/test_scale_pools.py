@@ -71,3 +71,24 @@ def test_bounds_hold_the_truth_and_close_at_the_deepest_pool():
     assert deepest[deepest["system"] == 1]["exact"].item() == pytest.approx(want)
     with pytest.raises(KgevalError, match="top lists of at least 10"):
         pool_bounds(questions, tops, truth, [1, 10])
+
+
+def test_sampling_plan_is_exact_at_full_budget_and_covers_below_it():
+    from kgeval.scale.pools import sampling_plan
+
+    g, E, R = _graph(E=40, n=400)
+    truth = truth_keys(g, E, R)
+    questions = Questions.from_triples(g["test"], E, R)
+    rng = np.random.default_rng(2)
+    tops = [np.argsort(rng.random((len(questions), E)), axis=1)[:, :5] for _ in range(3)]
+    _, bounds = pool_bounds(questions, tops, truth, [5])
+    p_at_5 = bounds.set_index("system")["exact"]
+    full = sampling_plan(questions, tops, truth, 5, 10**6, reps=3)
+    # every unit judged: the estimate is the exact difference of the systems' P@5, with no variance
+    np.testing.assert_allclose(full["estimate"], full["exact"], atol=1e-12)
+    np.testing.assert_allclose(full["exact"], [p_at_5[0] - p_at_5[1], p_at_5[1] - p_at_5[2]], atol=1e-12)
+    assert (full["half_width_prior"] == 0).all() and (full["coverage"] == 1).all()
+    # 100 expected judgments of the 1,700 pooled pairs: the 95 % intervals hold the truth about 95 % of the time
+    part = sampling_plan(questions, tops, truth, 5, 100, reps=2000)
+    assert part["expected_judgments"].iloc[0] == pytest.approx(100, rel=0.01)
+    assert (part["coverage"] >= 0.92).all() and (part["half_width_prior"] > 0).all()

@@ -14,13 +14,13 @@ from kgeval.scale.steps import TABLES, evaluate_graph, gather_step, graph_step
 
 
 def _run(tmp_path, graph, name, exact_max_answers, shards=1, systems=3):
-    out = {t: tmp_path / f"{name}_{t}.csv" for t in (*TABLES, "pools", "pool_bounds")}
+    out = {t: tmp_path / f"{name}_{t}.csv" for t in (*TABLES, "pools", "pool_bounds", "sampling_plan")}
     out["tau"] = tmp_path / f"{name}_tau.json"
     work = tmp_path / f"{name}_work"
     work.mkdir()
     evaluate_graph(graph, work, out, systems=systems, shards=shards, k=5, negatives_k=50, sample_size=300,
                    half_width=0.01, hits=[1, 10], seed=0, batch=256, memory_budget_mb=64, bootstrap=100,
-                   exact_max_answers=exact_max_answers, pool_questions=250, pool_depths=(1, 5))
+                   exact_max_answers=exact_max_answers, pool_questions=250, pool_depths=(1, 5), plan_budget=100)
     return {k: (read_json(v) if k == "tau" else pd.read_csv(v)) for k, v in out.items()}, work
 
 
@@ -58,7 +58,7 @@ def test_shards_gather_to_the_unsharded_ranking_and_tables(tmp_path, graph, exac
     three, w3 = _run(tmp_path, graph, "three", exact_max_answers, shards=3, systems=2)
     for s in range(2):  # the merged rankings: the same bytes
         assert (w1 / f"system{s}.npz").read_bytes() == (w3 / f"system{s}.npz").read_bytes()
-    for t in (*TABLES, "pools", "pool_bounds"):
+    for t in (*TABLES, "pools", "pool_bounds", "sampling_plan"):
         pd.testing.assert_frame_equal(one[t], three[t])
     assert one["tau"] == three["tau"]
     # the shards are disjoint and cover the plan: each ranked a third of the questions

@@ -13,7 +13,15 @@ SCALE_SHARDS = SCALE["shards"]
 SCALE_GRAPH = "resources/scale/{shape}/graph.npz"
 SCALE_SAMPLE = "results/scale/{shape}/sample.npz"
 SCALE_RANKING = "results/scale/{shape}/ranks/system{system}.npz"
-SCALE_TABLES = ["exact", "estimates", "paired", "negatives", "pools", "pool_bounds"]
+SCALE_TABLES = [
+    "exact",
+    "estimates",
+    "paired",
+    "negatives",
+    "pools",
+    "pool_bounds",
+    "sampling_plan",
+]
 
 
 rule scale_graph:
@@ -126,7 +134,8 @@ rule scale_evaluate:
         "../scripts/scale_evaluate.py"
 
 
-# pools of every system's top lists for a sample of the ranked questions, judged by the planted truth, and bounds
+# pools of every system's top lists for a sample of the ranked questions, judged by the planted truth, bounds, and a
+# sampling plan of judgments
 rule scale_pools:
     input:
         graph=SCALE_GRAPH,
@@ -135,6 +144,7 @@ rule scale_pools:
     output:
         pools="results/scale/{shape}/pools.csv",
         bounds="results/scale/{shape}/pool_bounds.csv",
+        plan="results/scale/{shape}/sampling_plan.csv",
     log:
         "logs/scale_pools/{shape}.log",
     benchmark:

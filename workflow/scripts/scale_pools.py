@@ -13,4 +13,6 @@ run_step(
     seed=s["seed"],
     out_pools=snakemake.output.pools,
     out_bounds=snakemake.output.bounds,
+    plan_budget=s["plan_budget"],
+    out_plan=snakemake.output.plan,
 )

@@ -28,7 +28,7 @@ def _hits(text: str) -> list[int]:
                   "quality, 'kgeval scale evaluate' ranks them exactly over entity blocks (in question shards) and "
                   "writes exact metrics, question-sampled estimates with 95 % intervals, paired differences, "
                   "what sampled negatives do, and pools of the top lists judged by the planted truth, with bounds "
-                  "(docs/guide/scale.md).",
+                  "and a sampling plan (docs/guide/scale.md).",
          "kgeval scale graph --shape wikikg2 --factor 0.01 --out g && kgeval scale evaluate g/graph.npz --out ev")
 def _scale(p: argparse.ArgumentParser):
     sub = p.add_subparsers(dest="scale_cmd", required=True, metavar="{graph,evaluate}", parser_class=Parser)
@@ -42,8 +42,8 @@ def _scale(p: argparse.ArgumentParser):
     g.add_argument("--out", required=True, help="output folder (OUT/graph.npz)")
     e = sub.add_parser("evaluate", help="rank a graph's systems and estimate their metrics", formatter_class=Formatter,
                        description="Rank the graph's systems exactly over entity blocks and write OUT/exact.csv, "
-                                   "estimates.csv, paired.csv, negatives.csv, negatives_tau.json, pools.csv "
-                                   "and pool_bounds.csv (docs/guide/scale.md).")
+                                   "estimates.csv, paired.csv, negatives.csv, negatives_tau.json, pools.csv, "
+                                   "pool_bounds.csv and sampling_plan.csv (docs/guide/scale.md).")
     e.add_argument("graph", help="a graph of 'kgeval scale graph' (graph.npz)")
     e.add_argument("--out", required=True, help="output folder")
     for name, key, default, help_ in (
@@ -64,6 +64,8 @@ def _scale(p: argparse.ArgumentParser):
                    help="ranked questions whose top lists are pooled and judged by the planted truth")
     e.add_argument("--pool-depths", type=_hits, default="1,3,10",
                    help="pool depths, comma-separated; the deepest at most --k")
+    e.add_argument("--plan-budget", type=SchemaNumber("scale", "plan_budget"), default=2000,
+                   help="expected judgments of the sampling plan on the pools")
 
     def run(a):
         from ..scale.steps import TABLES, evaluate_graph, graph_step
@@ -76,7 +78,8 @@ def _scale(p: argparse.ArgumentParser):
             return 0
         if max(a.pool_depths) > a.k:
             e.error(f"--pool-depths {max(a.pool_depths)} is deeper than the top lists (--k {a.k})")
-        names = {t: f"{t}.csv" for t in (*TABLES, "pools", "pool_bounds")} | {"tau": "negatives_tau.json"}
+        names = {t: f"{t}.csv" for t in (*TABLES, "pools", "pool_bounds", "sampling_plan")}
+        names["tau"] = "negatives_tau.json"
         with OutputStage("scale-evaluate", inputs=[a.graph], folder=out) as stage, \
                 tempfile.TemporaryDirectory(prefix="kgeval-scale-") as work:
             evaluate_graph(a.graph, work, {t: stage.path(out / n) for t, n in names.items()}, systems=a.systems,
@@ -84,7 +87,7 @@ def _scale(p: argparse.ArgumentParser):
                            half_width=float(a.half_width), hits=a.hits, seed=a.seed, batch=a.batch,
                            memory_budget_mb=float(a.memory_budget_mb), bootstrap=a.bootstrap,
                            exact_max_answers=a.exact_max_answers, pool_questions=a.pool_questions,
-                           pool_depths=tuple(a.pool_depths))
+                           pool_depths=tuple(a.pool_depths), plan_budget=a.plan_budget)
         for n in names.values():
             print(out / n)
         return 0

@@ -172,10 +172,12 @@ def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, ou
 
 
 def pools_step(graph: str | Path, sample: str | Path, rankings: list[str | Path], questions_n: int,
-               depths: list[int], seed: int, out_pools: str | Path, out_bounds: str | Path) -> None:
+               depths: list[int], seed: int, out_pools: str | Path, out_bounds: str | Path,
+               plan_budget: int = 2000, out_plan: str | Path | None = None) -> None:
     """Pools of every system's top lists at each depth for a seeded sample of ``questions_n`` of the ranked
-    questions, judged by the planted truth, and each system's P@k bounds per pool depth (:mod:`.pools`)."""
-    from .pools import pool_bounds, truth_keys
+    questions, judged by the planted truth, each system's P@k bounds per pool depth and a sampling plan of
+    ``plan_budget`` judgments for the adjacent pairs' P@k (:mod:`.pools`)."""
+    from .pools import pool_bounds, sampling_plan, truth_keys
 
     g, questions, judged, _, _ = _setup(graph, filter_index=False)
     plan = load_arrays(sample, ("plan",))["plan"]
@@ -195,6 +197,8 @@ def pools_step(graph: str | Path, sample: str | Path, rankings: list[str | Path]
              time.perf_counter() - t0)
     write_csv(pools, out_pools)
     write_csv(bounds, out_bounds)
+    if out_plan is not None:
+        write_csv(sampling_plan(part.questions, tops, truth, max(depths), plan_budget, seed), out_plan)
 
 
 TABLES = ("exact", "estimates", "paired", "negatives")
@@ -203,10 +207,11 @@ TABLES = ("exact", "estimates", "paired", "negatives")
 def evaluate_graph(graph: str | Path, work: str | Path, out: dict[str, Path], systems: int, shards: int, k: int,
                    negatives_k: int, sample_size: int | None, half_width: float, hits: list[int], seed: int,
                    batch: int, memory_budget_mb: float, bootstrap: int, exact_max_answers: int,
-                   pool_questions: int = 10000, pool_depths: tuple[int, ...] = (1, 3, 10)) -> None:
+                   pool_questions: int = 10000, pool_depths: tuple[int, ...] = (1, 3, 10),
+                   plan_budget: int = 2000) -> None:
     """The workflow's sample, shard, gather, evaluate and pools steps in one process, intermediate files in
-    ``work``; ``out``: the paths of the tables (``TABLES``, ``tau`` and, when given, ``pools`` and
-    ``pool_bounds``)."""
+    ``work``; ``out``: the paths of the tables (``TABLES``, ``tau`` and, when given, ``pools``, ``pool_bounds``
+    and ``sampling_plan``)."""
     work = Path(work)
     sample = work / "sample.npz"
     sample_step(graph, sample_size, half_width, seed, k, batch, memory_budget_mb, exact_max_answers, sample)
@@ -219,4 +224,4 @@ def evaluate_graph(graph: str | Path, work: str | Path, out: dict[str, Path], sy
                   **{f"out_{t}": out[t] for t in (*TABLES, "tau")})
     if "pools" in out:
         pools_step(graph, sample, rankings, pool_questions, list(pool_depths), seed, out["pools"],
-                   out["pool_bounds"])
+                   out["pool_bounds"], plan_budget, out.get("sampling_plan"))
