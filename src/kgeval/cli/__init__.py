@@ -15,11 +15,20 @@ from .. import __version__
 from ..errors import KgevalError, one_line
 from ..progress import Heartbeat, enable_bars
 from ..workflow import setup_logging
-from . import annotate, baseline, campaign, data, evaluate, sampling, tables  # each registers its commands
+from . import (  # each registers its commands
+    annotate,
+    baseline,
+    campaign,
+    data,
+    evaluate,
+    sampling,
+    scale,
+    tables,
+)
 from .evaluate import _ARGV
 from .options import COMMANDS, Formatter, Parser, Runner
 
-COMMAND_MODULES = (data, annotate, sampling, tables, baseline, evaluate, campaign)
+COMMAND_MODULES = (data, annotate, sampling, tables, baseline, evaluate, campaign, scale)
 
 
 def build_parser() -> tuple[Parser, dict[str, Runner]]:
