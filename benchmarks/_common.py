@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import resource
 import subprocess
@@ -86,3 +87,15 @@ def write_sheet(path, n: int = 4):
             w.writerow(["b1", str(i), f"/m/0h{i}", "/film/film/genre", f"/m/0t{i}", f"Head {i}", f"Tail {i}",
                         f"Is Tail {i} a genre of Head {i}?", "", "", ""])
     return path
+
+
+def heartbeat_main(main, script: str):
+    """``main()`` with kgeval's log lines on stderr and a line every 30 s of silence (kgeval.progress.Heartbeat):
+    a benchmark of minutes printed nothing until its result (issue 52: sampling.py, 7 minutes)."""
+    from kgeval.progress import Heartbeat
+    from kgeval.workflow import setup_logging
+
+    if not logging.getLogger().handlers:
+        setup_logging()
+    with Heartbeat(f"benchmarks/{Path(script).name}"):
+        return main()

@@ -1,5 +1,7 @@
-"""What the scale benchmarks share (scale_ranking.py, scale_gpu.py): a random long-tailed graph, random DistMult
-weights, the test split's questions and answers, and the bare block product the engine is measured against."""
+"""What the scale benchmarks share: a random long-tailed graph, random DistMult weights, the test split's
+questions and answers, and the bare block product the engine is measured against (scale_ranking.py,
+scale_gpu.py); the options naming a synthetic graph of a shape, and that graph (scale_pools.py,
+scale_mrr_time.py)."""
 
 from __future__ import annotations
 
@@ -49,3 +51,26 @@ def bare_product(scorer, questions, entities: int, batch: int, block: int, devic
                     scorer.block(qv, lo, lo + block)
     sync()
     return time.perf_counter() - t0
+
+
+def shape_args(ap) -> None:
+    """The options naming a scale graph (scale_pools.py, scale_mrr_time.py): a shape and factor, or a file."""
+    ap.add_argument("--shape", choices=["wikidata5m", "wikikg2"], default="wikikg2")
+    ap.add_argument("--factor", type=float, default=1.0)
+    ap.add_argument("--graph", help="an existing graph.npz of the shape (else generated, and timed apart)")
+    ap.add_argument("--seed", type=int, default=0)
+
+
+def shape_graph(a, tmp, out: dict):
+    """The graph of :func:`shape_args`' options: ``--graph``, or generated into ``tmp`` (seconds in ``out``)."""
+    from pathlib import Path
+
+    from kgeval.scale.steps import graph_step
+
+    if a.graph:
+        return Path(a.graph)
+    graph = Path(tmp) / "graph.npz"
+    t0 = time.perf_counter()
+    graph_step(a.shape, a.factor, a.seed, graph)
+    out["graph_seconds"] = time.perf_counter() - t0
+    return graph

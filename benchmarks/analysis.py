@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 import pandas as pd
+from _common import heartbeat_main
 from scipy import stats
 
 from kgeval.analysis.items import ItemTable
@@ -78,4 +79,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

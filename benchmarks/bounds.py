@@ -13,6 +13,7 @@ import argparse
 import time
 
 import numpy as np
+from _common import heartbeat_main
 
 from kgeval.bounds.tables import states_tables
 from kgeval.judgments.labels import ABSENT, NONREL, REL, UNKNOWN
@@ -72,4 +73,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

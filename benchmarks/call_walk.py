@@ -28,6 +28,7 @@ import kgeval
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+from _common import heartbeat_main  # noqa: E402  (after the sys.path line above)
 from test_integrations_ir import _popularity_run  # noqa: E402  the docs' popularity run, one definition
 from test_layers import RANK  # noqa: E402  the house plan's layers, one definition
 
@@ -121,4 +122,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

@@ -20,6 +20,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from _common import heartbeat_main
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -65,4 +67,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

@@ -44,7 +44,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from _common import head_commit, print_checks  # noqa: E402
+from _common import head_commit, heartbeat_main, print_checks  # noqa: E402
 from campaign_fixtures import Server, add_person, create, fb_plan, free_port  # noqa: E402
 
 from kgeval.campaign.evidence import coverage  # noqa: E402
@@ -294,4 +294,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(heartbeat_main(main, __file__))

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import heartbeat_main
 from sampling import universe  # benchmarks/sampling.py: the FB-Test-S-C universe from the reference pack
 
 from kgeval.campaign.comparisons import terms
@@ -89,4 +90,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import heartbeat_main
 
 from kgeval.campaign.exact import MtcOrder
 from kgeval.campaign.protocol import judge, next_item
@@ -117,4 +118,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

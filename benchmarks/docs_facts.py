@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _common import heartbeat_main
+
 from kgeval.cli import main as cli
 from kgeval.tables.facts import walkthrough_facts, write_facts
 
@@ -41,4 +43,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

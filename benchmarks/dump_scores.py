@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import emit, fb15k237, run_worker  # noqa: E402
+from _common import emit, fb15k237, heartbeat_main, run_worker  # noqa: E402
 
 
 def worker() -> dict:
@@ -70,4 +70,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

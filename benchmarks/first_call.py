@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 
+from _common import heartbeat_main
+
 CALL = "import kgeval; kgeval.load_testset({testset!r})"
 PEER = "import numpy, pandas"
 
@@ -60,4 +62,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

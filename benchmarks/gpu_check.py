@@ -26,6 +26,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from _common import heartbeat_main  # noqa: E402  (after the sys.path line above)
+
 from kgeval.data.kg import build_kg  # noqa: E402
 from kgeval.data.steps import build_testset  # noqa: E402
 from kgeval.data.synth import SynthSpec, synthesize  # noqa: E402
@@ -86,4 +88,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(heartbeat_main(main, __file__))

@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import fb15k237, peak_rss_mb  # noqa: E402
+from _common import fb15k237, heartbeat_main, peak_rss_mb  # noqa: E402
 
 DIM = 200
 
@@ -94,4 +94,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from _common import heartbeat_main
+
 from kgeval.errors import KgevalError, one_line
 
 
@@ -45,4 +47,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

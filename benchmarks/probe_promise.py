@@ -31,7 +31,7 @@ from pathlib import Path
 from kgeval.cli import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_sheet  # noqa: E402
+from _common import heartbeat_main, write_sheet  # noqa: E402
 
 SRC = "https://en.wikipedia.org/wiki/X"
 
@@ -390,4 +390,4 @@ def main_() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main_())
+    sys.exit(heartbeat_main(main_, __file__))

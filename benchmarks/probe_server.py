@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _common import write_sheet  # noqa: E402
+from _common import heartbeat_main, write_sheet  # noqa: E402
 from campaign_fixtures import CAMPAIGN, Server, free_port  # noqa: E402
 
 
@@ -422,4 +422,4 @@ def main_() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main_())
+    sys.exit(heartbeat_main(main_, __file__))

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import emit, fb15k237, run_worker  # noqa: E402
+from _common import emit, fb15k237, heartbeat_main, run_worker  # noqa: E402
 
 DIM = 200
 
@@ -142,4 +142,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

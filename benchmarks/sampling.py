@@ -11,7 +11,8 @@ simulation's fitted prior; ``sampling_prior_budgets.csv`` sets the logistic and 
 per prior, metric (P@10, RR@10 judged in rank order) and universe (``real_plan``: every never-judged item of the
 lists, the prior fitted on the pool's labels; ``hidden_labels``: the simulation's hidden published labels, the
 prior out of fold by question), the median over the 78 pairs of the expected budget a pair needs (its own optimal
-design; a pair unreached within 10,000 counts as above every reached one) and the seconds of the plan.
+design; a pair unreached within 10,000 counts as above every reached one): :func:`kgeval.sampling.priors.budgets`,
+what the workflow's ``sampling_priors`` writes.
 
 A sampled RR@10 question is judged in rank order (each list down to its first relevant item); the plan's
 budgets are also computed judging every open unknown of a sampled question (``judging="all"``), the design before,
@@ -30,12 +31,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import heartbeat_main
 
 from kgeval.data.kg import KnowledgeGraph
 from kgeval.data.testsets import TestSet
 from kgeval.sampling.baselines import baselines, targets
 from kgeval.sampling.figure import coverage_figure, pair_budgets
 from kgeval.sampling.plan import make_plan
+from kgeval.sampling.priors import budgets
 from kgeval.sampling.problem import Problem
 from kgeval.sampling.reference import reference_universe
 from kgeval.sampling.simulation import sequence_errors, simulate
@@ -48,28 +51,6 @@ def universe():
     ts = TestSet.load(ROOT / "resources/testsets/FB-Test-S-C.tsv", kg)
     return reference_universe(kg, ts, ROOT / "resources/testsets/FB-Test-S-C.questions.tsv",
                               ROOT / "reference/default/runs/FB-Test-S-C/top10.parquet")
-
-
-def prior_budgets(u) -> pd.DataFrame:
-    """Median expected budget per pair for each prior, metric and universe (module docstring)."""
-    rows = []
-    for kind in ("logistic", "boosted"):
-        t0 = time.perf_counter()
-        fitted = {"real_plan": u.pooled_prior(kind), "hidden_labels": u.out_of_fold_prior(kind)}
-        fit_s = time.perf_counter() - t0
-        for metric in ("P@k", "RR@k"):
-            for name, cand, truth in (("real_plan", u.cand, np.zeros(u.truth.size)),
-                                      ("hidden_labels", u.hidden_state(), u.truth)):
-                t0 = time.perf_counter()
-                plan = make_plan(Problem(cand, truth, metric), fitted[name], u.systems, np.arange(78), None,
-                                 metric=metric)
-                need = plan.pairs["budget_needed"].to_numpy(float)
-                rows.append({"prior": kind, "metric": metric.replace("@k", "@10"), "universe": name,
-                             "unknowns": int((cand.state == -1).sum()), "pairs": need.size,
-                             "reached": int(np.isfinite(need).sum()),
-                             "median_budget": float(np.median(np.where(np.isfinite(need), need, np.inf))),
-                             "plan_budget": plan.budget, "plan_s": time.perf_counter() - t0, "fit_both_s": fit_s})
-    return pd.DataFrame(rows)
 
 
 def main() -> None:
@@ -103,7 +84,10 @@ def main() -> None:
             need = big["budget_needed"]
             timing[f"plan_{tag}_within_2500"] = f"{int((need <= 2500).sum())} of {len(big)}"
             timing[f"plan_{tag}_median_budget"] = float(need.median())
-    prior_budgets(u).to_csv(args.out / "sampling_prior_budgets.csv", index=False)
+    t0 = time.perf_counter()  # the workflow's sampling_priors budgets (kgeval.sampling.priors), both priors
+    need = pd.DataFrame([row for kind in ("logistic", "boosted") for row in budgets(u, kind)])
+    timing["prior_budgets_s"] = time.perf_counter() - t0
+    need.to_csv(args.out / "sampling_prior_budgets.csv", index=False)
     t0 = time.perf_counter()
     print("sampling.py: simulation …", file=sys.stderr, flush=True)
     p = u.out_of_fold_prior(args.prior)
@@ -130,4 +114,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

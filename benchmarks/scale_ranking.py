@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import emit, run_worker  # noqa: E402
+from _common import emit, heartbeat_main, run_worker  # noqa: E402
 from _scale import bare_product, long_tailed, triples, weights  # noqa: E402
 
 
@@ -165,4 +165,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import peak_rss_mb  # noqa: E402
+from _common import heartbeat_main, peak_rss_mb  # noqa: E402
 
 
 def main() -> None:
@@ -48,4 +48,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

@@ -20,6 +20,7 @@ import argparse
 import time
 
 import numpy as np
+from _common import heartbeat_main
 
 from kgeval.bounds.counts import judgments_to_decide, tau_distribution
 from kgeval.bounds.greedy import make_engine, plan
@@ -233,4 +234,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

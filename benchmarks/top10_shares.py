@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import heartbeat_main
 
 from kgeval.analysis.pool_statistics import paper_codes, shares_beside_paper, top10_shares
 from kgeval.analysis.reanalyze import RELEASE, read_table
@@ -52,4 +53,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT  # noqa: E402
+from _common import ROOT, heartbeat_main  # noqa: E402
 
 
 def main() -> None:
@@ -88,4 +88,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

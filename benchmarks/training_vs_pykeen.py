@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import emit, fb15k237  # noqa: E402
+from _common import emit, fb15k237, heartbeat_main  # noqa: E402
 
 
 def kgeval_worker(grouped: bool, threads: int) -> dict:
@@ -114,4 +114,4 @@ def _run(args: list[str], threads: list[str]) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

@@ -130,11 +130,7 @@ rm -rf "${WORK}/local" "${WORK}/slurm" "${WORK}/snapshot"
 mkdir -p "${WORK}/snapshot"
 # tracked and untracked files that git does not ignore, as they are in the working tree now (one snapshot, then
 # two copies of it, so both runs see the same files even if the working tree changes meanwhile)
-git ls-files -z --cached --others --exclude-standard |
-  "$PY" -c 'import os, sys
-names = [n for n in sys.stdin.buffer.read().split(b"\0") if n and os.path.isfile(n)]
-sys.stdout.buffer.write(b"\0".join(names))' |
-  tar --null -T - -cf - | tar -xf - -C "${WORK}/snapshot"
+bash tests/copy_tree.sh "${WORK}/snapshot" "$PY"
 for d in "${COPIES[@]}"; do
   cp -a "${WORK}/snapshot" "${WORK}/${d}"
   # Snakemake 9 does not pass --replace-workflow-config on to the jobs it submits: a SLURM job re-reads the

@@ -91,6 +91,9 @@ def env(workdir, synth_dir, synth_kg, pooled, tmp_path_factory):
 
     (d / "pack/runs/Synth-Test-S-C").mkdir(parents=True)
     _pack_from_dumps(dumps, kg, 10, d / "pack/runs/Synth-Test-S-C/top10.parquet")
+    from kgeval.scale.steps import graph_step
+
+    graph_step("wikikg2", 0.0005, 0, d / "scale.npz")  # kgeval scale evaluate's input
     return {"dir": d, "work": workdir}
 
 
@@ -127,6 +130,8 @@ def argv(cmd: str, env: dict, out: Path | None) -> list[str]:
         "campaign": ["campaign", "create", out, "--sheet", str(d / "b.tsv")],
         "baseline": ["baseline", "popularity", "--out", out, "--dataset", "Synth", "--testsets", "Synth-Test-S",
                      "--workdir", str(w), "--config", str(d / "tiny.yaml")],
+        "scale": ["scale", "evaluate", str(d / "scale.npz"), "--out", out, "--systems", "2", "--k", "5",
+                  "--sample-size", "50", "--negatives", "20", "--bootstrap", "100", "--pool-depths", "1,5"],
     }[cmd]
 
 
@@ -134,13 +139,15 @@ def argv(cmd: str, env: dict, out: Path | None) -> list[str]:
 SAME = {"build-kg": "splits/train.txt", "synth": "triples.tsv", "fetch": "resources.tsv", "validate-config": None,
         "annotate-export": "triples.tsv", "annotate-disagreements": "b.A.tsv", "annotate-merge": "b.A.tsv",
         "reanalyze": "release", "model-table": None, "docs-figures": "results", "evaluate": "Synth-Test-S.run",
-        "sample-estimate": "sp/scores", "sample-plan": "pack", "campaign": "b.tsv", "baseline": "tiny.yaml"}
+        "sample-estimate": "sp/scores", "sample-plan": "pack", "campaign": "b.tsv", "baseline": "tiny.yaml",
+        "scale": "scale.npz"}
 #: an input of each command to take away (None: the command reads none)
 MISSING = {"build-kg": "splits/valid.txt", "synth": None, "fetch": "resources.tsv", "validate-config": "tiny.yaml",
            "annotate-export": "triples.tsv", "annotate-disagreements": "b.B.tsv", "annotate-merge": "b.tsv",
            "reanalyze": "release", "model-table": "model_quality.csv", "docs-figures": "results",
            "evaluate": "Synth-Test-S.run", "sample-estimate": "sp/labels.txt",
-           "sample-plan": "pack/runs/Synth-Test-S-C/top10.parquet", "campaign": "b.tsv", "baseline": "tiny.yaml"}
+           "sample-plan": "pack/runs/Synth-Test-S-C/top10.parquet", "campaign": "b.tsv", "baseline": "tiny.yaml",
+           "scale": "scale.npz"}
 
 
 def fingerprint(folder: Path) -> dict[str, str]:

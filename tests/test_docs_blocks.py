@@ -21,6 +21,7 @@ from importlib import metadata
 
 import pytest
 from conftest import ROOT
+from docs_run import kgeval_requirements
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs/guide").glob("*.md"))]
 BLOCK = re.compile(r"^```(?P<lang>\w*)\n(?P<body>.*?)^```", re.S | re.M)
@@ -36,20 +37,7 @@ def _name(requirement: str) -> str:
 
 def provided(extras: set[str]) -> set[str]:
     """Distributions installed by kgeval with ``extras`` (kgeval[x] inside an extra followed), lower-case."""
-    out = {_name(r) for r in PROJECT["dependencies"]}
-    todo, seen = list(extras), set()
-    while todo:
-        extra = todo.pop()
-        if extra in seen:
-            continue
-        seen.add(extra)
-        for req in PROJECT["optional-dependencies"][extra]:
-            m = re.match(r"kgeval\[(?P<x>[\w,-]+)\]", req)
-            if m:
-                todo += m["x"].split(",")
-            else:
-                out.add(_name(req))
-    return out
+    return {_name(r) for r in kgeval_requirements(frozenset(extras))}
 
 
 def page_blocks(page):

@@ -212,3 +212,27 @@ def test_score_dump_reports_questions(synth_kg, tmp_path, monkeypatch, caplog):
                          docno_ranks(synth_kg.entities), k=10, memory_budget_mb=0.05)
     dump = load_dump(tmp_path / "dump")
     assert (dump.score == ref.score).all() and (dump.n_gt == ref.n_gt).all() and (dump.n_eq == ref.n_eq).all()
+
+
+def test_heartbeat_speaks_only_into_a_silence_and_says_what_ran_last():
+    from kgeval.progress import Heartbeat
+
+    now = [100.0]
+    work = logging.getLogger("kgeval.test_heartbeat_work")
+    with Heartbeat("kgeval evaluate", interval=30, clock=lambda: now[0]) as beat:
+        beat._stop.set()  # the test ticks by hand, on its clock
+        now[0] = 129.0
+        assert beat.tick() is None  # 29 s of silence: not yet
+        now[0] = 131.0
+        assert beat.tick() == "kgeval evaluate: working, elapsed 0:31"
+        now[0] = 150.0
+        work.warning("placing FB-Test-S-C\nsecond line")  # the work speaks: the clock restarts at 150
+        now[0] = 175.0
+        assert beat.tick() is None
+        now[0] = 181.0
+        assert beat.tick() == "kgeval evaluate: working, elapsed 1:21 (last: placing FB-Test-S-C)"
+        now[0] = 200.0
+        assert beat.tick() is None  # its own line restarted the clock, it did not count as the work's
+        assert beat.lines == ["kgeval evaluate: working, elapsed 0:31",
+                              "kgeval evaluate: working, elapsed 1:21 (last: placing FB-Test-S-C)"]
+    assert beat not in logging.getLogger().handlers

@@ -108,3 +108,40 @@ def test_plan_pairs_of_one_system_against_the_others():
     np.testing.assert_array_equal(_pair_columns(systems, "c"), [1, 3, 5])  # (a, c), (b, c), (c, d)
     with pytest.raises(InputError, match="sampling.against 'x'"):
         _pair_columns(systems, "x")
+
+
+def test_rank_order_costs_reuse_the_priors_draws_exactly():
+    """The labellings behind a question's rank-order cost are kept for the last prior: per pair, after another
+    prior and back, the costs are those of a fresh problem, and the mean over the 16 drawn labellings of the
+    judgments by hand (each list down to its first relevant item) of the first question is what cost_of says."""
+    from test_sampling import instance
+
+    from kgeval.sampling import weights as wt
+
+    cand, *_ = instance(seed=3, S=4, Q=12, k=4, n_ent=9)
+    p1, p2 = np.linspace(0.1, 0.9, cand.n_items), np.full(cand.n_items, 0.3)
+    pb = Problem(cand, np.zeros(cand.n_items), "RR@k", mc_draws=16, seed=5)
+    first = [pb.cost_of([j], p1) for j in range(6)]
+    pb.cost_of([0], p2)
+    again = [pb.cost_of([j], p1) for j in range(6)]
+    fresh = Problem(cand, np.zeros(cand.n_items), "RR@k", mc_draws=16, seed=5)
+    for j in range(6):
+        np.testing.assert_array_equal(first[j], again[j])
+        np.testing.assert_array_equal(first[j], fresh.cost_of([j], p1))
+    # by hand: the same 16 labellings (seed 5, stream 13), judged down each compared list of question 0
+    rng = np.random.default_rng([5, 13])
+    draws = np.concatenate([rng.random((8, cand.n_items)) < p1 for _ in range(2)])
+    pos = wt.position_items(cand)
+    systems = pb.systems_of([2])
+    judged = []
+    for x in draws:
+        seen = set()
+        for s in systems:
+            for e in pos[s, 0]:
+                if e < 0:
+                    continue
+                seen.add(int(e))
+                if x[e]:
+                    break
+        judged.append(len(seen))
+    assert first[2][0] == pytest.approx(np.mean(judged))

@@ -74,6 +74,22 @@ def _has_build_tools() -> bool:
         return False
 
 
+def build_wheel(tmp: Path, env: dict[str, str]) -> Path:
+    """kgeval's wheel, built in ``tmp`` from a copy of the checkout's packaged files (tests/docs_run.py too)."""
+    src = tmp / "source"
+    for rel in SOURCES:
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        if (ROOT / rel).is_dir():
+            shutil.copytree(ROOT / rel, src / rel, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            shutil.copy2(ROOT / rel, src / rel)
+    # offline with this environment's setuptools when it meets pyproject's build requirement, else pip's
+    # isolated build (which fetches setuptools)
+    offline = ["--no-build-isolation"] if _has_build_tools() else []
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", *offline, "-q", ".", "-w", str(tmp / "dist")], src, env)
+    return next((tmp / "dist").glob("kgeval-*.whl"))
+
+
 def main() -> None:
     mirror = os.environ.get("KGEVAL_MIRROR")
     if not mirror:
@@ -81,20 +97,8 @@ def main() -> None:
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="kgeval-wheel-") as tmp:
         tmp = Path(tmp)
-        src = tmp / "source"
-        for rel in SOURCES:
-            (src / rel).parent.mkdir(parents=True, exist_ok=True)
-            if (ROOT / rel).is_dir():
-                shutil.copytree(ROOT / rel, src / rel, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-            else:
-                shutil.copy2(ROOT / rel, src / rel)
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KGEVAL_HOME")}
-        # offline with this environment's setuptools when it meets pyproject's build requirement, else pip's
-        # isolated build (which fetches setuptools)
-        offline = ["--no-build-isolation"] if _has_build_tools() else []
-        run([sys.executable, "-m", "pip", "wheel", "--no-deps", *offline, "-q", ".", "-w", str(tmp / "dist")], src,
-            env)
-        wheel = next((tmp / "dist").glob("kgeval-*.whl"))
+        wheel = build_wheel(tmp, env)
         venv = tmp / "venv"
         run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp, env)
         py = venv / "bin" / "python"

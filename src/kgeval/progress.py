@@ -164,3 +164,64 @@ class Progress:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Heartbeat(logging.Handler):
+    """A line every ``interval`` seconds while a long command or benchmark is otherwise quiet (issue 52: the
+    popularity path printed nothing for 5 minutes, ``benchmarks/sampling.py`` for 7). It listens to every log
+    record: any line (a :class:`Progress` line included) resets its clock, so it speaks only into a silence, and
+    says what ran last. A daemon thread calls :meth:`tick`; tests call it with their own ``clock``."""
+
+    def __init__(self, what: str, interval: float = DEFAULT_INTERVAL, logger: logging.Logger | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        super().__init__(level=logging.DEBUG)
+        self.what, self.interval, self.clock = what, interval, clock
+        self.logger = logger or log
+        self.start = self._last = clock()
+        self._last_message = ""
+        self.lines: list[str] = []
+        self._stop = None
+        self._speaking = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._speaking:
+            return  # its own line does not count as the work speaking
+        self._last = self.clock()
+        self._last_message = record.getMessage().splitlines()[0][:120] if record.getMessage() else ""
+
+    def tick(self) -> str | None:
+        """Log (and return) a line if nothing was logged for ``interval`` seconds, else None."""
+        root = logging.getLogger()
+        if self._stop is not None and self not in root.handlers:
+            root.addHandler(self)  # a logging set-up after ours (basicConfig(force=True)) took it off
+        now = self.clock()
+        if now - self._last < self.interval:
+            return None
+        text = f"{self.what}: working, elapsed {format_seconds(now - self.start)}"
+        text += f" (last: {self._last_message})" if self._last_message else ""
+        self.lines.append(text)
+        self._speaking = True
+        try:
+            self.logger.info("%s", text)
+        finally:
+            self._speaking = False
+        self._last = now
+        return text
+
+    def __enter__(self) -> Heartbeat:
+        import threading
+
+        logging.getLogger().addHandler(self)
+        self._stop = threading.Event()
+
+        def beat() -> None:
+            while not self._stop.wait(min(self.interval, 5.0)):
+                self.tick()
+
+        threading.Thread(target=beat, name="kgeval-heartbeat", daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        logging.getLogger().removeHandler(self)

@@ -94,6 +94,7 @@ TRAIN_BENCHMARK = "logs/benchmarks/train_model/{dataset}/{model}/seed{seed}.tsv"
 SAMPLING_PLAN = "results/sampling/{testset}/sampling_plan.tsv"
 SAMPLING_COVERAGE = "results/sampling/{testset}/sampling_coverage.png"
 SAMPLING_BUDGETS = "results/sampling/{testset}/sampling_budgets.csv"
+PRIOR_BUDGETS = "results/tables/{testset}/prior_budgets.csv"
 
 # Hoyt et al.'s case study and the unified metric framework's properties
 HOYT_RANKS = "results/hoyt/{dataset}/{model}.ranks.parquet"

@@ -132,8 +132,52 @@ rule sampling_estimates:
         "../scripts/sampling_estimates.py"
 
 
+rule sampling_priors:
+    input:
+        unpack(get_testset_dumps),
+        kg=get_testset_kg,
+    output:
+        calibration=report(
+            "results/tables/{testset}/prior_calibration.csv",
+            caption="../report/sampling_priors.rst",
+            category="6. Beyond the paper",
+            subcategory="Sampled judgments: {testset}",
+        ),
+        reliability="results/tables/{testset}/prior_reliability.csv",
+        budgets=report(
+            PRIOR_BUDGETS,
+            caption="../report/sampling_priors.rst",
+            category="6. Beyond the paper",
+            subcategory="Sampled judgments: {testset}",
+        ),
+    log:
+        "logs/sampling_priors/{testset}.log",
+    benchmark:
+        "logs/benchmarks/sampling_priors/{testset}.tsv"
+    wildcard_constraints:
+        testset=alternatives(POOLED_SETS),
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        k=config["bounds"]["k"],
+        rbp_p=config["bounds"]["rbp_p"],
+        metrics=config["sampling"]["simulation_metrics"],
+        folds=config["bounds"]["prior_folds"],
+        mc_draws=config["sampling"]["mc_draws"],
+        judging=config["sampling"]["judging"],
+        design=config["sampling"]["design"],
+        floor_share=config["sampling"]["floor_share"],
+        level=config["sampling"]["level"],
+        max_budget=config["sampling"]["max_budget"],
+        seed=config["sampling"]["seed"],
+        max_depth=config["pooling"]["depth"],
+    script:
+        "../scripts/sampling_priors.py"
+
+
 add_final_outputs(
     expand(SAMPLING_PLAN, testset=POOLED_SETS)
+    + expand(PRIOR_BUDGETS, testset=POOLED_SETS)
     + (
         expand(SAMPLING_COVERAGE, testset=POOLED_SETS)
         if config["sampling"]["simulation"]

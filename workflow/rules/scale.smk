@@ -1,12 +1,27 @@
 # kgeval at millions of entities (issue 53): synthetic graphs of Wikidata5M's and ogbl-wikikg2's shapes and their
 # evaluation (exact over entity blocks, question-sampled estimates, sampled negatives). A stage of its own: nothing
 # runs while config scale.shapes is empty, and it reads nothing of the study. Logic: kgeval.scale.
+#
+# Exact ranking is split into question shards (config scale.shards): one job per shard, so a cluster
+# (profiles/slurm) runs them side by side, then a gather job merges them into one ranking per system, the same
+# bytes for any number of shards, and one job tabulates.
 
 
 SCALE = config["scale"]
 SCALE_SHAPES = SCALE["shapes"]
+SCALE_SHARDS = SCALE["shards"]
 SCALE_GRAPH = "resources/scale/{shape}/graph.npz"
-SCALE_TABLES = ["exact", "estimates", "paired", "negatives"]
+SCALE_SAMPLE = "results/scale/{shape}/sample.npz"
+SCALE_RANKING = "results/scale/{shape}/ranks/system{system}.npz"
+SCALE_TABLES = [
+    "exact",
+    "estimates",
+    "paired",
+    "negatives",
+    "pools",
+    "pool_bounds",
+    "sampling_plan",
+]
 
 
 rule scale_graph:
@@ -28,9 +43,76 @@ rule scale_graph:
         "../scripts/scale_graph.py"
 
 
+# the answers of the estimates and the questions to rank (all of them up to exact_max_answers)
+rule scale_sample:
+    input:
+        graph=SCALE_GRAPH,
+    output:
+        sample=SCALE_SAMPLE,
+    log:
+        "logs/scale_sample/{shape}.log",
+    benchmark:
+        "logs/benchmarks/scale_sample/{shape}.tsv"
+    wildcard_constraints:
+        shape=alternatives(SCALE_SHAPES),
+    conda:
+        "../../envs/models.yaml"
+    threads: 2
+    params:
+        scale=SCALE,
+    script:
+        "../scripts/scale_sample.py"
+
+
+# one job per question shard ranks every system on it (the graph read once); the shard count is in the path, so a
+# run with another count never gathers stale shards
+rule scale_rank:
+    input:
+        graph=SCALE_GRAPH,
+        sample=SCALE_SAMPLE,
+    output:
+        shard=temp("resources/scale/{shape}/shards/{shard}of{shards}.npz"),
+    log:
+        "logs/scale_rank/{shape}/{shard}of{shards}.log",
+    benchmark:
+        "logs/benchmarks/scale_rank/{shape}/{shard}of{shards}.tsv"
+    wildcard_constraints:
+        shape=alternatives(SCALE_SHAPES),
+        shard=r"\d+",
+        shards=str(SCALE_SHARDS),
+    conda:
+        "../../envs/models.yaml"
+    threads: 2
+    params:
+        scale=SCALE,
+    script:
+        "../scripts/scale_rank.py"
+
+
+rule scale_gather:
+    input:
+        shards=expand(
+            "resources/scale/{{shape}}/shards/{shard}of{shards}.npz",
+            shard=range(SCALE_SHARDS),
+            shards=SCALE_SHARDS,
+        ),
+    output:
+        rankings=expand(SCALE_RANKING, shape="{shape}", system=range(SCALE["systems"])),
+    log:
+        "logs/scale_gather/{shape}.log",
+    wildcard_constraints:
+        shape=alternatives(SCALE_SHAPES),
+    conda:
+        "../../envs/models.yaml"
+    script:
+        "../scripts/scale_gather.py"
+
+
 rule scale_evaluate:
     input:
         graph=SCALE_GRAPH,
+        sample=SCALE_SAMPLE,
+        rankings=expand(SCALE_RANKING, shape="{shape}", system=range(SCALE["systems"])),
     output:
         exact="results/scale/{shape}/exact.csv",
         estimates="results/scale/{shape}/estimates.csv",
@@ -50,6 +132,31 @@ rule scale_evaluate:
         scale=SCALE,
     script:
         "../scripts/scale_evaluate.py"
+
+
+# pools of every system's top lists for a sample of the ranked questions, judged by the planted truth, bounds, and a
+# sampling plan of judgments
+rule scale_pools:
+    input:
+        graph=SCALE_GRAPH,
+        sample=SCALE_SAMPLE,
+        rankings=expand(SCALE_RANKING, shape="{shape}", system=range(SCALE["systems"])),
+    output:
+        pools="results/scale/{shape}/pools.csv",
+        bounds="results/scale/{shape}/pool_bounds.csv",
+        plan="results/scale/{shape}/sampling_plan.csv",
+    log:
+        "logs/scale_pools/{shape}.log",
+    benchmark:
+        "logs/benchmarks/scale_pools/{shape}.tsv"
+    wildcard_constraints:
+        shape=alternatives(SCALE_SHAPES),
+    conda:
+        "../../envs/models.yaml"
+    params:
+        scale=SCALE,
+    script:
+        "../scripts/scale_pools.py"
 
 
 SCALE_OUTPUTS = expand(

@@ -87,6 +87,8 @@ rule pack_reference:
     input:
         unpack(get_reference_tables),
         runs=get_reference_dumps,
+        # the run's wall and job time: facts the docs quote (kgeval.tables.facts)
+        run_times=RUN_TIMES,
     output:
         pack=directory("reference/{name}"),
     log:

@@ -16,4 +16,5 @@ run_step(
     benchmark_dir=snakemake.params.benchmarks,
     runs=snakemake.params.runs,
     k=snakemake.params.k,
+    run_times=snakemake.input.run_times,
 )

@@ -19,6 +19,13 @@ def bound(keys: tuple[str, ...], workdir: str | os.PathLike | None = None):
     return schema_bound(keys, schema_file(workdir))
 
 
+def bounds(keys: list[tuple[str, ...]], workdir: str | os.PathLike | None = None) -> list:
+    """:func:`bound` of several keys at once: one look-up of the schema."""
+    from ..config import schema_bounds
+
+    return schema_bounds(keys, workdir)
+
+
 def check_run(run: Any) -> None:
     """A run is a DataFrame, a mapping ``{qid: {docno: score}}`` or a path; anything else is refused here rather
     than failing inside the reader."""

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..arguments import Bounded, check_path, check_strings, kind_of, short_repr
 from ..errors import BadTypeError, BadValueError
-from .checks import bound
+from .checks import bounds
 from .evaluation import Result
 
 METRICS = ("P", "DCG", "RBP", "RR", "Success")
@@ -54,10 +54,6 @@ class SamplingPlan:
         return self.sheet.drop_duplicates("item").sort_values("item")[["item", "head_id", "relation", "tail_id"]]
 
 
-def _sampling_bound(key: str, workdir):
-    return bound(("sampling", key), workdir)
-
-
 def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P", budget: int | None = None,
          results: str | os.PathLike | None = None, out: str | os.PathLike | None = None,
          floor_share: float | None = None, level: float | None = None, max_budget: int | None = None,
@@ -87,11 +83,13 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
     Returns:
         A :class:`SamplingPlan`; :func:`estimate` turns its judged sheet into Δ̂ with intervals.
     """
-    from ..external.outputs import _study_lists
-    from ..external.sampled import check_against, file_names
+    from contextlib import nullcontext
+
+    from ..external.outputs import study_entity
+    from ..external.sampled import file_names
+    from ..io import OutputStage
     from ..pools.annotation import load_templates
-    from ..sampling.outside import outside_plan, outside_universe
-    from ..sampling.sheet import plan_sidecar, write_plan_sheet
+    from ..sampling.outside import SamplingOptions, plan_outside
     from .placement import _reference
 
     if not isinstance(result, Result):
@@ -105,17 +103,18 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
     tc = result.testset
     cfg = tc.config.get("sampling", {})
     wd = tc.workdir
-    budget = _sampling_bound("budget", wd).check(budget, "budget")
-    floor_share = _sampling_bound("floor_share", wd).check(cfg.get("floor_share", 0.1) if floor_share is None
-                                                           else floor_share, "floor_share")
-    level = _sampling_bound("level", wd).check(cfg.get("level", 0.95) if level is None else level, "level")
-    max_budget = _sampling_bound("max_budget", wd).check(cfg.get("max_budget", 10_000) if max_budget is None
-                                                         else max_budget, "max_budget")
-    seed = _sampling_bound("seed", wd).check(cfg.get("seed", 0) if seed is None else seed, "seed")
+    # one look-up of the schema for every bounded argument
+    b_budget, b_floor, b_level, b_max, b_seed, b_depth = bounds(
+        [("sampling", key) for key in ("budget", "floor_share", "level", "max_budget", "seed")]
+        + [("pooling", "depth")], wd)
+    budget = b_budget.check(budget, "budget")
+    floor_share = b_floor.check(cfg.get("floor_share", 0.1) if floor_share is None else floor_share, "floor_share")
+    level = b_level.check(cfg.get("level", 0.95) if level is None else level, "level")
+    max_budget = b_max.check(cfg.get("max_budget", 10_000) if max_budget is None else max_budget, "max_budget")
+    seed = b_seed.check(cfg.get("seed", 0) if seed is None else seed, "seed")
     depth = tc.config.get("pooling", {}).get("depth", 10)
     # 0 (the test answers only) is a depth the pool was never cut at, but a universe the simulation uses
-    top = bound(("pooling", "depth"), wd).maximum
-    depth = Bounded("integer", 0, top).check(depth if pool_depth is None else pool_depth, "pool_depth")
+    depth = Bounded("integer", 0, b_depth.maximum).check(depth if pool_depth is None else pool_depth, "pool_depth")
     if tc.config["test_sets"][tc.base]["kind"] not in ("pooled", "sample"):
         raise BadValueError("result", f"{tc.base} has no pooled judgments: evaluate on the pooled test set")
     if result.dump is None:
@@ -124,42 +123,31 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
     if ref.kind == "authors":
         raise BadValueError("results", "the authors' released tables hold no top-k lists: give a results folder "
                                        "or a reference pack")
-    from ..external.placement import study_systems
-
-    study = list(study_systems(ref.files[tc.base])["System"].astype(str))
-    wanted = check_against(against, study, "against")
     k = tc.config.get("bounds", {}).get("k", 10)
     rbp_p = tc.config.get("bounds", {}).get("rbp_p", 0.8)
-    found = _study_lists(ref, tc.base, study)  # every study list: the prior learns from all of them
-    if isinstance(found, str):
-        raise FileNotFoundError(found)
-    study_k, lists = found
     dump = result.dump
+    qids = np.asarray(dump.questions.qid).astype(str)
+    # every study list, in the dump's question order: the prior learns from all of them
+    study, study_k, entity = study_entity(ref, tc.base, qids, k)
     if min(study_k, dump.k) < k:
         raise BadValueError("result", f"the runs are shorter than bounds.k = {k} (study {study_k}, "
                                       f"{result.name} {dump.k})")
-    qids = np.asarray(dump.questions.qid).astype(str)
-    entity = np.stack([lists[s].loc[qids].to_numpy(np.int64)[:, :k] for s in study])
+    opts = SamplingOptions(against=against, metric=metric, budget=budget, design=cfg.get("design", "optimal"),
+                           floor_share=floor_share, level=level, max_budget=max_budget,
+                           prior=tc.config.get("bounds", {}).get("prior", "logistic"), seed=seed,
+                           mc_draws=cfg.get("mc_draws", 64), judging=cfg.get("judging", "rank_order"),
+                           max_depth=depth)
     kg = tc.load_kg()
-    u = outside_universe(result.name, dump.run_entity[:, :k], entity, study, dump.judged, dump.questions, kg, k,
-                         depth)
-    op = outside_plan(u, metric, budget, cfg.get("design", "optimal"), floor_share, level, max_budget,
-                      tc.config.get("bounds", {}).get("prior", "logistic"), seed, rbp_p, cfg.get("mc_draws", 64),
-                      wanted, cfg.get("judging", "rank_order"))
     files: dict[str, Path] = {}
     tmpl = Path(wd) / tc.config.get("annotation", {}).get("templates", "annotations/templates.tsv")
     if out is not None:
-        from ..io import OutputStage
-
         sheet_name, side_name = file_names(result.name, False)
         files = {"sheet": Path(out) / sheet_name, "sidecar": Path(out) / side_name}
-        # the command line's output rule: never inside the results read, never over a file kgeval did not write
-        with OutputStage("plan", folder=out, input_folders=[ref.folder]) as stage:
-            side = write_plan_sheet(u, kg, op.plan, load_templates(tmpl) if tmpl.is_file() else {},
-                                    f"sample-{result.name}", stage.path(files["sheet"]),
-                                    stage.path(files["sidecar"]))
-    else:
-        side = plan_sidecar(u, kg, op.plan)
+    # the command line's output rule: never inside the results read, never over a file kgeval did not write
+    with (OutputStage("plan", folder=out, input_folders=[ref.folder]) if out is not None else nullcontext()) as stage:
+        paths = (stage.path(files["sheet"]), stage.path(files["sidecar"])) if out is not None else None
+        wanted, op, side = plan_outside(result.name, dump, entity, study, kg, k, opts, rbp_p, "against", paths,
+                                        load_templates(tmpl) if out is not None and tmpl.is_file() else None)
     p = op.plan.pairs
     budgets = pd.DataFrame({"Opponent": wanted, "expected_delta": p["expected_delta"].to_numpy(),
                             "budget": p["budget_needed"].to_numpy(), "plan_budget": op.plan.budget,

@@ -22,14 +22,14 @@ from ..data.kg import KnowledgeGraph
 from ..data.testsets import TestSet
 from ..errors import ConfigError
 from ..io import write_csv
-from ..judgments.items import METRIC_NAMES, candidates, item_features, item_triples, out_of_fold_prior
+from ..judgments.items import METRIC_NAMES, item_triples, out_of_fold_prior
 from ..judgments.labels import state
 from ..judgments.lists import load_runs
 from ..judgments.metrics import bounded_metric
 from ..judgments.prior import TRANSFER_CAVEAT, cross_validate, fit_prior, online_prior
 from ..judgments.prior_models import expected_calibration_error
+from ..judgments.universe import from_dumps
 from ..metrics.evaluate import qrels_at_depth
-from ..metrics.trec import pair_lookup
 from ..pools.annotation import load_templates
 from ..pools.pooling import Pool, prefilter
 from ..pools.qrels import labels_of, qrels_for_dump, rebuilt_judgments
@@ -81,21 +81,6 @@ def bounds_step(dumps: dict[str, str], kg_path: str, seed_testset: str, pool: st
         log.info("%s depth %d %s: %d of %d pairs decided", flavour, max_depth, name, int(g["decided"].sum()), len(g))
 
 
-def _published_items(dumps: dict[str, str], kg: KnowledgeGraph, k: int, max_depth: int):
-    """Systems, first dump, the candidates at the deepest depth and at depth 0 (same items: the deepest depth's
-    question filter) and each item's published judgment depth (max_depth + 1 where never judged)."""
-    systems, first, entity = load_runs(dumps, k)
-    E = first.questions.num_entities
-    code_d, qmask = state(entity, qrels_at_depth(first, max_depth), E)
-    code_0, _ = state(entity, qrels_at_depth(first, 0), E)
-    deep = candidates(entity, code_d, qmask, systems, k)
-    zero = candidates(entity, code_0, qmask, systems, k)
-    j = first.judged
-    depth = pair_lookup(deep.q, deep.entity, j.q, j.entity, np.where(j.depth <= max_depth, j.depth, max_depth + 1),
-                        E, max_depth + 1)
-    return systems, first, deep, zero, depth
-
-
 def _prior(feats, y, groups, kind: str, folds: int, seed: int):
     """Cross-validation by question (None when the prior is uniform or the labels cannot be split) and the
     prior fitted on all the pool's labels."""
@@ -113,10 +98,9 @@ def selection_step(dumps: dict[str, str], kg_path: str, templates: str, out_prio
     """Issue 30 §1–2 on the published judgments at the deepest depth: the prior's fit, P(A > B) per pair, τ
     against depth 0 under the prior, the next judgments (first metric's plan) and the judgments to decide."""
     kg = KnowledgeGraph.load(kg_path)
-    systems, first, deep, zero, depth = _published_items(dumps, kg, k, max_depth)
-    cand = deep.cand
-    feats = item_features(deep, kg, first.questions)
-    train = np.flatnonzero((cand.state >= 0) & (depth >= 1) & (depth <= max_depth))
+    u = from_dumps(dumps, kg, k, max_depth)  # the published items: the sampling stage's universe
+    systems, cand, feats = u.systems, u.cand, u.features
+    train = np.flatnonzero(u.pooled)  # judged at a depth 1..max_depth
     y = cand.state[train].astype(np.int64)
     cv, model = _prior(feats.take(train), y, cand.item_q[train], prior, folds, seed)
     p = model.predict(feats)
@@ -132,7 +116,7 @@ def selection_step(dumps: dict[str, str], kg_path: str, templates: str, out_prio
                                                           "count"])
     write_csv(rel, out_reliability)
     pair_rows, tau_rows, count_rows, first_plan = [], [], [], None
-    reference_state = np.where(zero.cand.state == -1, 0, zero.cand.state)
+    reference_state = np.where(u.zero == -1, 0, u.zero)
     for name in metrics:
         m = METRIC_NAMES[name]
         eng = make_engine(cand, p, m, rbp_p, draws=draws, seed=seed)
@@ -141,7 +125,7 @@ def selection_step(dumps: dict[str, str], kg_path: str, templates: str, out_prio
         counts = judgments_to_decide(eng, count_draws, seed, batch, stop)
         pair_rows.append(pair_table(systems, name, lo, hi, expected, eng.prob_a_beats_b()).assign(
             expected_judgments=counts.per_pair_expected, worst_case_judgments_upper=counts.per_pair_worst_upper))
-        ref = make_engine(zero.cand.with_state(reference_state), 0.5, m, rbp_p).sample_means(np.zeros((1, 0)))[0]
+        ref = make_engine(cand.with_state(reference_state), 0.5, m, rbp_p).sample_means(np.zeros((1, 0)))[0]
         td = tau_distribution(eng, ref, tau_draws, seed)
         tau_rows.append((testset, name, max_depth, "depth 0", tau_draws, td.mean, td.lo, td.hi, TRANSFER_CAVEAT))
         und = eng.undecided(stop)
@@ -158,7 +142,7 @@ def selection_step(dumps: dict[str, str], kg_path: str, templates: str, out_prio
     write_csv(pd.DataFrame(count_rows, columns=["testset", "Metric", "stop", "pairs", "undecided", "unknown_items",
                                                 "draws", "expected_judgments", "max_judgments_over_draws",
                                                 "worst_case_adversary", "worst_case_upper"]), out_counts)
-    triples = item_triples(deep, first.questions, first_plan.items)
+    triples = item_triples(u.items, u.questions, first_plan.items)
     write_next_judgments(kg, load_templates(templates), triples, first_plan, first_plan.bears_on_labels(systems),
                          f"next-{testset or 'pool'}", out_next, out_next_items)
     log.info("%s: %d triples to judge next, prior AUC %.3f", out_next, first_plan.items.size, fit_row["cv_auc"])
@@ -172,13 +156,11 @@ def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_sum
     record after every batch the pairs decided, τ and the largest |Δ| error; per strategy the judgments needed to
     decide what the full published pool decides."""
     kg = KnowledgeGraph.load(kg_path)
-    systems, first, deep, zero, depth = _published_items(dumps, kg, k, max_depth)
-    s_deep, s_zero = deep.cand.state, zero.cand.state
-    hidden = (s_zero == -1) & (s_deep >= 0)
+    u = from_dumps(dumps, kg, k, max_depth)
+    systems, s_deep, s_zero, hidden, depth, feats = u.systems, u.cand.state, u.zero, u.hidden, u.depth, u.features
     labels = np.where(hidden, s_deep, 0).astype(np.int8)
     # never judged: not relevant, as in the official evaluation
-    cand = deep.cand.with_state(np.where(hidden, -1, np.where(s_zero == -1, 0, s_zero)))
-    feats = item_features(deep, kg, first.questions)
+    cand = u.cand.with_state(np.where(hidden, -1, np.where(s_zero == -1, 0, s_zero)))
     p_oof = out_of_fold_prior(feats, labels, hidden, cand.item_q, prior, folds, seed)
     tables, summaries = [], []
     for name in metrics:

@@ -31,12 +31,12 @@ from ..judgments.items import METRIC_NAMES
 from ..judgments.universe import Universe, from_dumps
 from ..sampling.estimates import read_plan_items
 from ..sampling.problem import Problem
-from ..sampling.sheet import locate_items, pair_columns, read_plan_pairs, unknown_units
+from ..sampling.sheet import locate_items, pair_columns, plan_prior, read_plan_pairs, unknown_units
 from ..sampling.weights import is_linear
 
 
 def plan_comparisons(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pairs: str, items: list[dict],
-                     k: int = 10, prior: str = "logistic", max_depth: int = 10, rbp_p: float = 0.8
+                     k: int = 10, prior: str | None = None, max_depth: int = 10, rbp_p: float = 0.8
                      ) -> tuple[list[dict], np.ndarray, np.ndarray]:
     """The comparisons of the plan's pairs with their (comparisons × items in serving order) terms."""
     plan = read_plan_items(plan_items)
@@ -65,7 +65,7 @@ def source_comparisons(source: dict, plan_items: str, plan_pairs: str, items: li
 
 
 def universe_comparisons(u: Universe, kg: KnowledgeGraph, plan: pd.DataFrame, plan_items: str, table: pd.DataFrame,
-                         plan_pairs: str, items: list[dict], prior: str = "logistic", rbp_p: float = 0.8
+                         plan_pairs: str, items: list[dict], prior: str | None = None, rbp_p: float = 0.8
                          ) -> tuple[list[dict], np.ndarray, np.ndarray]:
     """:func:`plan_comparisons` on the study's lists already built (from score dumps, or from a reference pack's
     lists: :func:`kgeval.sampling.reference.reference_universe`), the plan's sidecar and pairs read."""
@@ -73,7 +73,7 @@ def universe_comparisons(u: Universe, kg: KnowledgeGraph, plan: pd.DataFrame, pl
     cols = pair_columns(u.systems, table, plan_pairs)
     where = unknown_units(u, kg)
     units = locate_items(plan, plan_items, u, kg, None, where)
-    p = u.pooled_prior(prior)
+    p = u.pooled_prior(plan_prior(plan, plan_items, u, prior))  # the plan's prior: None asks for no other
     pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[short], rbp_p, 0)
     pos = {it["sheet_item"]: i for i, it in enumerate(items)}
     col = np.array([pos.get(str(int(i)), -1) for i in plan["item"]])
@@ -123,7 +123,7 @@ def terms(pb: Problem, p: np.ndarray, cols: np.ndarray, units: np.ndarray, pi: n
 
 
 def outside_comparisons(dump: str, reference: str, kg_path: str, plan_items: str, items: list[dict],
-                        against: list[str], metric: str = "P", k: int = 10, prior: str = "logistic",
+                        against: list[str], metric: str = "P", k: int = 10, prior: str | None = None,
                         max_depth: int = 10, rbp_p: float = 0.8) -> tuple[list[dict], np.ndarray, np.ndarray]:
     """The comparisons of an outside system's plan (``kgeval evaluate --decide-against``): ``dump`` the score
     dump evaluate wrote (``<out>/dumps/<system>/<test set>``), the study's lists from the reference pack, the

@@ -8,17 +8,27 @@ or a failed write as one line, ``kgeval: error: <path>: <problem>``, with a non-
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 from .. import __version__
 from ..errors import KgevalError, one_line
-from ..progress import enable_bars
+from ..progress import Heartbeat, enable_bars
 from ..workflow import setup_logging
-from . import annotate, baseline, campaign, data, evaluate, sampling, tables  # each registers its commands
+from . import (  # each registers its commands
+    annotate,
+    baseline,
+    campaign,
+    data,
+    evaluate,
+    sampling,
+    scale,
+    tables,
+)
 from .evaluate import _ARGV
 from .options import COMMANDS, Formatter, Parser, Runner
 
-COMMAND_MODULES = (data, annotate, sampling, tables, baseline, evaluate, campaign)
+COMMAND_MODULES = (data, annotate, sampling, tables, baseline, evaluate, campaign, scale)
 
 
 def build_parser() -> tuple[Parser, dict[str, Runner]]:
@@ -66,8 +76,12 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     setup_logging(verbose=args.verbose)
     enable_bars()  # on a terminal; redirected to a file, long commands log plain progress lines
+    # every command says it is still working when it has been quiet for 30 s (issue 52 §4); a server is quiet
+    # by design between requests
+    serving = getattr(args, "campaign_cmd", None) == "serve"
     try:
-        return int(runners[args.cmd](args) or 0)
+        with contextlib.nullcontext() if serving else Heartbeat(f"kgeval {args.cmd}"):
+            return int(runners[args.cmd](args) or 0)
     except SystemExit as exc:  # p.error inside a command
         return exc.code if isinstance(exc.code, int) else 2
     except (KgevalError, OSError) as exc:

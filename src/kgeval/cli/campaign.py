@@ -51,8 +51,8 @@ def _create(p):
                    help="with --scores: the plan's sampling_budgets.csv (default: beside --plan-items)")
     p.add_argument("--k", type=SchemaNumber("bounds", "k"), default=10, help="cut-off k of the plan")
     p.add_argument("--max-depth", type=SchemaNumber("pooling", "depth"), default=10, help="deepest pool depth")
-    p.add_argument("--prior", choices=("logistic", "binned", "uniform", "boosted"), default="logistic",
-                   help="the plan's relevance prior")
+    p.add_argument("--prior", choices=("logistic", "binned", "uniform", "boosted"), default=None,
+                   help="the plan's relevance prior (default: the one its sidecar records; another is refused)")
     p.add_argument("--run-dump", default=None,
                    help="with --plan-items and --kg, for the plan `kgeval evaluate --decide-against` wrote: its "
                         "score dump <out>/dumps/<system>/<test set> (instead of --scores)")

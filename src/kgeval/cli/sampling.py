@@ -15,8 +15,8 @@ from .options import SchemaNumber, command
                             "and prior_audit.csv (predicted against observed relevant rates) in --out. A plan `kgeval "
                             "sample-plan` drew from a reference pack needs nothing more (its sampling_source.json "
                             "names the pack's lists); a plan of the workflow needs the score dumps and the "
-                            "knowledge graph it was made from, with the same --k, --prior and --max-depth; a plan "
-                            "made otherwise is refused.",
+                            "knowledge graph it was made from, with the same --k and --max-depth (the prior is "
+                            "the one the plan's sidecar records); a plan made otherwise is refused.",
          "kgeval sample-estimate --plan plan --labels judged --out estimate")
 def _sample_estimate(p: argparse.ArgumentParser):
     p.add_argument("--plan", required=True, help="the plan's folder: sampling_plan.csv and sampling_budgets.csv")
@@ -30,8 +30,8 @@ def _sample_estimate(p: argparse.ArgumentParser):
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--k", type=SchemaNumber("bounds", "k"), default=10, help="cut-off k of the plan")
     p.add_argument("--max-depth", type=SchemaNumber("pooling", "depth"), default=10, help="deepest pool depth")
-    p.add_argument("--prior", choices=("logistic", "binned", "uniform", "boosted"), default="logistic",
-                   help="the plan's relevance prior")
+    p.add_argument("--prior", choices=("logistic", "binned", "uniform", "boosted"), default=None,
+                   help="the plan's relevance prior (default: the one its sidecar records; another is refused)")
     p.add_argument("--rbp-p", type=SchemaNumber("bounds", "rbp_p"), default=None,
                    help="RBP's persistence, 0 < p < 1 (a plan on RBP only; default 0.8)")
 

@@ -23,7 +23,7 @@ from .references import (
     model_settings,
     run_depth,
 )
-from .schema import check_schema, schema_bound, schema_file, schema_key, section_defaults
+from .schema import check_schema, schema_bound, schema_bounds, schema_file, schema_key, section_defaults
 
 
 def validate_config(config: dict[str, Any], schema: str | Path, models: bool = True) -> dict[str, Any]:
@@ -56,5 +56,5 @@ def validate_workflow_config(config: dict[str, Any], schema: str | Path, models:
 
 __all__ = ["LIBKGE_MODELS", "MAX_YAML_NODES", "check_external_files", "check_models", "check_references",
            "check_schema", "expanded_size", "full_testsets", "load_config_file", "load_yaml", "model_parameters",
-           "model_settings", "run_depth", "schema_bound", "schema_file", "schema_key", "section_defaults",
+           "model_settings", "run_depth", "schema_bound", "schema_bounds", "schema_file", "schema_key", "section_defaults",
            "validate_config", "validate_workflow_config"]

@@ -79,6 +79,12 @@ def schema_bound(keys: tuple[str, ...], schema: str | Path | None = None) -> Bou
         return Bounded.from_schema(schema_key(own_schema_file(), keys))
 
 
+def schema_bounds(keys: list[tuple[str, ...]], folder: str | Path | None = None) -> list[Bounded]:
+    """:func:`schema_bound` of several keys, the schema of ``folder`` found once (an API call's arguments)."""
+    schema = schema_file(folder)
+    return [schema_bound(k, schema) for k in keys]
+
+
 def _fill_and_check(instance: dict[str, Any], sub_schema: dict[str, Any], root: dict[str, Any]) -> None:
     """Validate ``instance`` against ``sub_schema`` (of the schema ``root``), filling defaults in place; the first
     error as a one-line :class:`ConfigError`."""

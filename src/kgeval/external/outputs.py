@@ -137,6 +137,22 @@ def _study_lists(ref: reference.Reference, t: str, opponents: list[str]) -> tupl
     return found if found is not None else f"Pair decisions on {t}: {NO_DUMPS}."
 
 
+def in_order(lists: dict[str, pd.DataFrame], systems: list[str], qids: np.ndarray, k: int) -> np.ndarray:
+    """The (S, Q, ≤ k) top k of ``systems`` (frames of :func:`_study_lists`) on the questions ``qids`` in order."""
+    return np.stack([lists[s].loc[qids].to_numpy(np.int64)[:, :k] for s in systems])
+
+
+def study_entity(ref: reference.Reference, t: str, qids: np.ndarray, k: int) -> tuple[list[str], int, np.ndarray]:
+    """Every study system on ``t`` (the prior learns from all of them, whoever is compared), the length of their
+    lists and their top k on the questions ``qids`` in order (:func:`kgeval.plan`); FileNotFoundError with the
+    reason when the reference holds no lists."""
+    study = list(placement.study_systems(ref.files[t])["System"].astype(str))
+    found = _study_lists(ref, t, study)
+    if isinstance(found, str):
+        raise FileNotFoundError(found)
+    return study, found[0], in_order(found[1], study, qids, k)
+
+
 def _pair_decisions(placed: pd.DataFrame, evaluations: dict, ref: reference.Reference, options: Options,
                     out: Path, kg: KnowledgeGraph, written: dict[str, Path]) -> tuple[pd.DataFrame, str]:
     """``placed`` with the pair columns of every evaluated system on the pooled test set (the exact bounds and
@@ -161,7 +177,7 @@ def _pair_decisions(placed: pd.DataFrame, evaluations: dict, ref: reference.Refe
             parts.append(f"{name}: not computed ({why})")
             continue
         # the study's lists in the evaluated system's question order
-        entity = np.stack([f.loc[qids].to_numpy(np.int64)[:, :k] for f in lists.values()])
+        entity = in_order(lists, list(lists), qids, k)
         bounds = one_against_many(dump.run_entity[:, :k].astype(np.int64), entity, qrels_at_depth(dump),
                                   dump.questions.num_entities, tuple(options.bounds_metrics), options.rbp_p)
         frames.append(pair_columns(name, t, opponents, bounds))

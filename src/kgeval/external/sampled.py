@@ -6,53 +6,21 @@ order), and, once the sheet went through ``annotate-merge`` (``--judgments``), �
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..data.kg import KnowledgeGraph
-from ..errors import BadValueError, InputError
+from ..errors import InputError
 from ..judgments.items import METRIC_NAMES
 from ..sampling.estimates import plan_labels
-from ..sampling.outside import OutsidePlan, outside_estimates, outside_plan, outside_universe
-from ..sampling.sheet import write_plan_sheet
+from ..sampling.outside import SamplingOptions, check_against, outside_estimates, plan_outside
 from ..sampling.weights import is_linear
 
+__all__ = ["SamplingOptions", "check_against", "file_names", "judged", "sampled"]  # the options live in sampling
+
 PLAN_FILES = ("sampling_plan.tsv", "sampling_plan.csv")
-
-
-@dataclass
-class SamplingOptions:
-    """The config's ``sampling`` keys and the command's sampling options."""
-
-    enabled: bool = True
-    against: tuple[str, ...] | None = None  # None: every study system
-    metric: str = "P"
-    budget: float | None = None
-    design: str = "optimal"
-    floor_share: float = 0.1
-    level: float = 0.95
-    max_budget: int = 10_000
-    prior: str = "logistic"
-    seed: int = 0
-    mc_draws: int = 64
-    judging: str = "rank_order"
-    max_depth: int = 10
-    judgments: str | None = None  # the merged labels of the plan's sheet (the same seed and inputs redraw the plan)
-
-
-def check_against(against, study: list[str], source: str = "--decide-against") -> list[str]:
-    """The named opponents, each a study system (all of them when ``against`` is None)."""
-    if against is None:
-        return list(study)
-    unknown = [s for s in against if s not in study]
-    if unknown:
-        raise BadValueError(source, f"{unknown[0]!r}: not a study system ({', '.join(study)})")
-    if not against:
-        raise BadValueError(source, "name at least one study system")
-    return list(dict.fromkeys(against))
 
 
 def file_names(name: str, several: bool) -> tuple[str, str]:
@@ -67,16 +35,12 @@ def sampled(out: Path, kg: KnowledgeGraph, name: str, dump, study: np.ndarray, o
     the opponents ``opts.against`` (default: all the study systems ``opponents``, whose top k ``study``
     (S, Q, k) is in the dump's question order): one row per opponent (``System``, ``Opponent`` and the
     ``<M>@k_sample_*`` columns) and the summary's sentences."""
-    wanted = check_against(opts.against, opponents)
-    u = outside_universe(name, dump.run_entity[:, :k], study, opponents, dump.judged, dump.questions, kg, k,
-                         opts.max_depth)
-    prefix = f"{opts.metric}@{k}_sample"
-    if not (u.cand.state == -1).any():
-        return pd.DataFrame(), f"{name}: every item of the compared top {k} lists is judged, nothing to sample"
-    op = outside_plan(u, opts.metric, opts.budget, opts.design, opts.floor_share, opts.level, opts.max_budget,
-                      opts.prior, opts.seed, rbp_p, opts.mc_draws, wanted, opts.judging)
     sheet, sidecar = file_names(name, several)
-    side = write_plan_sheet(u, kg, op.plan, templates, f"sample-{name}", out / sheet, out / sidecar)
+    wanted, op, side = plan_outside(name, dump, study, opponents, kg, k, opts, rbp_p,
+                                    files=(out / sheet, out / sidecar), templates=templates, skip_judged=True)
+    prefix = f"{opts.metric}@{k}_sample"
+    if op is None:
+        return pd.DataFrame(), f"{name}: every item of the compared top {k} lists is judged, nothing to sample"
     if written is not None:
         written.update({sheet: out / sheet, sidecar: out / sidecar})
     pairs = op.plan.pairs
@@ -103,7 +67,7 @@ def _budget(b: float) -> str:
     return f"{b:,.0f}" if np.isfinite(b) else "more than max_budget (undecided at any affordable budget)"
 
 
-def judged(op: OutsidePlan, side: pd.DataFrame, sidecar: str, labels: str, rbp_p: float = 0.8,
+def judged(op, side: pd.DataFrame, sidecar: str, labels: str, rbp_p: float = 0.8,
            level: float = 0.95) -> pd.DataFrame:
     """Δ̂ per opponent from the merged labels ``labels`` (``head relation tail Y|N``) of the plan's sheet; the
     plan is this run's (``side``, its sidecar's frame): the same seed and inputs draw the same plan, and a

@@ -83,10 +83,10 @@ def match_positions(entity: np.ndarray) -> np.ndarray:
 
 def state(entity: np.ndarray, qrels: Qrels, num_entities: int) -> tuple[np.ndarray, np.ndarray]:
     """Codes (S, Q, k) of every system's top k under ``qrels`` and the macro filter's question mask (Q,)."""
-    S, Q, _ = entity.shape
-    q_index = np.arange(Q)
-    code = np.stack([codes_from_qrels(entity[s], q_index, qrels.q, qrels.entity, qrels.rel, num_entities)
-                     for s in range(S)])
+    S, Q, k = entity.shape
+    # the S systems' rows as one (S·Q, k) run: one lookup, not one per system
+    code = codes_from_qrels(entity.reshape(S * Q, k), np.tile(np.arange(Q), S), qrels.q, qrels.entity, qrels.rel,
+                            num_entities).reshape(S, Q, k)
     qmask = np.zeros(Q, bool)
     qmask[qrels.q[qrels.rel >= 1]] = True
     return code, qmask

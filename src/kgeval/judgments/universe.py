@@ -13,6 +13,7 @@ simulation, so that no hidden item's prior saw its own question's labels.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +42,7 @@ class Universe:
     features: Features
     questions: Questions
     depth: np.ndarray | None = None  # per item the pool depth that judged it (max_depth + 1: never judged)
+    zero: np.ndarray | None = None  # per item its state under the depth-0 judgments (the test answers) alone
 
     @property
     def cand(self):
@@ -58,6 +60,17 @@ class Universe:
         if kind == "uniform" or y.size == 0 or y.min() == y.max():  # nothing to fit: no label, or one class
             return np.full(self.truth.size, 0.5)
         return fit_prior(self.features.take(np.flatnonzero(self.pooled)), y, kind).predict(self.features)
+
+    def prior_fit(self, kind: str) -> str:
+        """What identifies :meth:`pooled_prior`'s fit, recorded in a plan's sidecar: 12 hex digits of a SHA-256 of
+        the kind and of the labelled items it learns from (question, entity, label, in item order). Integers
+        only: the same inputs give the same digits on any machine, where the fitted floats may differ in the
+        last bit."""
+        idx = np.flatnonzero(self.pooled)
+        h = hashlib.sha256(f"kgeval prior {kind}, {idx.size} labelled items".encode())
+        for column in (self.items.q[idx], self.items.entity[idx], self.truth[idx]):
+            h.update(np.ascontiguousarray(column, dtype="<i8").tobytes())
+        return h.hexdigest()[:12]
 
     def out_of_fold_prior(self, kind: str = "logistic", folds: int = 5, seed: int = 0) -> np.ndarray:
         return out_of_fold_prior(self.features, self.truth, self.hidden, self.cand.item_q, kind, folds, seed)
@@ -83,7 +96,7 @@ def build(systems: list[str], entity: np.ndarray, judged: Judged, questions: Que
     pooled = (s_deep >= 0) & (depth >= 1) & (depth <= max_depth)
     truth = np.maximum(s_deep, 0).astype(np.int8)
     return Universe(list(systems), deep, truth, hidden, pooled, item_features(deep, kg, questions), questions,
-                    depth)
+                    depth, s_zero)
 
 
 def from_dumps(dumps: dict[str, str], kg: KnowledgeGraph, k: int, max_depth: int) -> Universe:

@@ -146,7 +146,7 @@ def early_stopping_model_step(selection: str, seed_models: list[str], kg_path: s
     checkpoint."""
     from ..data.kg import KnowledgeGraph
     from ..models.checkpoint import load_model, resolve_device, sidecar
-    from ..training.trainer import evaluate_ranking
+    from ..training.trainer import ranking_inputs, ranking_of
     from .persistence import knowledge_persistence, known_keys
 
     train_seed, checkpoint = _selected_seed_checkpoint(selection, seed_models)
@@ -160,6 +160,7 @@ def early_stopping_model_step(selection: str, seed_models: list[str], kg_path: s
     dev = resolve_device(device)
     known = known_keys(kg)
     rows = []
+    test_inputs = ranking_inputs(kg, "test") if test_mrr else None  # one filter index for every checkpoint
     for snap in sorted(snaps, key=lambda s: s["epoch"]):
         path = folder / snap["path"]
         if not path.is_file():
@@ -169,7 +170,7 @@ def early_stopping_model_step(selection: str, seed_models: list[str], kg_path: s
         row = {"model": model_name, "train_seed": train_seed, "epoch": int(snap["epoch"]),
                "valid_mrr": float(snap["valid_mrr"])}
         if test_mrr:  # the paper's Table 4 metrics, from one ranking of the test split
-            ranking = evaluate_ranking(model, kg, "test", None, memory_budget_mb=memory_budget_mb)
+            ranking = ranking_of(model, test_inputs, memory_budget_mb=memory_budget_mb)
             row.update({f"test_{k}": ranking[k] for k in ("mrr", "hits@1", "hits@10")})
         for split in splits or ["valid", "test"]:
             r = knowledge_persistence(model, kg, split, known=known, model_name=f"{model_name}@{snap['epoch']}",

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..data.questions import unique_triples
 from .base import KGEModel, Targets
 from .hparams import DROPOUT, Choice, Float, Int
 
@@ -177,7 +178,7 @@ class HittER(KGEModel):
         if len(g) and (g[:, [0, 2]].min() < 0 or g[:, [0, 2]].max() >= num_entities
                        or g[:, 1].min() < 0 or g[:, 1].max() >= num_relations):
             raise ValueError("graph holds entity or relation ids out of range")
-        g = np.unique(g, axis=0)
+        g = unique_triples(g, num_entities, num_relations)  # np.unique(g, axis=0), 50x faster with numpy 2.4
         h, r, t = g[:, 0], g[:, 1], g[:, 2]
         src = np.concatenate([h, t])
         nbr = np.concatenate([t, h])

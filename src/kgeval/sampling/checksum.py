@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 CHECK = "plan_sha256"
-CHECKED = ("item", "order", "head_id", "relation", "tail_id", "asks", "pi", "p", "audit", "lists")
+CHECKED = ("item", "order", "head_id", "relation", "tail_id", "asks", "pi", "p", "audit", "lists", "prior",
+           "prior_fit")
 FLOAT_FORMAT = "%.10g"  # kgeval.io.write_csv's: the text checked is the text written
 
 
@@ -48,5 +49,5 @@ def first_broken(side: pd.DataFrame) -> int | None:
     return int(np.argmax(bad)) if bad.any() else None
 
 
-MESSAGE = ("does not match the plan's checksum (plan_sha256): its pi, p, lists or triple were changed, or rows "
+MESSAGE = ("does not match the plan's checksum (plan_sha256): its pi, p, lists, prior or triple were changed, or rows "
            "added or removed, after the plan was drawn; re-run the plan rather than edit its sidecar")

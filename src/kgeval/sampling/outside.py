@@ -19,14 +19,47 @@ import pandas as pd
 
 from ..data.kg import KnowledgeGraph
 from ..data.questions import Questions
-from ..errors import InputError
+from ..errors import BadValueError, InputError
 from ..judgments.items import METRIC_NAMES
 from ..judgments.universe import Universe, build
 from ..scores.ranking import Judged
 from .estimates import judged_estimates
 from .plan import Plan, make_plan
 from .problem import Problem
+from .sheet import plan_sidecar, write_plan_sheet
 from .weights import pairs
+
+
+@dataclass
+class SamplingOptions:
+    """The config's ``sampling`` keys and the command's sampling options."""
+
+    enabled: bool = True
+    against: tuple[str, ...] | None = None  # None: every study system
+    metric: str = "P"
+    budget: float | None = None
+    design: str = "optimal"
+    floor_share: float = 0.1
+    level: float = 0.95
+    max_budget: int = 10_000
+    prior: str = "logistic"
+    seed: int = 0
+    mc_draws: int = 64
+    judging: str = "rank_order"
+    max_depth: int = 10
+    judgments: str | None = None  # the merged labels of the plan's sheet (the same seed and inputs redraw the plan)
+
+
+def check_against(against, study: list[str], source: str = "--decide-against") -> list[str]:
+    """The named opponents, each a study system (all of them when ``against`` is None)."""
+    if against is None:
+        return list(study)
+    unknown = [s for s in against if s not in study]
+    if unknown:
+        raise BadValueError(source, f"{unknown[0]!r}: not a study system ({', '.join(study)})")
+    if not against:
+        raise BadValueError(source, "name at least one study system")
+    return list(dict.fromkeys(against))
 
 
 @dataclass
@@ -68,8 +101,7 @@ def outside_plan(u: Universe, metric: str = "P", budget: float | None = None, de
         raise InputError(None, None, f"sampling metric {metric!r}: expected one of {', '.join(METRIC_NAMES)}")
     p = u.pooled_prior(prior)
     pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[metric], rbp_p, mc_draws, seed, judging)
-    a, _ = pairs(len(u.systems))
-    _, b = pairs(len(u.systems))
+    a, b = pairs(len(u.systems))
     against = u.systems[1:] if against is None else against
     unknown = [s for s in against if s not in u.systems[1:]]
     if unknown:
@@ -88,3 +120,24 @@ def outside_estimates(op: OutsidePlan, items: np.ndarray, pi: np.ndarray, x: np.
                            pi, x, sheet_item, rbp_p, level)
     est.insert(0, "Metric", op.metric)
     return est
+
+
+def plan_outside(name: str, dump, study: np.ndarray, opponents: list[str], kg: KnowledgeGraph, k: int,
+                 opts: SamplingOptions, rbp_p: float = 0.8, source: str = "--decide-against",
+                 files: tuple | None = None, templates: dict | None = None, skip_judged: bool = False
+                 ) -> tuple[list[str], OutsidePlan | None, pd.DataFrame | None]:
+    """The whole plan of ``kgeval evaluate --decide-against`` and :func:`kgeval.plan` in one downward call: the
+    opponents ``opts.against`` checked (``source`` names the option), the universe of ``dump``'s top k beside the
+    study's ``study`` (S, Q, k, in the dump's question order), the prior, the plan and its sidecar, written with
+    the sheet to ``files`` = (sheet, sidecar) when given. Returns the opponents, the plan and the sidecar's frame
+    (None and None with ``skip_judged`` when every item of the lists is judged: nothing to sample)."""
+    wanted = check_against(opts.against, opponents, source)
+    u = outside_universe(name, dump.run_entity[:, :k], study, opponents, dump.judged, dump.questions, kg, k,
+                         opts.max_depth)
+    if skip_judged and not (u.cand.state == -1).any():
+        return wanted, None, None
+    op = outside_plan(u, opts.metric, opts.budget, opts.design, opts.floor_share, opts.level, opts.max_budget,
+                      opts.prior, opts.seed, rbp_p, opts.mc_draws, wanted, opts.judging)
+    if files is None:
+        return wanted, op, plan_sidecar(u, kg, op.plan, opts.prior)
+    return wanted, op, write_plan_sheet(u, kg, op.plan, templates or {}, f"sample-{name}", *files, prior=opts.prior)

@@ -30,22 +30,24 @@ def _sheet_items(triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def write_plan_sheet(u: Universe, kg: KnowledgeGraph, plan: Plan, templates: dict, batch: str, out_sheet,
-                     out_items) -> pd.DataFrame:
-    """Write the sheet and the sidecar of ``plan``; returns the sidecar's frame."""
+                     out_items, *, prior: str) -> pd.DataFrame:
+    """Write the sheet and the sidecar of ``plan``, drawn with ``u``'s pooled prior of kind ``prior``; returns
+    the sidecar's frame."""
     triples = item_triples(u.items, u.questions, plan.items)
     first, sheet_item = _sheet_items(triples)
     rows = [[batch, str(i), kg.entities[h], kg.relations[r], kg.entities[t], kg.display_name(h),
              kg.display_name(t), question(kg, (h, r, t), templates), "", "", ""]
             for i, (h, r, t) in enumerate(triples[np.sort(first)].tolist(), start=1)]
     _write_sheet(out_sheet, EXPORT_HEADER, rows)
-    side = plan_sidecar(u, kg, plan, triples, sheet_item)
+    side = plan_sidecar(u, kg, plan, prior, triples, sheet_item)
     write_csv(side, out_items)
     return side
 
 
-def plan_sidecar(u: Universe, kg: KnowledgeGraph, plan: Plan, triples: np.ndarray | None = None,
+def plan_sidecar(u: Universe, kg: KnowledgeGraph, plan: Plan, prior: str, triples: np.ndarray | None = None,
                  sheet_item: np.ndarray | None = None) -> pd.DataFrame:
-    """The sidecar's frame: one row per drawn (question, entity) in judging order."""
+    """The sidecar's frame: one row per drawn (question, entity) in judging order; ``prior`` and ``prior_fit``
+    record the prior that gave p (its kind and :meth:`Universe.prior_fit`), so that an estimate uses that one."""
     if triples is None:
         triples = item_triples(u.items, u.questions, plan.items)
         sheet_item = _sheet_items(triples)[1]
@@ -57,7 +59,8 @@ def plan_sidecar(u: Universe, kg: KnowledgeGraph, plan: Plan, triples: np.ndarra
                          "pi": plan.pi, "p": plan.p, "audit": plan.audit})
     if plan.lists is not None:  # a question plan: which compared lists rank the item, for judging in rank order
         side["lists"] = plan.lists
-    side[CHECK] = row_checks(side)  # estimating checks it: π, p and the lists stay the plan's
+    side["prior"], side["prior_fit"] = prior, u.prior_fit(prior)
+    side[CHECK] = row_checks(side)  # estimating checks it: π, p, the lists and the prior stay the plan's
     return side
 
 
@@ -121,3 +124,24 @@ def locate_items(plan: pd.DataFrame, plan_path, u: Universe, kg: KnowledgeGraph,
                          f"refitted on the same inputs ({p[items[i]]:.6g}): the plan was made with another prior "
                          "or other runs")
     return items
+
+
+def plan_prior(plan: pd.DataFrame, plan_path, u: Universe, requested: str | None = None) -> str:
+    """The prior kind to estimate ``plan`` (a sidecar read by :func:`.estimates.read_plan_items`) with: the one its
+    ``prior`` column records, checked against ``requested`` (None: the plan's) and its ``prior_fit`` against
+    ``u``'s (the same labelled items); ``requested`` for a sidecar of an older kgeval, which records none."""
+    if "prior" not in plan.columns:
+        if requested is None:
+            raise InputError(plan_path, 1, "no prior column: the plan (made by an older kgeval) does not record "
+                                           "its prior; give the prior it was drawn with, or re-run the plan")
+        return requested
+    kind, fit = str(plan["prior"].iloc[0]), str(plan["prior_fit"].iloc[0]) if "prior_fit" in plan.columns else ""
+    if requested is not None and requested != kind:
+        raise InputError(plan_path, 2, f"the plan was drawn with the {kind} prior, this estimate asks for "
+                                       f"{requested}: estimate with the plan's prior (or re-run the plan)")
+    own = u.prior_fit(kind)
+    if fit and fit != own:
+        raise InputError(plan_path, 2, f"prior_fit {fit}: the plan's {kind} prior was fitted on other labelled "
+                                       f"items than these inputs give ({own}): the plan was made from other runs "
+                                       "or judgments")
+    return kind

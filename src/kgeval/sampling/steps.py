@@ -20,8 +20,9 @@ from .baselines import baselines, targets
 from .estimates import judged_estimates, plan_labels, prior_audit, read_plan_items
 from .figure import coverage_figure, pair_budgets
 from .plan import make_plan
+from .priors import compare_priors
 from .problem import Problem
-from .sheet import locate_items, pair_columns, read_plan_pairs, write_plan_sheet
+from .sheet import locate_items, pair_columns, plan_prior, read_plan_pairs, write_plan_sheet
 from .simulation import sequence_errors, simulate
 from .weights import is_linear, pairs
 
@@ -64,21 +65,23 @@ def plan_universe(u: Universe, kg: KnowledgeGraph, templates: str, out_sheet: st
     pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[metric], rbp_p, mc_draws, seed, judging)
     cols = _pair_columns(u.systems, against)
     plan = make_plan(pb, p, u.systems, cols, budget, design, floor_share, level, max_budget, seed, metric)
-    write_plan_sheet(u, kg, plan, load_templates(templates), f"sample-{testset or 'pool'}", out_sheet, out_items)
+    write_plan_sheet(u, kg, plan, load_templates(templates), f"sample-{testset or 'pool'}", out_sheet, out_items,
+                     prior=prior)
     write_csv(plan.pairs.assign(testset=testset, caveat=TRANSFER_CAVEAT), out_pairs)
     log.info("%s: %d items to judge (budget %.0f, %s design, %d pairs, %s)", out_sheet, plan.items.size,
              plan.budget, design, cols.size, metric)
 
 
 def estimate_step(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pairs: str, labels: str,
-                  out_estimates: str, out_audit: str, k: int = 10, rbp_p: float = 0.8, prior: str = "logistic",
+                  out_estimates: str, out_audit: str, k: int = 10, rbp_p: float = 0.8, prior: str | None = None,
                   level: float = 0.95, max_depth: int = 10, testset: str = "",
                   universe: Callable[[], tuple[Universe, KnowledgeGraph]] | None = None) -> pd.DataFrame:
     """``estimates.csv`` (per pair of the plan: Δ̂, its variance and interval, decided, judgments used) and
     ``prior_audit.csv`` from a plan (its sidecar and per-pair table) whose sheet went through
     ``annotate-merge`` (``labels``), on the lists and prior the plan was made from: the score dumps, or
     ``universe()`` (a reference pack's lists: :func:`kgeval.sampling.reference.source_universe`). The labels are
-    checked against the plan before the lists are read, so that a part-judged file is refused at once."""
+    checked against the plan before the lists are read, so that a part-judged file is refused at once. The
+    prior is the one the sidecar records; a ``prior`` (the config's) that differs is refused in one line."""
     from ..pools.annotation.qrels import _read_qrels_rows
 
     plan = read_plan_items(plan_items)
@@ -91,7 +94,7 @@ def estimate_step(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pai
         kg = KnowledgeGraph.load(kg_path)
         u = from_dumps(dumps, kg, k, max_depth)
     cols = pair_columns(u.systems, table, plan_pairs)
-    p = u.pooled_prior(prior)
+    p = u.pooled_prior(plan_prior(plan, plan_items, u, prior))
     items = locate_items(plan, plan_items, u, kg, p)
     try:
         est = judged_estimates(u.cand, p, METRIC_NAMES[short], cols, u.systems, items,
@@ -148,3 +151,24 @@ def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_seq
     if versus is not None and len(versus):
         log.info("%s: %d of %d pairs with |Δ| ≥ %g decided in 80 %% at ≤ 10 %% of MTC's hard-stop count", out_vs_mtc,
                  int(versus["target_met"].sum()), len(versus), min_delta)
+
+
+def priors_step(dumps: dict[str, str], kg_path: str, out_calibration: str, out_reliability: str, out_budgets: str, *,
+                k: int, rbp_p: float, metrics: tuple[str, ...], folds: int, mc_draws: int, judging: str,
+                design: str, floor_share: float, level: float, max_budget: int, seed: int, max_depth: int,
+                testset: str = "") -> None:
+    """The logistic and the boosted prior side by side (:mod:`.priors`): ``prior_calibration.csv`` (CV AUC and
+    ECE on the held-out folds, ECE on the uniform audit's items), ``prior_reliability.csv`` (their curves) and
+    ``prior_budgets.csv`` (per metric the median expected budget per pair on the real plan and on the hidden
+    labels). Every setting is the config's (no default here: the schema holds them)."""
+    kg = KnowledgeGraph.load(kg_path)
+    u = from_dumps(dumps, kg, k, max_depth)
+    cal, curves, need = compare_priors(u, tuple(metrics), folds, seed, rbp_p=rbp_p, mc_draws=mc_draws,
+                                       judging=judging, design=design, floor_share=floor_share, level=level,
+                                       max_budget=max_budget)
+    write_csv(cal.assign(testset=testset), out_calibration)
+    write_csv(curves.assign(testset=testset), out_reliability)
+    write_csv(need.assign(testset=testset), out_budgets)
+    for row in need.itertuples(index=False):
+        log.info("%s %s on %s: median budget per pair %.0f (%d of %d pairs reached)", row.prior, row.metric,
+                 row.universe, row.median_budget, row.reached, row.pairs)

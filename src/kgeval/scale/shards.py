@@ -60,3 +60,30 @@ def gather(questions: Questions, judged: Judged, parts: list[tuple[Shard, Rankin
         score[s.rows], n_gt[s.rows], n_eq[s.rows], candidate[s.rows] = r.score, r.n_gt, r.n_eq, r.candidate
     return Ranking(questions, n_cand, judged, score, n_gt, n_eq, candidate, run_entity, run_score, None,
                    meta={"shards": len(parts), **{k_: v for k_, v in parts[0][1].meta.items() if k_ != "timings"}})
+
+
+#: a shard file's per-question and per-answer arrays (rows of the plan's questions and their judged answers)
+QUESTION_FIELDS = ("n_candidates", "run_entity", "run_score")
+ANSWER_FIELDS = ("score", "n_gt", "n_eq", "candidate")
+
+
+def shard_arrays(part: Shard, ranking: Ranking) -> dict[str, np.ndarray]:
+    """What a shard job writes: its questions' and answers' rows of the full split and its Ranking's arrays."""
+    return {"index": np.array(part.index), "count": np.array(part.count), "q_idx": part.q_idx.astype(np.int64),
+            "rows": part.rows.astype(np.int64), **{f: getattr(ranking, f) for f in QUESTION_FIELDS + ANSWER_FIELDS}}
+
+
+def gather_arrays(parts: list[dict[str, np.ndarray]], where: str = "gather") -> dict[str, np.ndarray]:
+    """The shards' arrays (:func:`shard_arrays`) as one ranking of their questions, in question order and answer
+    order: the same arrays, to the byte, whatever the number of shards (each question is ranked alone)."""
+    counts = {int(p["count"]) for p in parts}
+    if len(counts) != 1 or sorted(int(p["index"]) for p in parts) != list(range(counts.pop())):
+        got = sorted((int(p["index"]), int(p["count"])) for p in parts)
+        raise KgevalError(f"{where}: shards (index, count) {got} are not one full split")
+    q_idx = np.concatenate([p["q_idx"] for p in parts])
+    rows = np.concatenate([p["rows"] for p in parts])
+    q_order, j_order = np.argsort(q_idx, kind="stable"), np.argsort(rows, kind="stable")
+    out = {"q_idx": q_idx[q_order], "rows": rows[j_order]}
+    out.update({f: np.concatenate([p[f] for p in parts])[q_order] for f in QUESTION_FIELDS})
+    out.update({f: np.concatenate([p[f] for p in parts])[j_order] for f in ANSWER_FIELDS})
+    return out

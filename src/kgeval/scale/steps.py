@@ -1,5 +1,9 @@
-"""The scale stage's workflow steps (workflow/rules/scale.smk): generate a graph of a shape, then evaluate its
-systems exactly (block engine), by question-sampled estimates and by sampled negatives."""
+"""The scale stage's workflow steps (workflow/rules/scale.smk): generate a graph of a shape; draw the answers of
+the estimates and plan the questions to rank (:func:`sample_step`); rank one system on one question shard of the
+plan (:func:`rank_shard_step`, a job per shard, so a cluster runs them side by side); gather a system's shards
+into one ranking (:func:`gather_step`); and tabulate exact metrics, question-sampled estimates and sampled
+negatives from the gathered rankings (:func:`evaluate_step`). :func:`evaluate_graph` chains the last four in
+one process (the command line and the tests)."""
 
 from __future__ import annotations
 
@@ -12,15 +16,19 @@ import pandas as pd
 import torch
 
 from ..data.questions import AnswerIndex
-from ..errors import KgevalError
+from ..errors import CorruptFileError, KgevalError
 from ..io import write_csv, write_json
 from ..metrics.ranks import micro_ranks
 from . import estimate, negatives
 from .engine import rank_blocks, split_questions
-from .shards import subset
+from .shards import ANSWER_FIELDS, QUESTION_FIELDS, gather_arrays, shard_arrays, subset
+from .store import load_arrays, save_arrays
 from .synth import SHAPES, load_graph, scaled, system, write_graph
 
 log = logging.getLogger(__name__)
+
+_SHARD_NAMES = ("index", "count", "q_idx", "rows") + QUESTION_FIELDS + ANSWER_FIELDS
+_RANKING_NAMES = ("q_idx", "rows") + QUESTION_FIELDS + ANSWER_FIELDS
 
 
 def graph_step(shape: str, factor: float, seed: int, out: str | Path) -> None:
@@ -32,59 +40,113 @@ def graph_step(shape: str, factor: float, seed: int, out: str | Path) -> None:
     log.info("%s x %g: %s in %.1f s", shape, factor, spec, time.perf_counter() - t0)
 
 
-def evaluate_step(graph: str | Path, systems: int, k: int, negatives_k: int, sample_size: int | None,
-                  half_width: float, hits: list[int], seed: int, batch: int, memory_budget_mb: float,
-                  bootstrap: int, exact_max_answers: int, out_exact: str | Path, out_estimates: str | Path,
-                  out_paired: str | Path, out_negatives: str | Path, out_tau: str | Path) -> None:
-    """Per system: exact filtered metrics over every test answer (where there are at most ``exact_max_answers``),
-    question-sampled estimates with 95 % t intervals (``sample_size`` answers, or the size a 500-answer pilot of
-    system 0 needs for ``half_width`` of MRR), paired differences on the same answers, and OGB's
-    sampled-negatives protocol beside full ranking (over the answers ranked). Beyond ``exact_max_answers`` only
-    the sampled answers' questions are ranked (exactly: each with all its test answers, for the micro filter)."""
+def _device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _setup(graph: str | Path, filter_index: bool = True):
+    """The graph, its test questions and judged answers, the train ∪ valid filter (None without
+    ``filter_index``: at full shape it is a sort of 16M triples the tables and pools do not need) and the ranked
+    answers (judged rows of the test answers, in micro_ranks' order: the population of the estimates)."""
     g = load_graph(graph)
     E, R = len(g["z"]), len(g["w"])
-    test = g["test"].astype(np.int64)
-    questions, judged = split_questions(test, E, R)
-    known = AnswerIndex(np.concatenate([g["train"], g["valid"]]).astype(np.int64), E, R)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    answers = np.flatnonzero(judged.label == 1)  # the population, in micro_ranks' order
+    questions, judged = split_questions(g["test"].astype(np.int64), E, R)
+    known = AnswerIndex(np.concatenate([g["train"], g["valid"]]).astype(np.int64), E, R) if filter_index else None
+    return g, questions, judged, known, np.flatnonzero(judged.label == 1)
+
+
+def _realistic(judged, n_candidates, score, n_gt, n_eq, want: np.ndarray) -> np.ndarray:
+    """Realistic micro-filtered ranks of the judged rows ``want`` (rows of ``judged``)."""
+    ranks = micro_ranks(judged.q, score, n_gt, n_eq, n_candidates, judged.label == 1)
+    return ranks.realistic[np.searchsorted(ranks.rows, want)].astype(np.float64)
+
+
+def sample_step(graph: str | Path, sample_size: int | None, half_width: float, seed: int, k: int, batch: int,
+                memory_budget_mb: float, exact_max_answers: int, out: str | Path) -> None:
+    """The answers of the estimates (``idx``: positions among the ranked answers; ``sample_size`` of them, or
+    the size a 500-answer pilot of system 0 needs for ``half_width`` of MRR) and the questions to rank
+    (``plan``: every test question up to ``exact_max_answers`` answers, beyond it only the sampled answers'
+    questions, each with all its test answers for the micro filter)."""
+    g, questions, judged, known, answers = _setup(graph)
     N = len(answers)
-    exact = N <= exact_max_answers
-
-    def rank(scorer, name: str, which: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """Realistic ranks under full ranking and against the sampled negatives of the answers ``which``
-        (positions in ``answers``; None: all)."""
-        if which is None:
-            qs, jd, want = questions, judged, answers
-        else:
-            part = subset(questions, judged, np.unique(judged.q[answers[which]]))
-            qs, jd, want = part.questions, part.judged, np.searchsorted(part.rows, answers[which])
-        r = rank_blocks(scorer, qs, jd, known, k=k, batch=batch, memory_budget_mb=memory_budget_mb,
-                        model_name=name)
-        ranks = micro_ranks(jd.q, r.score, r.n_gt, r.n_eq, r.n_candidates, jd.label == 1)
-        pos = np.searchsorted(ranks.rows, want)
-        neg = negatives.sampled_ranks(scorer, qs, jd, want, negatives_k, seed)
-        return ranks.realistic[pos].astype(np.float64), neg
-
     if sample_size is None:
         pilot = estimate.sample(N, min(N, 500), seed)
-        pilot_ranks, _ = rank(system(g, 0, seed=seed).to(device), "system0 (pilot)", pilot)
-        sample_size = estimate.sample_size(1.0 / pilot_ranks, half_width, N)
+        part = subset(questions, judged, np.unique(judged.q[answers[pilot]]))
+        r = rank_blocks(system(g, 0, seed=seed).to(_device()), part.questions, part.judged, known, k=k,
+                        batch=batch, memory_budget_mb=memory_budget_mb, model_name="system0 (pilot)")
+        ranks = _realistic(part.judged, r.n_candidates, r.score, r.n_gt, r.n_eq,
+                           np.searchsorted(part.rows, answers[pilot]))
+        sample_size = estimate.sample_size(1.0 / ranks, half_width, N)
     idx = estimate.sample(N, min(N, sample_size), seed + 1)
-    full, sampled, seconds = [], [], []
+    exact = N <= exact_max_answers
+    plan = np.arange(len(questions), dtype=np.int64) if exact else np.unique(judged.q[answers[idx]])
+    log.info("%d of %d answers sampled; %d of %d questions to rank", len(idx), N, len(plan), len(questions))
+    save_arrays(out, {"idx": idx.astype(np.int64), "plan": plan.astype(np.int64), "exact": np.array(exact)})
+
+
+def rank_shard_step(graph: str | Path, sample: str | Path, systems: int, shard: int, shards: int, k: int,
+                    batch: int, memory_budget_mb: float, seed: int, out: str | Path) -> None:
+    """Rank every system exactly (block engine) on shard ``shard`` of ``shards`` of the plan's questions (every
+    ``shards``-th from ``shard``, so head and tail questions spread evenly): one job reads the graph once for
+    all systems."""
+    if not 0 <= shard < shards:
+        raise KgevalError(f"scale shard {shard} of {shards}: need 0 <= shard < shards")
+    g, questions, judged, known, _ = _setup(graph)
+    plan = load_arrays(sample, ("plan",))["plan"]
+    if len(plan) and (plan.min() < 0 or plan.max() >= len(questions)):
+        raise CorruptFileError(sample, f"plan names questions outside the graph's {len(questions)}")
+    part = subset(questions, judged, plan[shard::shards], shard, shards)
+    arrays = {}
     for s in range(systems):
-        t0 = time.perf_counter()
-        f, n = rank(system(g, s, seed=seed).to(device), f"system{s}", None if exact else idx)
-        seconds.append(time.perf_counter() - t0)
-        full.append(f)
-        sampled.append(n)
-    full, sampled = np.stack(full), np.stack(sampled)
-    hits = tuple(hits)
+        r = rank_blocks(system(g, s, seed=seed).to(_device()), part.questions, part.judged, known, k=k,
+                        batch=batch, memory_budget_mb=memory_budget_mb, model_name=f"system{s} shard {shard}")
+        log.info("system %d, shard %d of %d: %d questions in %.1f s", s, shard, shards, len(part.q_idx),
+                 r.meta["timings"]["total"])
+        arrays.update({f"system{s}/{n}": a for n, a in shard_arrays(part, r).items()})
+    save_arrays(out, arrays)
+
+
+def gather_step(shards: list[str | Path], out: list[str | Path]) -> None:
+    """Each system's shards as one ranking of the plan's questions (``out``: a file per system, system 0
+    first), the same bytes for any number of shards."""
+    for s, path in enumerate(out):
+        names = tuple(f"system{s}/{n}" for n in _SHARD_NAMES)
+        parts = [{n.split("/", 1)[1]: a for n, a in load_arrays(p, names).items()} for p in shards]
+        save_arrays(path, gather_arrays(parts, where=f"gather of {', '.join(map(str, shards))}"))
+
+
+def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Path], negatives_k: int,
+                  hits: list[int], seed: int, bootstrap: int, out_exact: str | Path, out_estimates: str | Path,
+                  out_paired: str | Path, out_negatives: str | Path, out_tau: str | Path) -> None:
+    """Per system (``rankings``, system 0 first): exact filtered metrics over every test answer (where the plan
+    holds every question), question-sampled estimates with 95 % t intervals, paired differences on the same
+    answers, and OGB's sampled-negatives protocol beside full ranking (over the answers ranked: all, or the
+    sampled ones)."""
+    g, questions, judged, _, answers = _setup(graph, filter_index=False)
+    s = load_arrays(sample, ("idx", "plan", "exact"))
+    idx, plan, exact = s["idx"], s["plan"], bool(s["exact"])
+    N = len(answers)
+    part = subset(questions, judged, plan)
+    want = np.searchsorted(part.rows, answers if exact else answers[idx])
+    full, sampled = [], []
+    for sys_, path in enumerate(rankings):
+        r = load_arrays(path, _RANKING_NAMES)
+        if not np.array_equal(r["q_idx"], plan):
+            raise CorruptFileError(path, f"ranks {len(r['q_idx'])} questions, not the {len(plan)} of {sample}")
+        full.append(_realistic(part.judged, r["n_candidates"], r["score"], r["n_gt"], r["n_eq"], want))
+        sampled.append(negatives.sampled_ranks(system(g, sys_, seed=seed).to(_device()), part.questions,
+                                               part.judged, want, negatives_k, seed))
+    _tables(np.stack(full), np.stack(sampled), idx, N, exact, tuple(hits), negatives_k, bootstrap, seed,
+            out_exact, out_estimates, out_paired, out_negatives, out_tau)
+
+
+def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, out_exact, out_estimates,
+            out_paired, out_negatives, out_tau) -> None:
+    systems = len(full)
     values = [estimate.per_answer(f, hits) for f in full]
     names = list(values[0])
     write_csv(pd.DataFrame([{"system": s, "metric": m, "value": float(values[s][m].mean()) if exact else np.nan,
-                             "answers": N if exact else 0, "seconds": seconds[s]}
-                            for s in range(systems) for m in names]), out_exact)
+                             "answers": N if exact else 0} for s in range(systems) for m in names]), out_exact)
     rows, pairs = [], []
     for m in names:
         vals = np.stack([v[m] for v in values])
@@ -107,3 +169,59 @@ def evaluate_step(graph: str | Path, systems: int, k: int, negatives_k: int, sam
     write_json(out_tau, {"metric": "mrr", "negatives": negatives_k, "systems": systems, "tau": cmp["tau"],
                          "tau_interval_95": cmp["tau_interval"], "bootstrap": bootstrap, "answers": full.shape[1],
                          "interval": "percentile bootstrap over the ranked answers"})
+
+
+def pools_step(graph: str | Path, sample: str | Path, rankings: list[str | Path], questions_n: int,
+               depths: list[int], seed: int, out_pools: str | Path, out_bounds: str | Path,
+               plan_budget: int = 2000, out_plan: str | Path | None = None) -> None:
+    """Pools of every system's top lists at each depth for a seeded sample of ``questions_n`` of the ranked
+    questions, judged by the planted truth, each system's P@k bounds per pool depth and a sampling plan of
+    ``plan_budget`` judgments for the adjacent pairs' P@k (:mod:`.pools`)."""
+    from .pools import pool_bounds, sampling_plan, truth_keys
+
+    g, questions, judged, _, _ = _setup(graph, filter_index=False)
+    plan = load_arrays(sample, ("plan",))["plan"]
+    n = min(questions_n, len(plan))
+    rows = np.sort(np.random.default_rng([seed, 53]).choice(len(plan), size=n, replace=False))
+    tops = []
+    for path in rankings:
+        r = load_arrays(path, ("q_idx", "run_entity"))
+        if not np.array_equal(r["q_idx"], plan):
+            raise CorruptFileError(path, f"ranks {len(r['q_idx'])} questions, not the {len(plan)} of {sample}")
+        tops.append(r["run_entity"][rows])
+    t0 = time.perf_counter()
+    part = subset(questions, judged, plan[rows])
+    truth = truth_keys(g, questions.num_entities, questions.num_relations)
+    pools, bounds = pool_bounds(part.questions, tops, truth, depths)
+    log.info("pools of %d of %d ranked questions at depths %s in %.1f s", n, len(plan), depths,
+             time.perf_counter() - t0)
+    write_csv(pools, out_pools)
+    write_csv(bounds, out_bounds)
+    if out_plan is not None:
+        write_csv(sampling_plan(part.questions, tops, truth, max(depths), plan_budget, seed), out_plan)
+
+
+TABLES = ("exact", "estimates", "paired", "negatives")
+
+
+def evaluate_graph(graph: str | Path, work: str | Path, out: dict[str, Path], systems: int, shards: int, k: int,
+                   negatives_k: int, sample_size: int | None, half_width: float, hits: list[int], seed: int,
+                   batch: int, memory_budget_mb: float, bootstrap: int, exact_max_answers: int,
+                   pool_questions: int = 10000, pool_depths: tuple[int, ...] = (1, 3, 10),
+                   plan_budget: int = 2000) -> None:
+    """The workflow's sample, shard, gather, evaluate and pools steps in one process, intermediate files in
+    ``work``; ``out``: the paths of the tables (``TABLES``, ``tau`` and, when given, ``pools``, ``pool_bounds``
+    and ``sampling_plan``)."""
+    work = Path(work)
+    sample = work / "sample.npz"
+    sample_step(graph, sample_size, half_width, seed, k, batch, memory_budget_mb, exact_max_answers, sample)
+    parts = [work / f"shard{i}of{shards}.npz" for i in range(shards)]
+    for i, p in enumerate(parts):
+        rank_shard_step(graph, sample, systems, i, shards, k, batch, memory_budget_mb, seed, p)
+    rankings = [work / f"system{s}.npz" for s in range(systems)]
+    gather_step(parts, rankings)
+    evaluate_step(graph, sample, rankings, negatives_k, hits, seed, bootstrap,
+                  **{f"out_{t}": out[t] for t in (*TABLES, "tau")})
+    if "pools" in out:
+        pools_step(graph, sample, rankings, pool_questions, list(pool_depths), seed, out["pools"],
+                   out["pool_bounds"], plan_budget, out.get("sampling_plan"))

@@ -17,7 +17,10 @@ def save_arrays(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
         for name, arr in arrays.items():
             info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
             with zf.open(info, "w", force_zip64=True) as fh:
-                np.lib.format.write_array(fh, np.ascontiguousarray(arr), allow_pickle=False)
+                # np.ascontiguousarray would make a 0-d array 1-d
+                arr = np.asarray(arr)
+                np.lib.format.write_array(fh, arr if arr.flags.c_contiguous else arr.copy(order="C"),
+                                          allow_pickle=False)
 
 
 def load_arrays(path: str | Path, names: tuple[str, ...]) -> dict[str, np.ndarray]:

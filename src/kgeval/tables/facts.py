@@ -32,11 +32,21 @@ def pack_facts(pack_dir: str | Path) -> dict[str, Any]:
         "date": prov["date"][:10], "commit": prov["kgeval_commit"][:7], "jobs": prov["jobs"],
         "cores": prov["cores"], "cpu": prov["cpu"], "size_mb": round(prov["bytes"] / 1e6, 1),
         "systems": max(t["systems"] for t in prov["testsets"].values()), "mrr": {}}
+    if "run_times" in prov:  # packs made before the rule read run_times.csv have no times
+        times = prov["run_times"]
+        facts.update(timed_jobs=times["jobs"], job_min=round(times["job_seconds"] / 60),
+                     wall=_hours_minutes(times["wall_seconds"]))
     for t in sorted(prov["testsets"]):
         table = pd.read_csv(folder / "metrics" / t / "evaluation.csv").set_index("System")
         facts["mrr"][t] = {s: {"micro": round(float(row["micro_mrr"]), 4), "macro": round(float(row["macro_mrr"]), 4)}
                            for s, row in table.iterrows()}
     return facts
+
+
+def _hours_minutes(seconds: float) -> str:
+    """``2 h 31 min``, as the pages write a run's wall time."""
+    h, m = divmod(round(seconds / 60), 60)
+    return f"{h} h {m} min" if h else f"{m} min"
 
 
 def walkthrough_facts(eval_dir: str | Path, decided_dir: str | Path | None = None) -> dict[str, Any]:

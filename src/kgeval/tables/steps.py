@@ -256,14 +256,30 @@ def findings_step(names: dict[str, str], evaluations: dict[str, str], tables: di
 # ---- the reference pack (kgeval.tables.reference) -------------------------------------------------------------
 def pack_reference_step(evaluation: dict[str, str], per_answer: dict[str, str], per_question: dict[str, str],
                         out: str, config: dict[str, Any], name: str, cores: int, benchmark_dir: str,
-                        runs: dict[str, dict[str, str]] | None = None, k: int = 10) -> dict:
+                        runs: dict[str, dict[str, str]] | None = None, k: int = 10,
+                        run_times: str | None = None) -> dict:
     """Pack the run's placement tables into ``out`` (a folder that can be committed) with its provenance, and
     the top ``k`` of every system's dump on each pooled test set (``runs``); the job count is the number of
-    benchmark files the run wrote."""
+    benchmark files the run wrote. ``run_times`` (the run's ``run_times.csv``) adds its wall time and summed job
+    time, so that the docs quote them from the pack's facts instead of typing them after each run (issue 52)."""
     from .reference import pack, provenance_record
 
     jobs = sum(1 for _ in Path(benchmark_dir).rglob("*.tsv")) if Path(benchmark_dir).is_dir() else 0
-    record = pack(evaluation, per_answer, per_question, out, provenance_record(config, name, cores, jobs),
-                  runs=runs, k=k)
+    prov = provenance_record(config, name, cores, jobs)
+    if run_times is not None:
+        prov["run_times"] = run_time_totals(run_times)
+    record = pack(evaluation, per_answer, per_question, out, prov, runs=runs, k=k)
     log.info("reference pack %s: %s test sets, %s bytes", out, len(record["testsets"]), f"{record['bytes']:,}")
     return record
+
+
+def run_time_totals(run_times_csv: str | Path) -> dict[str, float | int]:
+    """The ``total`` rows of a ``run_times.csv``: ``jobs`` (with a benchmark), ``job_seconds`` (their summed
+    time) and ``wall_seconds`` (first job's start to last job's end), as :func:`run_times_table` wrote them."""
+    df = pd.read_csv(run_times_csv)
+    totals = df[df["stage"] == "total"].set_index("rule")
+    missing = [r for r in ("jobs", "wall") if r not in totals.index]
+    if missing:
+        raise InputError(run_times_csv, None, f"has no total row(s) {', '.join(missing)}: not a run_times.csv")
+    return {"jobs": int(totals.loc["jobs", "jobs"]), "job_seconds": round(float(totals.loc["jobs", "seconds"]), 1),
+            "wall_seconds": round(float(totals.loc["wall", "seconds"]), 1)}

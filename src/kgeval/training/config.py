@@ -43,6 +43,7 @@ class TrainConfig:
     snapshots: bool = False  # keep the weights at every evaluation (for the KP early-stopping study)
     compile: bool = True  # distances through torch.compile on CPU in training and validation (models.compiled)
     threads: int = 1  # torch CPU threads of the training job (fixed, so results do not depend on --cores)
+    autocast: str | None = None  # "bf16": forward passes of training batches under bfloat16 autocast
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -65,6 +66,8 @@ class TrainConfig:
             raise ValueError(f"train.lr_milestones {self.lr_milestones} must be increasing epoch numbers >= 1")
         if not 1 <= int(self.threads) <= 256:
             raise ValueError(f"train.threads {self.threads} must lie in 1..256")
+        if self.autocast not in (None, "bf16"):
+            raise ValueError(f"train.autocast {self.autocast!r} is not bf16 or null")
         if self.grouped and self.regime != "1vsAll":
             raise ValueError("train.grouped applies to the 1vsAll regime only")
         if self.regularizer not in (None, "n3", "l2"):
@@ -79,8 +82,19 @@ class TrainConfig:
         return cls(**d)
 
 
+def train_settings(cfg: TrainConfig) -> dict[str, Any]:
+    """The settings that identify a training: ``autocast`` only where set, so that adding it left the hash
+    (and the work checkpoints' names) of every float32 training as it was."""
+    d = asdict(cfg)
+    if d["autocast"] is None:
+        del d["autocast"]
+    return d
+
+
 def config_hash(obj: Any) -> str:
     """SHA-256 of a JSON rendering with sorted keys: equal settings give equal hashes."""
-    if hasattr(obj, "__dataclass_fields__"):
+    if isinstance(obj, TrainConfig):
+        obj = train_settings(obj)
+    elif hasattr(obj, "__dataclass_fields__"):
         obj = asdict(obj)
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 def one_vs_all(scores: torch.Tensor, targets: torch.Tensor, label_smoothing: float = 0.0) -> torch.Tensor:
     """1vsAll: softmax cross-entropy of each question's scores over all entities against its answer."""
-    return F.cross_entropy(scores, targets, label_smoothing=label_smoothing)
+    return F.cross_entropy(scores.float(), targets, label_smoothing=label_smoothing)
 
 
 def one_vs_all_grouped(scores: torch.Tensor, rows: torch.Tensor, answers: torch.Tensor,
@@ -16,7 +16,9 @@ def one_vs_all_grouped(scores: torch.Tensor, rows: torch.Tensor, answers: torch.
     """1vsAll over distinct questions: Σ over each question's answers of −log softmax(scores)[answer], averaged
     over the (question, answer) pairs. Equal to the mean 1vsAll loss over the training triples of these
     questions, with one score row per question instead of one per triple."""
-    logp = torch.log_softmax(scores, dim=1)
+    # .float(): under bf16 autocast (train.autocast) the scores are bfloat16, whose 8-bit mantissa cannot hold a
+    # softmax over thousands of entities; a float32 tensor passes through unchanged (no copy)
+    logp = torch.log_softmax(scores.float(), dim=1)
     picked = logp[rows, answers]
     if label_smoothing:
         picked = (1.0 - label_smoothing) * picked + label_smoothing * logp.mean(dim=1)[rows]
@@ -28,7 +30,7 @@ def k_vs_all(scores: torch.Tensor, labels: torch.Tensor, label_smoothing: float 
     y ← (1 − ε) y + 1/|E|."""
     if label_smoothing:
         labels = (1.0 - label_smoothing) * labels + 1.0 / labels.shape[1]
-    return F.binary_cross_entropy_with_logits(scores, labels)
+    return F.binary_cross_entropy_with_logits(scores.float(), labels.float())
 
 
 def negative_sampling(pos: torch.Tensor, neg: torch.Tensor, loss: str, temperature: float = 1.0,
@@ -41,6 +43,7 @@ def negative_sampling(pos: torch.Tensor, neg: torch.Tensor, loss: str, temperatu
       (InteractE's sampled non-answers);
     * ``margin``: pairwise hinge max(0, γ − f⁺ + f⁻) (classic TransE).
     """
+    pos, neg = pos.float(), neg.float()
     if loss == "self_adversarial":
         w = torch.softmax(temperature * neg, dim=1).detach()
         return (-F.logsigmoid(pos) - (w * F.logsigmoid(-neg)).sum(1)).mean()

@@ -33,15 +33,16 @@ import copy
 import logging
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from ..data.judged import Judged
 from ..data.kg import HEAD, TAIL, KnowledgeGraph
-from ..data.questions import AnswerIndex, triple_questions
+from ..data.questions import AnswerIndex, Questions, triple_questions, unique_questions
 from ..data.testsets import TestSet
 from ..errors import CorruptFileError
 from ..io import pause_point
@@ -50,7 +51,7 @@ from ..models.base import KGEModel, Targets
 from ..models.checkpoint import load_checkpoint, resolve_device, save_checkpoint, without_timings
 from ..progress import Progress
 from ..scores.ranking import docno_ranks, judged_entities, rank_questions
-from .config import TrainConfig, config_hash
+from .config import TrainConfig, config_hash, train_settings
 from .losses import k_vs_all, negative_sampling, one_vs_all, one_vs_all_grouped, regularization
 
 log = logging.getLogger(__name__)
@@ -85,22 +86,47 @@ def evaluate_ranking(model: KGEModel, kg: KnowledgeGraph, split: str = "valid", 
                      ) -> dict[str, float]:
     """Filtered (train ∪ valid ∪ split), realistic micro MRR and Hits@k of ``model`` on a split, from one
     ranking: ``{"mrr": …, "hits@1": …, "hits@10": …}``."""
-    from ..metrics.ranks import micro_ranks
+    return ranking_of(model, ranking_inputs(kg, split, max_triples, seed), memory_budget_mb, hits)
 
+
+@dataclass(frozen=True)
+class RankingInputs:
+    """What a split's filtered ranking needs besides the model: its questions, their judged answers, the filter
+    index and the entities' docno order. The same for every evaluation of a training, so the trainer builds them
+    once instead of once per epoch."""
+
+    questions: Questions
+    judged: Judged
+    known: AnswerIndex
+    docnos: np.ndarray
+
+
+def ranking_inputs(kg: KnowledgeGraph, split: str = "valid", max_triples: int | None = None,
+                   seed: int = 0) -> RankingInputs:
+    """The inputs of :func:`evaluate_ranking` for a split (its first ``max_triples`` of a seeded draw)."""
     triples = kg.splits[split]
     if max_triples is not None and len(triples) > max_triples:
         idx = np.sort(np.random.default_rng(seed).choice(len(triples), max_triples, replace=False))
         triples = triples[idx]
     ts = TestSet(split, triples, np.ones(len(triples), np.int8), np.zeros(len(triples), np.int16))
     questions = ts.questions(kg)
-    judged = judged_entities(ts, questions)
     filter_splits = ("train",) if split == "valid" else ("train", "valid")
-    known = AnswerIndex(kg.known(filter_splits), kg.num_entities, kg.num_relations)
+    return RankingInputs(questions, judged_entities(ts, questions),
+                         AnswerIndex(kg.known(filter_splits), kg.num_entities, kg.num_relations),
+                         docno_ranks(kg.entities))
+
+
+def ranking_of(model: KGEModel, inputs: RankingInputs, memory_budget_mb: float = 512,
+               hits: tuple[int, ...] = (1, 10)) -> dict[str, float]:
+    """:func:`evaluate_ranking` from prepared inputs."""
+    from ..metrics.ranks import micro_ranks
+
+    questions, judged, known = inputs.questions, inputs.judged, inputs.known
     device = next(model.parameters()).device
     was_training = model.training
     model.eval()
     try:
-        r = rank_questions(model.score_questions, questions, judged, known, docno_ranks(kg.entities), k=0,
+        r = rank_questions(model.score_questions, questions, judged, known, inputs.docnos, k=0,
                            memory_budget_mb=memory_budget_mb, device=device, model_name=type(model).__name__)
     finally:
         model.train(was_training)
@@ -115,7 +141,8 @@ class Trainer:
                  seed: int = 0, device: str | None = "auto"):
         self.kg, self.model_name, self.model_hparams, self.cfg, self.seed = kg, model_name, model_hparams, cfg, seed
         self.device = resolve_device(device)
-        self.hash = config_hash({"model": model_name, "hparams": model_hparams, "train": asdict(cfg), "seed": seed})
+        self.hash = config_hash({"model": model_name, "hparams": model_hparams, "train": train_settings(cfg),
+                                 "seed": seed})
         seed_everything(seed)
         self.model = build_model(model_name, kg.num_entities, kg.num_relations, graph=kg.splits["train"],
                                  **model_hparams).to(self.device)
@@ -123,6 +150,7 @@ class Trainer:
         self.optimizer = self._optimizer()
         self.train_triples = torch.as_tensor(kg.splits["train"], dtype=torch.long)
         self._kvsall: tuple[torch.Tensor, AnswerIndex] | None = None
+        self._valid_inputs: RankingInputs | None = None
 
     # ---- setup --------------------------------------------------------------------------------------------
     def _optimizer(self) -> torch.optim.Optimizer:
@@ -162,7 +190,7 @@ class Trainer:
         if self._kvsall is None:
             train = self.kg.splits["train"]
             side, known, rel, _ = triple_questions(train)
-            q = np.unique(np.stack([side, known, rel], 1), axis=0)
+            q = unique_questions(side, known, rel, self.kg.num_entities, self.kg.num_relations)
             self._kvsall = (torch.as_tensor(q, dtype=torch.long),
                             AnswerIndex(train, self.kg.num_entities, self.kg.num_relations))
         return self._kvsall
@@ -314,7 +342,9 @@ class Trainer:
                     if c.lr_schedule == "warmup_linear":
                         group["lr"] = self._lr_at(step, total_steps)
                 self.optimizer.zero_grad(set_to_none=True)
-                loss = self._batch_loss(examples[b0:b0 + c.batch_size], gen)
+                # bf16 autocast (opt-in): the forward pass's matrix products in bfloat16, the backward pass follows
+                with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=c.autocast == "bf16"):
+                    loss = self._batch_loss(examples[b0:b0 + c.batch_size], gen)
                 if not torch.isfinite(loss):
                     raise FloatingPointError(f"{self.model_name}: non-finite loss at epoch {epoch}, step {step}")
                 loss.backward()
@@ -332,7 +362,9 @@ class Trainer:
             last = epoch >= c.max_epochs or (c.max_steps is not None and step >= c.max_steps)
             if epoch % c.eval_every == 0 or last:
                 t1 = time.perf_counter()
-                mrr = evaluate_mrr(m, self.kg, "valid", c.valid_max_triples, seed=self.seed)
+                if self._valid_inputs is None:
+                    self._valid_inputs = ranking_inputs(self.kg, "valid", c.valid_max_triples, self.seed)
+                mrr = ranking_of(m, self._valid_inputs)["mrr"]
                 entry.update(valid_mrr=mrr, eval_seconds=time.perf_counter() - t1)
                 log.info("%s seed %d epoch %d: validation MRR %.4f in %.1f s (best so far %.4f)", self.model_name,
                          self.seed, epoch, mrr, entry["eval_seconds"], max(mrr, best["valid_mrr"]))
@@ -367,7 +399,7 @@ class Trainer:
 
     def _state(self, epoch, step, trace, best, bad_evals, snapshots, plateau=None, light=False) -> dict[str, Any]:
         state = {
-            "model_name": self.model_name, "model_hparams": self.model_hparams, "train_config": asdict(self.cfg),
+            "model_name": self.model_name, "model_hparams": self.model_hparams, "train_config": train_settings(self.cfg),
             "config_hash": self.hash, "dataset": self.kg.name, "dataset_fingerprint": self.kg.fingerprint(),
             "seed": self.seed, "epoch": epoch, "step": step, "trace": trace,
             "state_dict": {k: v.detach().cpu() for k, v in self.model.state_dict().items()},
