@@ -176,6 +176,36 @@ def test_milp_tau_interval_equals_brute_force(case, base, seed):
         assert exact.status_lo == exact.status_hi == "optimal"
 
 
+def test_milp_depths_solve_only_the_listed_depths():
+    """bounds.milp_depths: a listed depth's τ row is the one every depth gets by default (0-1 programs, optimal);
+    an unlisted depth's row is the one without 0-1 programs (outer bound only)."""
+    from kgeval.bounds.tables import states_tables
+
+    inst = hand_instance()
+    mask = np.ones(inst.code.shape[1], bool)
+    states = [("published", d, inst.code, mask) for d in (0, 1, 2)]
+    ms = [metric("P", 3)]
+
+    def tau(milp_metrics, milp_depths=None):
+        t = states_tables(inst.systems, inst.entity, states, ms, milp_metrics, 10.0, 100, milp_depths)[2]
+        return t.set_index("Depth")
+
+    every, none, only2 = tau({"P"}), tau(set()), tau({"P"}, {2})
+    assert list(every["milp_status_lo"]) == ["optimal", "optimal"]
+    assert list(none["milp_status_lo"]) == ["outer bound only", "outer bound only"]
+    cols = ["tau_lo", "tau_hi", "milp_status_lo", "milp_status_hi"]
+    assert only2.loc[2, cols].tolist() == every.loc[2, cols].tolist()
+    assert only2.loc[1, cols].tolist() == none.loc[1, cols].tolist()
+    assert only2.loc[1, "tau_outer_lo"] == every.loc[1, "tau_outer_lo"]
+
+    from kgeval.bounds.steps import bounds_step
+    from kgeval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="config bounds.milp_depths: depth 11 is deeper than the pool's deepest "
+                                          "depth 10"):
+        bounds_step({}, *[""] * 9, max_depth=10, milp_depths=[1, 11])
+
+
 # ---- findings: claims compared on the judged set become undecided ----------------------------------------------
 def bounds_tau(rr: tuple[float, float, float], s10: tuple[float, float, float]):
     import pandas as pd

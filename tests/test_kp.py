@@ -244,7 +244,13 @@ def _config(**kp):
 
 def test_workflow_configuration():
     from kgeval.kp.persistence import STEPS
-    from kgeval.kp.settings import kp_datasets, kp_early_stopping_models, kp_params, kp_settings
+    from kgeval.kp.settings import (
+        kp_datasets,
+        kp_early_stopping_models,
+        kp_params,
+        kp_settings,
+        kp_timing_models,
+    )
     from kgeval.kp.steps import KP_STEPS
 
     assert KP_STEPS == STEPS
@@ -258,6 +264,11 @@ def test_workflow_configuration():
         kp_early_stopping_models(_config(early_stopping_models=["A", "B"]), "D")
     with pytest.raises(ValueError, match="no test set of kind full"):
         kp_datasets(_config(datasets=["E"]))
+    # the timing study: every model, or the listed ones in the run's order; an unknown name is an error naming it
+    assert kp_timing_models(cfg) == ["A", "B", "C"]
+    assert kp_timing_models(_config(timing_models=["C", "A"])) == ["A", "C"]
+    with pytest.raises(ValueError, match="config kp.timing_models: Z not among"):
+        kp_timing_models(_config(timing_models=["A", "Z"]))
     # defaults live only in the schema: a block that validation has not filled is refused, naming the key
     with pytest.raises(ConfigError, match="config key kp: read before validation"):
         kp_settings({"kp": {"projections": 10}})

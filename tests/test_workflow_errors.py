@@ -83,3 +83,71 @@ run_step(job, {"bug": bug, "bad": bad}[sys.argv[1]])
     line = "kgeval: error: runs/mine.run:7: expected 6 columns (q Q0 e rank score tag), found 5"
     assert rc == 2 and log.splitlines()[-1] == line and err.splitlines()[-1] == line
     assert "Traceback" not in log + err
+
+
+THREADS = """
+import os, sys
+from types import SimpleNamespace
+if sys.argv[1] == "before":
+    import torch
+from kgeval.workflow import run_step
+
+threads = int(sys.argv[2])
+def step():
+    return "torch" in sys.modules
+
+imported = run_step(SimpleNamespace(log=[], rule="r", threads=threads), step)
+import torch
+print(imported, torch.get_num_threads())
+"""
+
+
+def test_a_job_gets_its_threads_without_importing_torch():
+    """run_step gives torch the rule's threads whether torch was imported before the step (set directly) or is
+    imported later (set right after its import), and does not import it itself (2-3 s of every job's start). The
+    thread count asked for is one more than the CPUs, never torch's default."""
+    threads = (os.cpu_count() or 1) + 1
+    env = {k: v for k, v in _env().items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    seen = {}
+    for when in ("before", "after"):
+        proc = subprocess.run([sys.executable, "-c", THREADS, when, str(threads)], env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        seen[when] = proc.stdout.split()
+    assert seen == {"before": ["True", str(threads)], "after": ["False", str(threads)]}
+
+
+def test_jobs_that_do_not_score_do_not_import_torch():
+    """Importing torch is 2-3 s of a job's start on the CI machine: the steps of the tiny workflow's most frequent
+    rules that only read dumps or copy a checkpoint (export_trec_run, select_model, the bounds and the pool
+    stages) import none of it; the models' checkpoints do."""
+    code = ("import sys\n"
+            "from kgeval.pools.steps import export_trec_run_step\n"
+            "from kgeval.training.steps import select_best\n"
+            "from kgeval.bounds.steps import bounds_step\n"
+            "from kgeval.workflow import run_step\n"
+            "print('torch' in sys.modules)\n"
+            "from kgeval.training.steps import fetch_libkge, train_seed\n"
+            "import kgeval.models.checkpoint\n"
+            "print('torch' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["False", "True"]
+
+
+def test_the_workflow_parses_without_the_heavy_libraries():
+    """Every Snakemake start (each CI dry run, each SLURM job step, each rerun) imports the kgeval modules that
+    the Snakefile and workflow/rules import; reading PUBLISHED_NAMES from kgeval.analysis.reanalyze pulled in
+    matplotlib and scipy.stats (1-2 s unloaded, 11-12 s on a loaded machine). None of them, nor torch or
+    scikit-learn, may be imported at parse time."""
+    import re
+
+    files = [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").rglob("*.smk"))]
+    found = re.compile(r"^\s*(?:from|import) (kgeval[\w.]*)", re.M)
+    modules = sorted({m for f in files for m in found.findall(f.read_text())})
+    assert "kgeval.published" in modules and len(modules) >= 10, modules
+    code = "".join(f"import {m}\n" for m in modules) + (
+        "import sys\nprint(*[m for m in ('torch', 'matplotlib', 'scipy.stats', 'sklearn') if m in sys.modules])\n")
+    proc = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == []

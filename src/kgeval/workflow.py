@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.abc
+import importlib.util
 import logging
 import os
 import signal
@@ -40,9 +42,7 @@ def run_step(snakemake: Any, func: Callable[..., Any], **kwargs: Any) -> Any:
     setup_logging(log_file)
     threads = getattr(snakemake, "threads", None)
     if threads:
-        import torch
-
-        torch.set_num_threads(int(threads))
+        set_torch_threads(int(threads))
     log = logging.getLogger("kgeval.workflow")
     log.info("rule %s: %s", getattr(snakemake, "rule", "?"), func.__qualname__)
     start = time.perf_counter()
@@ -59,6 +59,42 @@ def run_step(snakemake: Any, func: Callable[..., Any], **kwargs: Any) -> Any:
         raise
     log.info("done in %.1f s", time.perf_counter() - start)
     return result
+
+
+def set_torch_threads(threads: int) -> None:
+    """``torch.set_num_threads(threads)`` for this job, without importing torch: the import costs 2-3 s, paid by
+    every job of a run (hundreds in the tiny workflow) while most of them never use torch. A torch already imported
+    is set now; otherwise the call runs right after torch's first import (OMP_NUM_THREADS would not do: torch caps
+    it at the physical cores, set_num_threads does not)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(threads)
+    elif not any(isinstance(f, _ThreadsOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _ThreadsOnImport(threads))
+
+
+class _ThreadsOnImport(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: on the first import of torch it runs the real loader, then sets the threads."""
+
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)  # once, and so that the lookup below finds the real spec
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        load = spec.loader.exec_module
+        threads = self.threads
+
+        def exec_module(module: Any) -> None:
+            load(module)
+            module.set_num_threads(threads)
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]  # this spec's own loader object
+        return spec
 
 
 def error_line(line: str) -> None:

@@ -53,6 +53,7 @@ rule bounds:
         milp_metrics=config["bounds"]["milp_metrics"],
         milp_time_limit=config["bounds"]["milp_time_limit"],
         milp_node_limit=config["bounds"]["milp_node_limit"],
+        milp_depths=config["bounds"]["milp_depths"],
         max_depth=config["pooling"]["depth"],
         prefilter=config["pooling"]["prefilter"],
     script:

@@ -20,6 +20,7 @@ run_step(
     milp_metrics=snakemake.params.milp_metrics,
     milp_time_limit=snakemake.params.milp_time_limit,
     milp_node_limit=snakemake.params.milp_node_limit,
+    milp_depths=snakemake.params.milp_depths,
     max_depth=snakemake.params.max_depth,
     use_prefilter=snakemake.params.prefilter,
     testset=snakemake.wildcards.testset,

@@ -45,14 +45,16 @@ from ..errors import InputError
 from ..io import atomic_open, write_csv, write_table
 from ..limits import read_csv as bounded_read_csv
 from ..metrics.registry import REGISTRY
-from ..published import RELEASE  # the release's tables in the manifest, pinned to the authors' commit
+from ..published import (  # RELEASE: the release's tables, pinned to the authors' commit
+    PUBLISHED_NAMES,
+    RELEASE,
+)
 from . import families, figures, study
 from .release_checks import check_depth, check_pvalues
 from .selections import FIG3, FIG4, FIG5, FIG6, MACRO_STUDY, MICRO_STUDY, TABLE3, TABLE4
 
 log = logging.getLogger(__name__)
 
-PUBLISHED_NAMES = {"original": "FB-Test-O", "sample": "FB-Test-S", "complete": "FB-Test-S-C", "second": "WN18RR"}
 ROLES = ("original", "sample", "complete", "second")
 LABEL_COLUMNS = ("System", "SystemA", "SystemB", "QuestionType", "RelationType", "Relation", "TestSet", "Metric",
                  "Test")

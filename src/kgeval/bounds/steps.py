@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..data.kg import KnowledgeGraph
 from ..data.testsets import TestSet
+from ..errors import ConfigError
 from ..io import write_csv
 from ..judgments.items import METRIC_NAMES, item_triples, out_of_fold_prior
 from ..judgments.labels import state
@@ -48,7 +49,10 @@ def bounds_step(dumps: dict[str, str], kg_path: str, seed_testset: str, pool: st
                 metrics: tuple[str, ...] = ("P", "Success", "RR", "DCG", "RBP"),
                 milp_metrics: tuple[str, ...] = ("P",), milp_time_limit: float = 10.0,
                 milp_node_limit: int | None = 100, max_depth: int = 10,
-                use_prefilter: bool = False, testset: str = "") -> None:
+                use_prefilter: bool = False, testset: str = "", milp_depths: list[int] | None = None) -> None:
+    if milp_depths is not None and max(milp_depths) > max_depth:
+        raise ConfigError(f"config bounds.milp_depths: depth {max(milp_depths)} is deeper than the pool's "
+                          f"deepest depth {max_depth}")
     kg = KnowledgeGraph.load(kg_path)
     systems, first, entity = load_runs(dumps, k)
     E = first.questions.num_entities
@@ -65,7 +69,7 @@ def bounds_step(dumps: dict[str, str], kg_path: str, seed_testset: str, pool: st
 
     ms = [bounded_metric(b, k, rbp_p) for b in metrics]
     sys_t, pair_t, tau_t = states_tables(systems, entity, states(), ms, set(milp_metrics), milp_time_limit,
-                                           milp_node_limit)
+                                           milp_node_limit, None if milp_depths is None else set(milp_depths))
     write_csv(sys_t, out_systems)
     write_csv(pair_t, out_pairs)
     write_csv(tau_t, out_tau)

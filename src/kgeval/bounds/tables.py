@@ -69,10 +69,12 @@ def state_tables(inst: Instance, pos: np.ndarray, metrics: list[BoundedMetric], 
 
 
 def states_tables(systems: list[str], entity: np.ndarray, states, metrics: list[BoundedMetric], milp_metrics: set[str],
-                  time_limit: float, node_limit: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+                  time_limit: float, node_limit: int | None = None, milp_depths: set[int] | None = None
+                  ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """All states of one test set. ``entity``: (S, Q, k) top-k lists over every question; ``states``: iterable of
     (flavour, depth, code (S, Q, k), question mask (Q,)). The depth-0 state of each flavour is the reference of
-    that flavour's τ (FB-Test-S as the paper evaluates it: unjudged = not relevant)."""
+    that flavour's τ (FB-Test-S as the paper evaluates it: unjudged = not relevant). ``milp_depths``: the depths
+    whose τ intervals get the 0-1 programs (None: every depth); the others keep the outer interval."""
     from ..judgments.labels import match_positions
 
     pos_all = match_positions(entity)
@@ -81,7 +83,8 @@ def states_tables(systems: list[str], entity: np.ndarray, states, metrics: list[
     for flavour, depth, code, qmask in states:
         inst = Instance(systems, entity[:, qmask], code[:, qmask])
         ref = refs.get(flavour)
-        st, pr, tr = state_tables(inst, pos_all[:, :, qmask], metrics, ref, milp_metrics, time_limit, node_limit)
+        milp = milp_metrics if milp_depths is None or depth in milp_depths else set()
+        st, pr, tr = state_tables(inst, pos_all[:, :, qmask], metrics, ref, milp, time_limit, node_limit)
         if ref is None:
             refs[flavour] = {name: g["lower"].to_numpy() for name, g in st.groupby("Metric", sort=False)}
         head = {"Flavour": flavour, "Depth": depth, "questions": int(qmask.sum())}

@@ -24,7 +24,7 @@ from .atomic import (
 )
 from .commit import CommitIncomplete, replace_together
 from .lock import OutputLocked
-from .paths import current_umask, is_within, require_inputs, same_path
+from .paths import current_umask, is_within, require_inputs, same_path, sidecar
 from .pause import PAUSE_ENV, pause_point
 from .render import latex_escape, md_cell, to_latex, to_markdown, write_table
 from .signals import deferred_stop_signals
@@ -33,6 +33,6 @@ from .stage import MANIFEST, STAGING, TRASH, OutputStage
 __all__ = [
     "MANIFEST", "PAUSE_ENV", "STAGING", "TRASH", "CommitIncomplete", "OutputLocked", "OutputStage", "atomic_open",
     "atomic_path", "current_umask", "deferred_stop_signals", "in_workflow_job", "is_within", "latex_escape", "md_cell", "pause_point",
-    "read_json", "replace_together", "require_inputs", "same_path", "set_aside", "sha256_file", "to_latex",
+    "read_json", "replace_together", "require_inputs", "same_path", "set_aside", "sha256_file", "sidecar", "to_latex",
     "to_markdown", "workflow_job", "write_csv", "write_json", "write_table",
 ]

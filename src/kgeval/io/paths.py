@@ -1,5 +1,5 @@
 """Path predicates the output stage and the commands share: whether two paths are one, whether a path lies in a
-folder, whether the inputs exist, and the process umask."""
+folder, whether the inputs exist, and the process umask; a file's JSON sidecar."""
 
 from __future__ import annotations
 
@@ -7,6 +7,12 @@ import os
 from pathlib import Path
 
 from ..errors import InputError
+
+
+def sidecar(path: str | Path) -> Path:
+    """The JSON sidecar of a file (a checkpoint's ``<file>.json``): here, not beside torch in
+    :mod:`kgeval.models.checkpoint`, so that reading a checkpoint's record needs no torch import."""
+    return Path(str(path) + ".json")
 
 
 def current_umask() -> int:

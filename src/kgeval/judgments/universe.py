@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..data.judged import Judged  # not scores.ranking: it imports torch, seconds of every bounds job
 from ..data.kg import KnowledgeGraph
 from ..data.questions import Questions
 from ..metrics.evaluate import Qrels
 from ..metrics.trec import pair_lookup
-from ..scores.ranking import Judged
 from .items import Items, candidates, item_features, out_of_fold_prior
 from .labels import state
 from .lists import load_runs

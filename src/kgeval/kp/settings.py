@@ -69,6 +69,19 @@ def kp_early_stopping_models(config: dict[str, Any], dataset: str) -> list[str]:
     return list(listed)
 
 
+def kp_timing_models(config: dict[str, Any]) -> list[str]:
+    """Models of the timing and carbon study: ``kp.timing_models`` in the run's model order, or every model; a
+    listed model that the run does not have is an error naming it."""
+    models = list(config["models"])
+    listed = kp_settings(config)["timing_models"]
+    if listed is None:
+        return models
+    bad = [m for m in listed if m not in models]
+    if bad:
+        raise ValueError(f"config kp.timing_models: {', '.join(bad)} not among the models ({', '.join(models)})")
+    return [m for m in models if m in listed]
+
+
 def variants_settings(config: dict[str, Any]) -> dict[str, Any] | None:
     """kp.variants without ``enabled``, or None when the study is off (the default run)."""
     v = dict(kp_settings(config)["variants"])

@@ -21,7 +21,7 @@ import torch
 
 from ..data.kg import KnowledgeGraph
 from ..errors import CorruptFileError, KgevalError
-from ..io import OutputStage, read_json, set_aside, sha256_file, write_json
+from ..io import OutputStage, read_json, set_aside, sha256_file, sidecar, write_json
 from . import build_model
 from .base import KGEModel
 
@@ -41,10 +41,6 @@ def without_timings(trace: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 class CheckpointMismatch(KgevalError):
     """A checkpoint written for another dataset or other settings."""
-
-
-def sidecar(path: str | Path) -> Path:
-    return Path(str(path) + ".json")
 
 
 def save_checkpoint(state: dict[str, Any], path: str | Path, summary: dict[str, Any] | None = None) -> None:

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..data.judged import judged_entities
 from ..data.kg import KnowledgeGraph
 from ..data.labels import read_labels
 from ..data.testsets import TestSet
 from ..io import atomic_open
 from ..metrics.evaluate import Qrels
 from ..scores.dumps import Dump
-from ..scores.ranking import judged_entities
 from .pooling import Pool, triple_key
 
 

@@ -39,15 +39,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..data.judged import Judged
 from ..data.questions import Questions
 from ..errors import CorruptFileError, InputError
 from ..io import atomic_path, in_workflow_job, pause_point, read_json, set_aside, sha256_file, write_json
-from .ranking import Judged, Ranking
+
+if TYPE_CHECKING:  # torch (ranking's import) costs seconds of every job that only reads a dump
+    from .ranking import Ranking
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)

@@ -9,25 +9,28 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import torch
-
-from ..data.kg import KnowledgeGraph
 from ..errors import CorruptFileError
-from ..io import atomic_path, read_json, set_aside, sha256_file, write_json
-from ..models.checkpoint import save_checkpoint, sidecar
-from ..models.libkge import convert_checkpoint, fetch_libkge
-from .config import TrainConfig
-from .trainer import Trainer, model_state
+from ..io import atomic_path, read_json, set_aside, sha256_file, sidecar, write_json
+
+# torch, the models and the trainer are imported by the functions that use them: select_model's jobs (one per
+# model and dataset) only copy a file, and importing torch would be most of their time (docs/dev/ci.md)
 
 log = logging.getLogger(__name__)
 
-__all__ = ["convert_libkge", "fetch_libkge", "select_best", "train_seed"]
+__all__ = ["convert_libkge", "fetch_libkge", "select_best", "train_seed"]  # noqa: F822 (fetch_libkge: __getattr__)
 
 
 def train_seed(kg_path: str | Path, model_name: str, model_hparams: dict[str, Any], train: dict[str, Any],
                seed: int, out: str | Path, work_dir: str | Path, snapshot_dir: str | Path | None = None,
                device: str | None = "auto") -> dict[str, Any]:
     """Train one seed; resume from the work checkpoint of an interrupted run with the same settings."""
+    import torch
+
+    from ..data.kg import KnowledgeGraph
+    from ..models.checkpoint import save_checkpoint
+    from .config import TrainConfig
+    from .trainer import Trainer, model_state
+
     kg = KnowledgeGraph.load(kg_path)
     cfg = TrainConfig.from_dict(train)
     # the configured count, not Snakemake's (capped by --cores): the thread count changes float summation order
@@ -79,6 +82,16 @@ def select_best(candidates: list[str], out: str | Path, summary_out: str | Path)
     return summary
 
 
+def __getattr__(name: str) -> Any:
+    """``fetch_libkge``, re-exported for workflow/scripts/fetch_libkge.py, on first use (kgeval.models imports
+    torch)."""
+    if name == "fetch_libkge":
+        from ..models.libkge import fetch_libkge
+
+        return fetch_libkge
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def dumps(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True)
 
@@ -87,6 +100,9 @@ def convert_libkge(path: str | Path, kg_path: str | Path, sha256: str, out: str 
                    entity_ids: str | Path | None = None, relation_ids: str | Path | None = None) -> None:
     """A pinned LibKGE checkpoint → a kgeval checkpoint (``out`` and ``out.json``) that
     :func:`kgeval.models.checkpoint.load_model` loads for the graph saved at ``kg_path``."""
+    from ..models.checkpoint import save_checkpoint
+    from ..models.libkge import convert_checkpoint
+
     st, record = convert_checkpoint(path, kg_path, sha256, entity_ids, relation_ids)
     save_checkpoint(st, out, summary=record)
     log.info("converted LibKGE %s (%s, sha256 %s…) to %s", record["libkge_model"], Path(path).name,

@@ -3,8 +3,7 @@
 
 from pathlib import Path
 
-from kgeval.analysis.reanalyze import PUBLISHED_NAMES
-from kgeval.published import PINNED_RELEASE, RELEASE
+from kgeval.published import PINNED_RELEASE, PUBLISHED_NAMES, RELEASE
 
 
 def analysis_files(role):

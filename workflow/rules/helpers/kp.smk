@@ -7,6 +7,7 @@ from kgeval.kp.settings import (
     kp_early_stopping_models,
     kp_params,
     kp_settings,
+    kp_timing_models,
     kp_testset,
     variants_settings,
 )
@@ -48,7 +49,7 @@ def get_early_stopping_records(wildcards):
 def get_timing_records(wildcards):
     return {
         f"timing_{m}": KP_TIMING_RECORD.format(dataset=wildcards.dataset, model=m)
-        for m in SYSTEMS
+        for m in kp_timing_models(config)
     }
 
 
