@@ -100,6 +100,8 @@ rule scale_gather:
         rankings=expand(SCALE_RANKING, shape="{shape}", system=range(SCALE["systems"])),
     log:
         "logs/scale_gather/{shape}.log",
+    benchmark:
+        "logs/benchmarks/scale_gather/{shape}.tsv"
     wildcard_constraints:
         shape=alternatives(SCALE_SHAPES),
     conda:
