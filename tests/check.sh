@@ -81,7 +81,7 @@ if [ -n "${KGEVAL_MIRROR:-}" ]; then
   part "wheel: build, install in a fresh venv, README example and kgeval evaluate outside the checkout"
   python tests/wheel_check.py
   # every guide's code blocks, as a reader copies them (issue 52 §2): the pages' extras only, outside the
-  # checkout; the data built once into a KGEVAL_HOME kept between checks. 4 min 23 s of CPU time (e965df6,
+  # checkout; the data built once into a KGEVAL_HOME kept between checks. 4 min 23 s of CPU time (d0c5897,
   # 2026-11-28, on a 2-core Xeon shared by 5 helpers at load 7, where it took 634 s of wall time); a first
   # check adds the data build, about 1 min of CPU
   part "docs: run the guides' code blocks (tests/docs_run.py)"
