@@ -27,6 +27,12 @@ HEAD, TAIL = 0, 1
 SIDE_NAMES = ("head", "tail")
 
 
+def triple_keys(triples: np.ndarray, num_entities: int, num_relations: int) -> np.ndarray:
+    """One int64 key per (h, r, t) row: (h · |R| + r) · |E| + t."""
+    t = np.asarray(triples, dtype=np.int64)
+    return (t[:, 0] * num_relations + t[:, 1]) * num_entities + t[:, 2]
+
+
 @dataclass
 class KnowledgeGraph:
     name: str

@@ -79,7 +79,7 @@ import numpy as np
 import ot
 import torch
 
-from ..data.kg import KnowledgeGraph
+from ..data.kg import KnowledgeGraph, triple_keys
 from ..errors import KgevalError, ScoreError
 
 log = logging.getLogger(__name__)
@@ -116,12 +116,6 @@ class KPResult:
 
 
 # ---- step 1 and 2: sampling ------------------------------------------------------------------------------------
-def triple_keys(triples: np.ndarray, num_entities: int, num_relations: int) -> np.ndarray:
-    """One int64 key per (h, r, t) row: (h · |R| + r) · |E| + t."""
-    t = np.asarray(triples, dtype=np.int64)
-    return (t[:, 0] * num_relations + t[:, 1]) * num_entities + t[:, 2]
-
-
 def known_keys(kg: KnowledgeGraph) -> np.ndarray:
     """Sorted unique keys of every known triple (train ∪ valid ∪ test)."""
     return np.unique(triple_keys(kg.known(), kg.num_entities, kg.num_relations))

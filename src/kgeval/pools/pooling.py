@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.kg import HEAD, KnowledgeGraph
+from ..data.kg import HEAD, KnowledgeGraph, triple_keys
 from ..data.tsv import iter_rows, write_rows
 from ..errors import InputError
 from ..scores.dumps import Dump
@@ -35,8 +35,7 @@ POOL_HEADER = ["head", "relation", "tail", "depth", "sides", "systems"]
 
 
 def triple_key(triples: np.ndarray, kg: KnowledgeGraph) -> np.ndarray:
-    t = np.asarray(triples, dtype=np.int64).reshape(-1, 3)
-    return (t[:, 0] * kg.num_relations + t[:, 1]) * kg.num_entities + t[:, 2]
+    return triple_keys(np.asarray(triples).reshape(-1, 3), kg.num_entities, kg.num_relations)
 
 
 @dataclass

@@ -16,15 +16,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..data.kg import HEAD
+from ..data.kg import HEAD, triple_keys
 from ..data.questions import Questions
 from ..errors import KgevalError
 
 
 def truth_keys(graph: dict[str, np.ndarray], num_entities: int, num_relations: int) -> np.ndarray:
     """Sorted int64 keys (h R + r) E + t of every true triple of the graph (its four splits)."""
-    t = np.concatenate([graph[s] for s in ("train", "valid", "test", "hidden")]).astype(np.int64)
-    return np.sort((t[:, 0] * num_relations + t[:, 1]) * num_entities + t[:, 2])
+    t = np.concatenate([graph[s] for s in ("train", "valid", "test", "hidden")])
+    return np.sort(triple_keys(t, num_entities, num_relations))
 
 
 def is_true(questions: Questions, q: np.ndarray, entity: np.ndarray, truth: np.ndarray) -> np.ndarray:
