@@ -68,10 +68,10 @@ def test_a_packs_run_times_become_facts(tmp_path):
     from kgeval.tables.steps import run_time_totals
 
     csv = tmp_path / "run_times.csv"
-    csv.write_text("stage,rule,jobs,seconds,vs_wall\ntraining,train,12,12000.0,\ntotal,jobs,298,15420.4,\n"
+    csv.write_text("stage,rule,jobs,seconds,vs_wall\ntraining,train,12,11900.0,\ntraining,train_kp,3,100.4,\ntotal,jobs,298,15420.4,\n"
                    "total,wall,298,9088.0,\ntotal,2 cores,300,9000.0,0.99\n")
     times = run_time_totals(csv)
-    assert times == {"jobs": 298, "job_seconds": 15420.4, "wall_seconds": 9088.0}
+    assert times == {"jobs": 298, "job_seconds": 15420.4, "wall_seconds": 9088.0, "train_seconds": 12000.4}
     (tmp_path / "metrics" / "T").mkdir(parents=True)
     (tmp_path / "metrics" / "T" / "evaluation.csv").write_text("System,micro_mrr,macro_mrr\nA,0.123456,0.5\n")
     prov = {"date": "2026-11-27T02:29:52Z", "kgeval_commit": "8985266abc", "jobs": 298, "cores": 2, "cpu": "AMD",
@@ -80,8 +80,8 @@ def test_a_packs_run_times_become_facts(tmp_path):
     assert "wall" not in pack_facts(tmp_path)  # an older pack: no times, no facts about them
     (tmp_path / "provenance.json").write_text(json.dumps(dict(prov, run_times=times)))
     facts = pack_facts(tmp_path)
-    # 9,088 s = 151.5 min -> 2 h 31 min; 15,420 s = 257.0 min
-    assert (facts["wall"], facts["job_min"], facts["timed_jobs"]) == ("2 h 31 min", 257, 298)
+    # 9,088 s = 151.5 min -> 2 h 31 min; 15,420 s = 257.0 min; 12,000.4 s of training = 200.0 min
+    assert (facts["wall"], facts["job_min"], facts["timed_jobs"], facts["train_min"]) == ("2 h 31 min", 257, 298, 200)
     assert facts["mrr"]["T"]["A"] == {"micro": 0.1235, "macro": 0.5}
     csv.write_text("stage,rule,jobs,seconds\ntraining,train,1,3.0\n")
     with pytest.raises(InputError, match="no total row"):

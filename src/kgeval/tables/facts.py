@@ -36,6 +36,8 @@ def pack_facts(pack_dir: str | Path) -> dict[str, Any]:
         times = prov["run_times"]
         facts.update(timed_jobs=times["jobs"], job_min=round(times["job_seconds"] / 60),
                      wall=_hours_minutes(times["wall_seconds"]))
+        if "train_seconds" in times:  # packs made before the totals gained the training stage's time
+            facts["train_min"] = round(times["train_seconds"] / 60)
     for t in sorted(prov["testsets"]):
         table = pd.read_csv(folder / "metrics" / t / "evaluation.csv").set_index("System")
         facts["mrr"][t] = {s: {"micro": round(float(row["micro_mrr"]), 4), "macro": round(float(row["macro_mrr"]), 4)}

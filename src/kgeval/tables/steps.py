@@ -275,11 +275,13 @@ def pack_reference_step(evaluation: dict[str, str], per_answer: dict[str, str], 
 
 def run_time_totals(run_times_csv: str | Path) -> dict[str, float | int]:
     """The ``total`` rows of a ``run_times.csv``: ``jobs`` (with a benchmark), ``job_seconds`` (their summed
-    time) and ``wall_seconds`` (first job's start to last job's end), as :func:`run_times_table` wrote them."""
+    time) and ``wall_seconds`` (first job's start to last job's end), as :func:`run_times_table` wrote them, and
+    ``train_seconds``, the summed time of the ``training`` stage's jobs (the share the README quotes)."""
     df = pd.read_csv(run_times_csv)
     totals = df[df["stage"] == "total"].set_index("rule")
     missing = [r for r in ("jobs", "wall") if r not in totals.index]
     if missing:
         raise InputError(run_times_csv, None, f"has no total row(s) {', '.join(missing)}: not a run_times.csv")
     return {"jobs": int(totals.loc["jobs", "jobs"]), "job_seconds": round(float(totals.loc["jobs", "seconds"]), 1),
-            "wall_seconds": round(float(totals.loc["wall", "seconds"]), 1)}
+            "wall_seconds": round(float(totals.loc["wall", "seconds"]), 1),
+            "train_seconds": round(float(df.loc[df["stage"] == "training", "seconds"].sum()), 1)}
