@@ -91,11 +91,16 @@ def write_sheet(path, n: int = 4):
 
 def heartbeat_main(main, script: str):
     """``main()`` with kgeval's log lines on stderr and a line every 30 s of silence (kgeval.progress.Heartbeat):
-    a benchmark of minutes printed nothing until its result (issue 52: sampling.py, 7 minutes)."""
+    a benchmark of minutes printed nothing until its result (issue 52: sampling.py, 7 minutes). A kgeval error
+    (missing data, a bad argument) ends the script with its one line, as the CLI does, not a traceback."""
+    from kgeval.errors import KgevalError
     from kgeval.progress import Heartbeat
     from kgeval.workflow import setup_logging
 
     if not logging.getLogger().handlers:
         setup_logging()
-    with Heartbeat(f"benchmarks/{Path(script).name}"):
-        return main()
+    try:
+        with Heartbeat(f"benchmarks/{Path(script).name}"):
+            return main()
+    except KgevalError as e:
+        raise SystemExit(f"benchmarks/{Path(script).name}: {e}") from None

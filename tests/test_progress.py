@@ -236,3 +236,25 @@ def test_heartbeat_speaks_only_into_a_silence_and_says_what_ran_last():
         assert beat.lines == ["kgeval evaluate: working, elapsed 0:31",
                               "kgeval evaluate: working, elapsed 1:21 (last: placing FB-Test-S-C)"]
     assert beat not in logging.getLogger().handlers
+
+
+def test_a_benchmark_ends_on_a_kgeval_error_with_one_line(monkeypatch):
+    """benchmarks/call_walk.py without data printed DataUnavailableError's traceback; heartbeat_main ends a
+    benchmark on any kgeval error with the script's name and the error's one line, and lets other errors through."""
+    from pathlib import Path
+
+    from kgeval.errors import InputError
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from _common import heartbeat_main
+
+    def fails():
+        raise InputError("runs/x.tsv", 3, "not a run")
+
+    with pytest.raises(SystemExit) as stop:
+        heartbeat_main(fails, "benchmarks/walk.py")
+    assert str(stop.value) == f"benchmarks/walk.py: {InputError('runs/x.tsv', 3, 'not a run')}"
+    assert "runs/x.tsv" in str(stop.value) and "\n" not in str(stop.value)
+    assert heartbeat_main(lambda: 7, "benchmarks/walk.py") == 7
+    with pytest.raises(ZeroDivisionError):
+        heartbeat_main(lambda: 1 / 0, "benchmarks/walk.py")
