@@ -217,6 +217,13 @@ def bad(tmp_path_factory, kg2):
                             "test": np.array([[2, 0, 0]])})
     with gzip.open(broken / "mapping" / "nodeidx2entityid.csv.gz", "wt") as fh:
         fh.write("node idx,entity id\n0,Q1\n0,Q2\n2,Q3\n")
+    over = d / "over" / "ogbl_wikikg2"  # a triple names entity 9; the mapping has 9 entities (0 to 8)
+    _write_wikikg2(over, {"train": np.array([[0, 0, 1]]), "valid": np.array([[1, 0, 9]]),
+                          "test": np.array([[2, 0, 0]])})
+    foreign = d / "foreign" / "ogbl_wikikg2"
+    _write_wikikg2(foreign, {"train": np.array([[0, 0, 1]]), "valid": np.array([[1, 0, 2]]),
+                             "test": np.array([[2, 0, 0]])})
+    (foreign / "split" / "time" / "test.pt").write_text("head,relation,tail\n")
     return d
 
 
@@ -232,6 +239,8 @@ def bad(tmp_path_factory, kg2):
     (["graph", "--from", "freebase", "{d}"], "--from: invalid layout 'freebase'"),
     (["graph", "--from", "wikikg2", "{d}/nowhere"], "nowhere/split/time/train.pt: not found"),
     (["graph", "--from", "wikikg2", "{d}/broken/ogbl_wikikg2"], "nodeidx2entityid.csv.gz:3: index '0'"),
+    (["graph", "--from", "wikikg2", "{d}/over/ogbl_wikikg2"], "valid.pt: triple 0 names id 9, but"),
+    (["graph", "--from", "wikikg2", "{d}/foreign/ogbl_wikikg2"], "test.pt: not a readable torch file"),
     (["graph", "--from", "wikidata5m", "{d}"], "wikidata5m_transductive_train.txt: not found"),
     (["graph", "--shape", "wikikg2", "--from", "wikikg2", "{d}"], "not allowed with argument"),
 ])
