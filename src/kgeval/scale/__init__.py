@@ -4,6 +4,7 @@
 - :mod:`.engine`: exact filtered ranking over entity blocks, never the full score matrix;
 - :mod:`.synth`: synthetic graphs of Wikidata5M's and ogbl-wikikg2's shapes, with systems of graded quality;
 - :mod:`.readers`: ogbl-wikikg2's and Wikidata5M's file layouts, read into integer triples;
+- :mod:`.own`: a real graph's files as a graph file, and the user's trained models (.npz) as block scorers;
 - :mod:`.estimate`: question-sampled MRR / Hits@k with 95 % intervals, paired differences, sample sizes;
 - :mod:`.negatives`: the sampled-negatives protocol (OGB) beside full ranking, and Kendall's tau between them;
 - :mod:`.shards`: exact ranking split into question shards (separate jobs) and gathered;

@@ -64,7 +64,8 @@ def compare(full: np.ndarray, sampled: np.ndarray, reps: int = 1000, seed: int =
         idx = rng.integers(0, N, size=(m, N))
         taus.append(kendall_tau(full[:, idx].mean(-1).T, sampled[:, idx].mean(-1).T))
     taus = np.concatenate(taus)
-    lo, hi = np.nanquantile(taus, [(1 - level) / 2, (1 + level) / 2])
+    # τ needs two systems with different values (one model alone, or tied ones: no order to compare)
+    lo, hi = np.nanquantile(taus, [(1 - level) / 2, (1 + level) / 2]) if np.isfinite(taus).any() else (np.nan,) * 2
     mf, ms = full.mean(1), sampled.mean(1)
     return {"full": mf.tolist(), "sampled": ms.tolist(), "difference": (ms - mf).tolist(),
             "tau": float(kendall_tau(mf, ms)), "tau_interval": [float(lo), float(hi)], "bootstrap": reps}

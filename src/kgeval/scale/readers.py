@@ -2,7 +2,9 @@
 
 * ogbl-wikikg2, as OGB's ``LinkPropPredDataset`` leaves it: ``<root>/split/time/{train,valid,test}.pt``, each a
   dict of numpy arrays ``head``, ``relation``, ``tail`` (valid/test also ``head_neg``/``tail_neg``: OGB's 500
-  negatives per triple), and ``<root>/mapping/`` for names. Ids are already integers.
+  negatives per triple), and ``<root>/mapping/{nodeidx2entityid,reltype2relid}.csv.gz`` for names (``node
+  idx,entity id`` and ``reltype,rel id``). Ids are already integers; where the mapping is there, it also gives
+  the entity count (2,500,604: a trained model has a row for every entity, in a triple or not).
 * Wikidata5M (transductive): ``wikidata5m_transductive_{train,valid,test}.txt``, tab-separated ``Q… P… Q…``;
   ids are mapped to integers in order of first appearance over train, valid, test (entities and relations apart).
 
@@ -16,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError, KgevalError
+from ..errors import CorruptFileError, InputError, KgevalError
 
 SPLITS = ("train", "valid", "test")
 
@@ -34,20 +36,62 @@ def read_wikikg2(root: str | Path) -> dict:
             raise KgevalError(f"{path}: not found (an ogbl-wikikg2 folder has split/time/{split}.pt)")
         # OGB pickles dicts of numpy arrays, which torch's weights-only loader refuses; the folder is the user's
         # own download, named by the user
-        d = torch.load(path, weights_only=False)
+        try:
+            d = torch.load(path, weights_only=False)
+        except Exception as exc:  # a truncated or foreign file: pickle, zip and torch each raise their own
+            raise CorruptFileError(path, f"not a readable torch file: {type(exc).__name__}: {exc}") from None
+        if not isinstance(d, dict):
+            raise InputError(path, None, f"holds a {type(d).__name__}, expected a dict of head/relation/tail arrays")
         missing = [k for k in ("head", "relation", "tail") if k not in d]
         if missing:
             raise InputError(path, None, f"no {missing[0]!r} array (has {', '.join(map(str, d))})")
-        out[split] = np.stack([np.asarray(d[k], np.int64) for k in ("head", "relation", "tail")], 1)
+        cols = [np.asarray(d[k]).reshape(-1) for k in ("head", "relation", "tail")]
+        if len({len(c) for c in cols}) > 1 or any(c.dtype.kind not in "iu" for c in cols):
+            raise InputError(path, None, "head, relation and tail must be integer arrays of one length, got "
+                             + ", ".join(f"{len(c)} {c.dtype}" for c in cols))
+        out[split] = np.stack(cols, 1).astype(np.int64)
         for neg in ("head_neg", "tail_neg"):
             if neg in d:
                 out[f"{split}_{neg}"] = np.asarray(d[neg], np.int64)
     allt = np.concatenate([out[s] for s in SPLITS])
     if (allt < 0).any():
         raise KgevalError(f"{root}: negative ids in the split files")
-    out["num_entities"] = int(allt[:, [0, 2]].max()) + 1
-    out["num_relations"] = int(allt[:, 1].max()) + 1
+    out["num_entities"] = int(allt[:, [0, 2]].max()) + 1 if len(allt) else 0
+    out["num_relations"] = int(allt[:, 1].max()) + 1 if len(allt) else 0
+    for key, name, columns, cols in (("entities", "nodeidx2entityid", ("node idx", "entity id"), [0, 2]),
+                                     ("relations", "reltype2relid", ("reltype", "rel id"), [1])):
+        path = root / "mapping" / f"{name}.csv.gz"
+        if path.is_file():
+            out[key] = _mapping(path, columns)
+            n = len(out[key])
+            for split in SPLITS:
+                over = np.flatnonzero((out[split][:, cols] >= n).any(axis=1))
+                if len(over):
+                    raise InputError(root / "split" / "time" / f"{split}.pt", None,
+                                     f"triple {over[0]} names id {out[split][over[0], cols].max()}, but "
+                                     f"{path} maps only {n} ids")
+            out[f"num_{key}"] = n
     return out
+
+
+def _mapping(path: Path, columns: tuple[str, str]) -> list[str]:
+    """The names of OGB's mapping file ``path`` (a header ``columns``, then index,name rows), in index order."""
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, on_bad_lines="error")
+    except pd.errors.ParserError as exc:  # pandas names the line
+        raise InputError(path, None, str(exc).strip().splitlines()[-1]) from None
+    except (OSError, EOFError, UnicodeDecodeError, pd.errors.EmptyDataError) as exc:
+        raise CorruptFileError(path, f"not a readable gzip csv: {exc}") from None
+    if tuple(df.columns) != columns:
+        raise InputError(path, 1, f"header {','.join(df.columns)!r}, expected {','.join(columns)!r}")
+    idx = pd.to_numeric(df[columns[0]], errors="coerce").to_numpy(np.float64)
+    order = np.argsort(idx, kind="stable")
+    wrong = np.flatnonzero(idx[order] != np.arange(len(idx)))
+    if len(wrong):  # the indices must be 0..n-1, each once (OGB writes them in order)
+        row = int(order[wrong[0]])
+        raise InputError(path, row + 2, f"index {df[columns[0]].iloc[row]!r}: the indices must be 0 to "
+                                        f"{len(idx) - 1}, each once")
+    return df[columns[1]].to_numpy()[order].tolist()
 
 
 def read_wikidata5m(root: str | Path, prefix: str = "wikidata5m_transductive") -> dict:

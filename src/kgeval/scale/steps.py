@@ -3,7 +3,11 @@ the estimates and plan the questions to rank (:func:`sample_step`); rank one sys
 plan (:func:`rank_shard_step`, a job per shard, so a cluster runs them side by side); gather a system's shards
 into one ranking (:func:`gather_step`); and tabulate exact metrics, question-sampled estimates and sampled
 negatives from the gathered rankings (:func:`evaluate_step`). :func:`evaluate_graph` chains the last four in
-one process (the command line and the tests)."""
+one process (the command line and the tests).
+
+The systems are a synthetic graph's planted ones (``systems``: how many) or the user's trained models
+(``models``: model files, :mod:`.own`), on a synthetic graph or one read from a real graph's files
+(:func:`.own.real_graph_step`)."""
 
 from __future__ import annotations
 
@@ -21,9 +25,10 @@ from ..io import write_csv, write_json
 from ..metrics.ranks import micro_ranks
 from . import estimate, negatives
 from .engine import rank_blocks, split_questions
+from .own import load_system, open_graph
 from .shards import ANSWER_FIELDS, QUESTION_FIELDS, gather_arrays, shard_arrays, subset
 from .store import load_arrays, save_arrays
-from .synth import SHAPES, load_graph, scaled, system, write_graph
+from .synth import SHAPES, scaled, system, write_graph
 
 log = logging.getLogger(__name__)
 
@@ -48,11 +53,22 @@ def _setup(graph: str | Path, filter_index: bool = True):
     """The graph, its test questions and judged answers, the train ∪ valid filter (None without
     ``filter_index``: at full shape it is a sort of 16M triples the tables and pools do not need) and the ranked
     answers (judged rows of the test answers, in micro_ranks' order: the population of the estimates)."""
-    g = load_graph(graph)
-    E, R = len(g["z"]), len(g["w"])
+    g, E, R = open_graph(graph)
     questions, judged = split_questions(g["test"].astype(np.int64), E, R)
     known = AnswerIndex(np.concatenate([g["train"], g["valid"]]).astype(np.int64), E, R) if filter_index else None
     return g, questions, judged, known, np.flatnonzero(judged.label == 1)
+
+
+def _scorers(graph, g, questions, systems: int, models, seed: int) -> list:
+    """Per system a function that builds its block scorer (one system in memory at a time): the user's model
+    files ``models`` where given, else the graph's first ``systems`` planted systems."""
+    if models is not None:
+        return [lambda path=path: load_system(path, graph, questions.num_entities, questions.num_relations)
+                for path in models]
+    if "z" not in g:
+        raise KgevalError(f"{graph}: a graph read from real files has no planted systems: evaluate trained models "
+                          "on it (models=[FILE.npz, ...]; kgeval scale evaluate --system NAME=FILE.npz)")
+    return [lambda s=s: system(g, s, seed=seed) for s in range(systems)]
 
 
 def _realistic(judged, n_candidates, score, n_gt, n_eq, want: np.ndarray) -> np.ndarray:
@@ -62,17 +78,17 @@ def _realistic(judged, n_candidates, score, n_gt, n_eq, want: np.ndarray) -> np.
 
 
 def sample_step(graph: str | Path, sample_size: int | None, half_width: float, seed: int, k: int, batch: int,
-                memory_budget_mb: float, exact_max_answers: int, out: str | Path) -> None:
+                memory_budget_mb: float, exact_max_answers: int, out: str | Path, models=None) -> None:
     """The answers of the estimates (``idx``: positions among the ranked answers; ``sample_size`` of them, or
     the size a 500-answer pilot of system 0 needs for ``half_width`` of MRR) and the questions to rank
     (``plan``: every test question up to ``exact_max_answers`` answers, beyond it only the sampled answers'
-    questions, each with all its test answers for the micro filter)."""
+    questions, each with all its test answers for the micro filter). The pilot ranks the first system."""
     g, questions, judged, known, answers = _setup(graph)
     N = len(answers)
     if sample_size is None:
         pilot = estimate.sample(N, min(N, 500), seed)
         part = subset(questions, judged, np.unique(judged.q[answers[pilot]]))
-        r = rank_blocks(system(g, 0, seed=seed).to(_device()), part.questions, part.judged, known, k=k,
+        r = rank_blocks(_scorers(graph, g, questions, 1, models, seed)[0]().to(_device()), part.questions, part.judged, known, k=k,
                         batch=batch, memory_budget_mb=memory_budget_mb, model_name="system0 (pilot)")
         ranks = _realistic(part.judged, r.n_candidates, r.score, r.n_gt, r.n_eq,
                            np.searchsorted(part.rows, answers[pilot]))
@@ -85,7 +101,7 @@ def sample_step(graph: str | Path, sample_size: int | None, half_width: float, s
 
 
 def rank_shard_step(graph: str | Path, sample: str | Path, systems: int, shard: int, shards: int, k: int,
-                    batch: int, memory_budget_mb: float, seed: int, out: str | Path) -> None:
+                    batch: int, memory_budget_mb: float, seed: int, out: str | Path, models=None) -> None:
     """Rank every system exactly (block engine) on shard ``shard`` of ``shards`` of the plan's questions (every
     ``shards``-th from ``shard``, so head and tail questions spread evenly): one job reads the graph once for
     all systems."""
@@ -97,8 +113,8 @@ def rank_shard_step(graph: str | Path, sample: str | Path, systems: int, shard: 
         raise CorruptFileError(sample, f"plan names questions outside the graph's {len(questions)}")
     part = subset(questions, judged, plan[shard::shards], shard, shards)
     arrays = {}
-    for s in range(systems):
-        r = rank_blocks(system(g, s, seed=seed).to(_device()), part.questions, part.judged, known, k=k,
+    for s, scorer in enumerate(_scorers(graph, g, questions, systems, models, seed)):
+        r = rank_blocks(scorer().to(_device()), part.questions, part.judged, known, k=k,
                         batch=batch, memory_budget_mb=memory_budget_mb, model_name=f"system{s} shard {shard}")
         log.info("system %d, shard %d of %d: %d questions in %.1f s", s, shard, shards, len(part.q_idx),
                  r.meta["timings"]["total"])
@@ -117,11 +133,12 @@ def gather_step(shards: list[str | Path], out: list[str | Path]) -> None:
 
 def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Path], negatives_k: int,
                   hits: list[int], seed: int, bootstrap: int, out_exact: str | Path, out_estimates: str | Path,
-                  out_paired: str | Path, out_negatives: str | Path, out_tau: str | Path) -> None:
+                  out_paired: str | Path, out_negatives: str | Path, out_tau: str | Path, models=None,
+                  names: list[str] | None = None) -> None:
     """Per system (``rankings``, system 0 first): exact filtered metrics over every test answer (where the plan
     holds every question), question-sampled estimates with 95 % t intervals, paired differences on the same
     answers, and OGB's sampled-negatives protocol beside full ranking (over the answers ranked: all, or the
-    sampled ones)."""
+    sampled ones). ``names``: the systems' names in the tables (their numbers where None)."""
     g, questions, judged, _, answers = _setup(graph, filter_index=False)
     s = load_arrays(sample, ("idx", "plan", "exact"))
     idx, plan, exact = s["idx"], s["plan"], bool(s["exact"])
@@ -129,23 +146,25 @@ def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Pa
     part = subset(questions, judged, plan)
     want = np.searchsorted(part.rows, answers if exact else answers[idx])
     full, sampled = [], []
+    scorers = _scorers(graph, g, questions, len(rankings), models, seed)
     for sys_, path in enumerate(rankings):
         r = load_arrays(path, _RANKING_NAMES)
         if not np.array_equal(r["q_idx"], plan):
             raise CorruptFileError(path, f"ranks {len(r['q_idx'])} questions, not the {len(plan)} of {sample}")
         full.append(_realistic(part.judged, r["n_candidates"], r["score"], r["n_gt"], r["n_eq"], want))
-        sampled.append(negatives.sampled_ranks(system(g, sys_, seed=seed).to(_device()), part.questions,
+        sampled.append(negatives.sampled_ranks(scorers[sys_]().to(_device()), part.questions,
                                                part.judged, want, negatives_k, seed))
     _tables(np.stack(full), np.stack(sampled), idx, N, exact, tuple(hits), negatives_k, bootstrap, seed,
-            out_exact, out_estimates, out_paired, out_negatives, out_tau)
+            out_exact, out_estimates, out_paired, out_negatives, out_tau, names)
 
 
 def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, out_exact, out_estimates,
-            out_paired, out_negatives, out_tau) -> None:
+            out_paired, out_negatives, out_tau, names=None) -> None:
     systems = len(full)
+    label = list(range(systems)) if names is None else list(names)
     values = [estimate.per_answer(f, hits) for f in full]
     names = list(values[0])
-    write_csv(pd.DataFrame([{"system": s, "metric": m, "value": float(values[s][m].mean()) if exact else np.nan,
+    write_csv(pd.DataFrame([{"system": label[s], "metric": m, "value": float(values[s][m].mean()) if exact else np.nan,
                              "answers": N if exact else 0} for s in range(systems) for m in names]), out_exact)
     rows, pairs = [], []
     for m in names:
@@ -154,17 +173,17 @@ def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, ou
         means, halves = estimate.interval(drawn, N)
         for s in range(systems):
             ex = float(vals[s].mean()) if exact else np.nan
-            rows.append({"system": s, "metric": m, "estimate": float(means[s]), "half_width": float(halves[s]),
+            rows.append({"system": label[s], "metric": m, "estimate": float(means[s]), "half_width": float(halves[s]),
                          "n": len(idx), "population": N, "exact": ex,
                          "covered": bool(abs(means[s] - ex) <= halves[s]) if exact else None})
         for (a, b), (d, h) in estimate.paired(drawn, N).items():
             ex = float(vals[a].mean() - vals[b].mean()) if exact else np.nan
-            pairs.append({"metric": m, "a": a, "b": b, "difference": d, "half_width": h, "exact": ex,
+            pairs.append({"metric": m, "a": label[a], "b": label[b], "difference": d, "half_width": h, "exact": ex,
                           "covered": bool(abs(d - ex) <= h) if exact else None})
     write_csv(pd.DataFrame(rows), out_estimates)
     write_csv(pd.DataFrame(pairs), out_paired)
     cmp = negatives.compare(1.0 / full, 1.0 / sampled, reps=bootstrap, seed=seed)
-    write_csv(pd.DataFrame({"system": range(systems), "mrr_full": cmp["full"], "mrr_sampled": cmp["sampled"],
+    write_csv(pd.DataFrame({"system": label if names is not None else range(systems), "mrr_full": cmp["full"], "mrr_sampled": cmp["sampled"],
                             "difference": cmp["difference"], "answers": full.shape[1]}), out_negatives)
     write_json(out_tau, {"metric": "mrr", "negatives": negatives_k, "systems": systems, "tau": cmp["tau"],
                          "tau_interval_95": cmp["tau_interval"], "bootstrap": bootstrap, "answers": full.shape[1],
@@ -173,13 +192,17 @@ def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, ou
 
 def pools_step(graph: str | Path, sample: str | Path, rankings: list[str | Path], questions_n: int,
                depths: list[int], seed: int, out_pools: str | Path, out_bounds: str | Path,
-               plan_budget: int = 2000, out_plan: str | Path | None = None) -> None:
+               plan_budget: int = 2000, out_plan: str | Path | None = None,
+               names: list[str] | None = None) -> None:
     """Pools of every system's top lists at each depth for a seeded sample of ``questions_n`` of the ranked
     questions, judged by the planted truth, each system's P@k bounds per pool depth and a sampling plan of
-    ``plan_budget`` judgments for the adjacent pairs' P@k (:mod:`.pools`)."""
+    ``plan_budget`` judgments for the adjacent pairs' P@k (:mod:`.pools`); ``names``: the systems' names in the
+    tables (their numbers where None)."""
     from .pools import pool_bounds, sampling_plan, truth_keys
 
     g, questions, judged, _, _ = _setup(graph, filter_index=False)
+    if "hidden" not in g:
+        raise KgevalError(f"{graph}: a graph read from real files has no planted truth to judge pools by")
     plan = load_arrays(sample, ("plan",))["plan"]
     n = min(questions_n, len(plan))
     rows = np.sort(np.random.default_rng([seed, 53]).choice(len(plan), size=n, replace=False))
@@ -195,10 +218,13 @@ def pools_step(graph: str | Path, sample: str | Path, rankings: list[str | Path]
     pools, bounds = pool_bounds(part.questions, tops, truth, depths)
     log.info("pools of %d of %d ranked questions at depths %s in %.1f s", n, len(plan), depths,
              time.perf_counter() - t0)
+    label = dict(enumerate(names)) if names is not None else None
     write_csv(pools, out_pools)
-    write_csv(bounds, out_bounds)
+    write_csv(bounds if label is None else bounds.assign(system=bounds["system"].map(label)), out_bounds)
     if out_plan is not None:
-        write_csv(sampling_plan(part.questions, tops, truth, max(depths), plan_budget, seed), out_plan)
+        plan_ = sampling_plan(part.questions, tops, truth, max(depths), plan_budget, seed)
+        write_csv(plan_ if label is None else plan_.assign(a=plan_["a"].map(label), b=plan_["b"].map(label)),
+                  out_plan)
 
 
 TABLES = ("exact", "estimates", "paired", "negatives")
@@ -208,20 +234,29 @@ def evaluate_graph(graph: str | Path, work: str | Path, out: dict[str, Path], sy
                    negatives_k: int, sample_size: int | None, half_width: float, hits: list[int], seed: int,
                    batch: int, memory_budget_mb: float, bootstrap: int, exact_max_answers: int,
                    pool_questions: int = 10000, pool_depths: tuple[int, ...] = (1, 3, 10),
-                   plan_budget: int = 2000) -> None:
+                   plan_budget: int = 2000, models=None, names: list[str] | None = None) -> None:
     """The workflow's sample, shard, gather, evaluate and pools steps in one process, intermediate files in
     ``work``; ``out``: the paths of the tables (``TABLES``, ``tau`` and, when given, ``pools``, ``pool_bounds``
-    and ``sampling_plan``)."""
+    and ``sampling_plan``: a synthetic graph's only). ``models``: the user's model files (:mod:`.own`), evaluated
+    instead of the planted systems (``systems`` is then their number), ``names`` theirs in the tables."""
+    if models is not None:
+        models = list(models)
+        systems = len(models)
+        if not systems:
+            raise KgevalError("scale evaluate: models is empty: name at least one model file")
+        if names is not None and len(names) != systems:
+            raise KgevalError(f"scale evaluate: {len(names)} names for {systems} model files")
     work = Path(work)
     sample = work / "sample.npz"
-    sample_step(graph, sample_size, half_width, seed, k, batch, memory_budget_mb, exact_max_answers, sample)
+    sample_step(graph, sample_size, half_width, seed, k, batch, memory_budget_mb, exact_max_answers, sample,
+                models)
     parts = [work / f"shard{i}of{shards}.npz" for i in range(shards)]
     for i, p in enumerate(parts):
-        rank_shard_step(graph, sample, systems, i, shards, k, batch, memory_budget_mb, seed, p)
+        rank_shard_step(graph, sample, systems, i, shards, k, batch, memory_budget_mb, seed, p, models)
     rankings = [work / f"system{s}.npz" for s in range(systems)]
     gather_step(parts, rankings)
     evaluate_step(graph, sample, rankings, negatives_k, hits, seed, bootstrap,
-                  **{f"out_{t}": out[t] for t in (*TABLES, "tau")})
+                  **{f"out_{t}": out[t] for t in (*TABLES, "tau")}, models=models, names=names)
     if "pools" in out:
         pools_step(graph, sample, rankings, pool_questions, list(pool_depths), seed, out["pools"],
-                   out["pool_bounds"], plan_budget, out.get("sampling_plan"))
+                   out["pool_bounds"], plan_budget, out.get("sampling_plan"), names)

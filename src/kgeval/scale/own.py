@@ -1,0 +1,150 @@
+"""Your own graph and models at scale: a real graph's downloaded files (:mod:`.readers`) written as the graph file
+the scale steps read, and trained embeddings (one .npz per model) as block scorers, checked against the graph.
+
+A graph file from real files holds ``train``/``valid``/``test`` triples, ``num_entities``, ``num_relations``, the
+``layout`` it was read from and, where the files name them, ``entities``/``relations`` (the id strings, row i
+the name of id i). It has no planted vectors and no hidden share: its systems are the user's models, and pools
+(judged by a planted truth) are not made for it.
+
+A model file (``np.savez``) holds ``model`` (one of :data:`MODELS`), ``entity`` (E, d) and ``relation`` (R, d)
+rows in the graph's id order, ComplEx's as a complex array or real halves then imaginary halves, TransE's norm
+``p`` (1 unless given). With ``entity_names``/``relation_names`` (the names of its rows, in any order and possibly
+more of them) its rows are put in the graph's order by name instead, for models trained with their own ids.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..errors import CorruptFileError, KgevalError
+from .readers import SPLITS, read_wikidata5m, read_wikikg2
+from .scorers import BilinearBlocks, ComplExBlocks, TransEBlocks
+from .store import load_arrays, save_arrays
+from .synth import load_graph
+
+#: the layouts ``kgeval scale graph --from`` reads
+LAYOUTS = ("wikikg2", "wikidata5m")
+#: the models a model file can name, and their block scorers
+MODELS = {"distmult": BilinearBlocks, "complex": ComplExBlocks, "transe": TransEBlocks}
+_REAL = ("train", "valid", "test", "num_entities", "num_relations")
+
+
+def members(path: str | Path) -> set[str]:
+    """The array names of an .npz file; a missing or unreadable file names itself."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return set(z.files)
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise CorruptFileError(path, f"not a readable array file: {exc}") from exc
+
+
+def layout_files(layout: str, root: str | Path, prefix: str = "wikidata5m_transductive") -> list[Path]:
+    """The files of ``layout`` under ``root`` that exist (an output may go beside them, never over them)."""
+    root = Path(root)
+    if layout == "wikikg2":
+        files = [root / "split" / "time" / f"{s}.pt" for s in SPLITS]
+        files += [root / "mapping" / f"{n}.csv.gz" for n in ("nodeidx2entityid", "reltype2relid")]
+    else:
+        files = [root / f"{prefix}_{s}.txt" for s in SPLITS]
+    return [f for f in files if f.exists()]
+
+
+def real_graph_step(layout: str, root: str | Path, out: str | Path, prefix: str = "wikidata5m_transductive") -> dict:
+    """Read ``layout``'s files under ``root`` into the graph file ``out``; its counts, for the caller to show."""
+    if layout == "wikikg2":
+        g = read_wikikg2(root)
+    elif layout == "wikidata5m":
+        g = read_wikidata5m(root, prefix)
+    else:
+        raise KgevalError(f"scale graph --from: unknown layout {layout!r} (known: {', '.join(LAYOUTS)})")
+    E, R = g["num_entities"], g["num_relations"]
+    if not len(g["test"]):
+        raise KgevalError(f"{root}: the test split holds no triple: nothing to evaluate")
+    dtype = np.int32 if max(E, R) < 2**31 else np.int64
+    arrays = {s: g[s].astype(dtype) for s in SPLITS}
+    arrays |= {"num_entities": np.array(E, np.int64), "num_relations": np.array(R, np.int64),
+               "layout": np.array(layout)}
+    for key in ("entities", "relations"):
+        if key in g:
+            arrays[key] = np.array(g[key], dtype=str)
+    save_arrays(out, arrays)
+    return {"entities": E, "relations": R} | {s: len(g[s]) for s in SPLITS}
+
+
+def open_graph(path: str | Path) -> tuple[dict[str, np.ndarray], int, int]:
+    """A graph file's triples (and a synthetic graph's planted arrays), its entity and relation counts."""
+    if "num_entities" in members(path):
+        g = load_arrays(path, _REAL)
+        return g, int(g["num_entities"]), int(g["num_relations"])
+    g = load_graph(path)
+    return g, len(g["z"]), len(g["w"])
+
+
+def has_truth(path: str | Path) -> bool:
+    """Whether a graph file is synthetic: its planted truth judges pools."""
+    return "hidden" in members(path)
+
+
+def load_system(path: str | Path, graph: str | Path, num_entities: int, num_relations: int):
+    """The block scorer of the model file ``path`` for the graph file ``graph`` (its counts given); a file that
+    does not fit the graph is refused in one line naming it."""
+    have = members(path)
+    wanted = ("model", "entity", "relation", "p", "entity_names", "relation_names")
+    a = load_arrays(path, tuple(n for n in wanted if n in have or n in ("model", "entity", "relation")))
+    model = str(a["model"]).lower()
+    if model not in MODELS:
+        raise CorruptFileError(path, f"model {str(a['model'])!r}: kgeval scores {', '.join(MODELS)}")
+    rows = []
+    for key, n, what in (("entity", num_entities, "entities"), ("relation", num_relations, "relations")):
+        x = a[key]
+        if x.ndim != 2 or x.dtype.kind not in "fc":
+            raise CorruptFileError(path, f"{key!r} is a {x.ndim}-d {x.dtype} array, expected (rows, dimension) "
+                                         "floats")
+        if x.dtype.kind == "c":  # ComplEx as complex numbers: real halves then imaginary halves
+            x = np.concatenate([x.real, x.imag], 1)
+        if f"{key}_names" in a:
+            x = _by_name(x, a[f"{key}_names"], graph, what, path, key)
+        elif len(x) != n:
+            raise CorruptFileError(path, f"{key!r} has {len(x):,} rows, the graph {graph} has {n:,} {what} (rows "
+                                         f"are in the graph's id order, or named by '{key}_names')")
+        if not np.isfinite(x).all():
+            raise CorruptFileError(path, f"{key!r} holds NaN or infinite values")
+        rows.append(torch.from_numpy(np.ascontiguousarray(x, np.float32)))
+    if rows[0].shape[1] != rows[1].shape[1]:
+        raise CorruptFileError(path, f"entity width {rows[0].shape[1]} differs from relation width "
+                                     f"{rows[1].shape[1]}")
+    if model == "complex" and rows[0].shape[1] % 2:
+        raise CorruptFileError(path, f"ComplEx rows of odd width {rows[0].shape[1]}: store real halves then "
+                                     "imaginary halves, or complex arrays")
+    if model == "transe":
+        p = float(a["p"]) if "p" in a else 1.0
+        if not p >= 1 or not np.isfinite(p):
+            raise CorruptFileError(path, f"TransE norm p = {p}: need a finite p >= 1")
+        return TransEBlocks(*rows, p=p)
+    return MODELS[model](*rows)
+
+
+def _by_name(x: np.ndarray, names: np.ndarray, graph: str | Path, what: str, path: str | Path,
+             key: str) -> np.ndarray:
+    """The rows of ``x`` (named ``names``) in the graph's order of ``what``."""
+    if what not in members(graph):
+        raise CorruptFileError(path, f"names its {what} ('{key}_names'), but the graph {graph} has no names (a "
+                                     "graph read from Wikidata5M's files, or ogbl-wikikg2's with its mapping/ "
+                                     "folder, has them)")
+    if names.shape != (len(x),):
+        raise CorruptFileError(path, f"'{key}_names' holds {names.size:,} names for {len(x):,} rows of {key!r}")
+    index = pd.Index(names.astype(str))
+    if not index.is_unique:
+        raise CorruptFileError(path, f"'{key}_names' names {str(index[index.duplicated()][0])!r} twice")
+    ours = load_arrays(graph, (what,))[what]
+    pos = index.get_indexer(ours)
+    lost = np.flatnonzero(pos < 0)
+    if len(lost):
+        raise CorruptFileError(path, f"{len(lost):,} of the graph's {len(ours):,} {what} have no row in "
+                                     f"'{key}_names', the first {str(ours[lost[0]])!r}")
+    return x[pos]
