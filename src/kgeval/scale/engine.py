@@ -71,7 +71,7 @@ def rank_blocks(scorer, questions: Questions, judged: Judged, known: AnswerIndex
     ``scorer``: a block scorer (:class:`.scorers.BilinearBlocks`); its device is the engine's. ``docno_rank``:
     each entity's rank among the entity id strings (trec_eval's tie order), the entity index where None.
     ``fused``: the CPU pass of :mod:`.tiles` (the default on CPU with a scorer that has ``block_t``; ``block``
-    is then its tiles' width, else one of about 1 MiB of scores per worker), else the device pass below (the
+    is then its tiles' width, else one of about 4 MiB of scores per worker), else the device pass below (the
     default elsewhere; on CPU for the tests). ``meta["timings"]``: with the fused pass, its steps' CPU seconds
     summed over the worker threads.
     """
