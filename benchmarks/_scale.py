@@ -53,6 +53,41 @@ def bare_product(scorer, questions, entities: int, batch: int, block: int, devic
     return time.perf_counter() - t0
 
 
+def bare_tiles(scorer, questions, entities: int, batch: int, workers: int, width: int | None = None) -> float:
+    """Seconds of the fused CPU pass's products alone (kgeval.scale.tiles): each batch's questions split among
+    ``workers`` threads, each multiplying entity tiles by its transposed queries on one torch thread into one
+    reused buffer, nothing kept."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kgeval.scale.tiles import tile_width
+
+    threads = torch.get_num_threads()
+
+    def part(qv):
+        torch.set_num_threads(1)
+        w = width or tile_width(qv.shape[0])
+        qt = torch.zeros(qv.shape[1], -(-qv.shape[0] // 8) * 8)
+        qt[:, :qv.shape[0]] = qv.T
+        buf = torch.empty(w, qt.shape[1])
+        for lo in range(0, entities, w):
+            scorer.block_t(qt, lo, min(entities, lo + w), out=buf[:min(entities, lo + w) - lo])
+
+    t0 = time.perf_counter()
+    try:
+        with torch.no_grad(), ThreadPoolExecutor(workers) as pool:
+            for side in (0, 1):
+                idx = np.flatnonzero(questions.side == side)
+                for b0 in range(0, len(idx), batch):
+                    qi = idx[b0:b0 + batch]
+                    qv = scorer.query(torch.as_tensor(questions.entity[qi]), torch.as_tensor(questions.relation[qi]),
+                                      side)
+                    bounds = np.linspace(0, len(qi), workers + 1).astype(int)
+                    list(pool.map(part, [qv[bounds[i]:bounds[i + 1]] for i in range(workers)]))
+    finally:
+        torch.set_num_threads(threads)
+    return time.perf_counter() - t0
+
+
 def shape_args(ap) -> None:
     """The options naming a scale graph (scale_pools.py, scale_mrr_time.py): a shape and factor, or a file."""
     ap.add_argument("--shape", choices=["wikidata5m", "wikikg2"], default="wikikg2")

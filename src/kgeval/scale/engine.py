@@ -14,14 +14,14 @@ questions of one side is scored against entities ``lo:hi`` block after block, an
 
 The output is the same :class:`kgeval.scores.ranking.Ranking` as today's engine (ranks with the study's tie
 policy follow from ``n_gt``/``n_eq`` by :func:`kgeval.metrics.ranks.micro_ranks`), minus the full score matrix.
-Runs on CPU and CUDA (the scorer's device).
+Runs on CPU and CUDA (the scorer's device). On CPU the three steps are one pass over each cache-sized tile of
+scores on a worker thread per core (:mod:`.tiles`); on a device they are tensor operations over each block.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
@@ -36,12 +36,12 @@ from ..scores.ranking import (
     Ranking,
     _concat_ranges,
     _count_above,
-    _keys_np,
     keys_to_scores,
     ordered_keys,
     question_ranges,
     ranking_outputs,
 )
+from . import tiles
 
 #: bytes of score-sized temporaries per (question × entity) cell of a block: the scores, the comparison masks
 _BYTES_PER_CELL = 12
@@ -65,18 +65,27 @@ def block_size_for(batch: int, memory_budget_mb: float) -> int:
 
 def rank_blocks(scorer, questions: Questions, judged: Judged, known: AnswerIndex, docno_rank: np.ndarray | None = None,
                 k: int = 100, batch: int = 1024, memory_budget_mb: float = 512, block: int | None = None,
-                model_name: str = "model", show_progress: bool = True) -> Ranking:
+                model_name: str = "model", show_progress: bool = True, fused: bool | None = None) -> Ranking:
     """Rank every question under the macro filter over entity blocks; see the module docstring.
 
     ``scorer``: a block scorer (:class:`.scorers.BilinearBlocks`); its device is the engine's. ``docno_rank``:
     each entity's rank among the entity id strings (trec_eval's tie order), the entity index where None.
+    ``fused``: the CPU pass of :mod:`.tiles` (the default on CPU with a scorer that has ``block_t``; ``block``
+    is then its tiles' width, else one of about 4 MiB of scores per worker), else the device pass below (the
+    default elsewhere; on CPU for the tests). ``meta["timings"]``: with the fused pass, its steps' CPU seconds
+    summed over the worker threads.
     """
     device = scorer.device
     E, Q, J = questions.num_entities, len(questions), len(judged)
     if scorer.num_entities != E:
         raise ScoreError(f"model {model_name}: {scorer.num_entities} entity embeddings, the graph has {E} entities")
     k = int(min(k, E))
-    blk = int(block or block_size_for(batch, memory_budget_mb))
+    fused = device.type == "cpu" and hasattr(scorer, "block_t") if fused is None else bool(fused)
+    if fused and device.type != "cpu":
+        raise ScoreError(f"model {model_name}: the fused pass runs on CPU, the scorer is on {device}")
+    workers = tiles.workers_for(min(batch, Q)) if fused else 0
+    blk = int(block or (tiles.tile_width(-(-min(batch, Q) // workers)) if fused
+                        else block_size_for(batch, memory_budget_mb)))
     docno = np.arange(E, dtype=np.int64) if docno_rank is None else np.asarray(docno_rank, np.int64)
     docno_t = torch.as_tensor(docno, device=device)
     entity_of = np.empty(E, np.int64)
@@ -87,6 +96,7 @@ def rank_blocks(scorer, questions: Questions, judged: Judged, known: AnswerIndex
     timings = {"score": 0.0, "count": 0.0, "topk": 0.0}
     t_all = time.perf_counter()
     n_batches = sum(-(-int((questions.side == s).sum()) // batch) for s in (HEAD, TAIL))
+    threads = torch.get_num_threads()
     with Progress(n_batches * -(-E // blk), f"{model_name}: blocks", interval=30 if show_progress else 1e9) as bar:
         for side in (HEAD, TAIL):
             idx_side = np.flatnonzero(questions.side == side)
@@ -94,22 +104,25 @@ def rank_blocks(scorer, questions: Questions, judged: Judged, known: AnswerIndex
                 qi = idx_side[b0:b0 + batch]
                 jr = _concat_ranges(j_start[qi], j_stop[qi])
                 fr = _concat_ranges(f_start[qi], f_stop[qi])
-                out = _rank_batch(scorer, questions, qi, side, judged, jr, slot[jr] == 0, f_rows[fr], f_ents[fr],
-                                  k, blk, docno_t, timings, bar, model_name)
+                try:
+                    out = _rank_batch(scorer, questions, qi, side, judged, jr, slot[jr] == 0, f_rows[fr],
+                                      f_ents[fr], k, blk, docno_t, timings, bar, model_name, workers, block)
+                finally:
+                    torch.set_num_threads(threads)  # the fused pass's workers set one thread each
                 gt, eq, s_j, cand, top = out
                 n_gt[jr], n_eq[jr], score[jr], candidate[jr] = gt, eq, s_j, cand
                 if k:
                     valid = top != _INT64_MIN
                     run_entity[qi] = np.where(valid, entity_of[top & 0xFFFFFFFF], -1)
-                    run_score[qi] = np.where(valid, _scores_np(top), np.float32(np.nan))
+                    run_score[qi] = np.where(valid, tiles.key_scores(top), np.float32(np.nan))
     timings["total"] = time.perf_counter() - t_all
     return Ranking(questions, n_cand, judged, score, n_gt, n_eq, candidate, run_entity, run_score, None,
                    meta={"model": model_name, "k": k, "batch_size": batch, "block": blk, "timings": timings,
-                         "device": str(device), "engine": "blocks"})
+                         "device": str(device), "engine": "blocks", "fused": fused, "workers": workers})
 
 
 def _rank_batch(scorer, questions, qi, side, judged, jr, first, f_rows, f_ents, k, blk, docno_t, timings, bar,
-                model_name):
+                model_name, workers, width):
     device = scorer.device
     E = questions.num_entities
     B = len(qi)
@@ -129,6 +142,11 @@ def _rank_batch(scorer, questions, qi, side, judged, jr, first, f_rows, f_ents, 
     f_order = np.argsort(f_ents, kind="stable")
     f_rows_l = np.searchsorted(qi, f_rows[f_order])
     f_ents_s = f_ents[f_order]
+    if workers:
+        gt, eq, cand, top = tiles.scan_batch(scorer, qv, E, s_j.numpy(), jloc.numpy(), first, jent_np, f_rows_l,
+                                             f_ents_s, k, width, docno_t.numpy(), workers, timings)
+        bar.update(-(-E // blk))
+        return gt, eq, s_j.numpy(), cand, top
     j_order = np.argsort(jent_np, kind="stable")
     jent_s = jent_np[j_order]
     gt = np.zeros(len(jr), np.int64)
@@ -191,43 +209,13 @@ def _floor(S: torch.Tensor, k: int, thr: torch.Tensor) -> torch.Tensor:
 
 def _scan(S: torch.Tensor, rows: torch.Tensor, thresholds: torch.Tensor, first: np.ndarray,
           floor: torch.Tensor | None):
-    """One pass over a block: n_gt / n_eq of the judged thresholds and the cells at or above each row's floor.
-    On CPU in row chunks on a thread per core (numpy's comparisons release the GIL): the matrix product uses
-    every core, and this pass would otherwise run on one."""
-    if S.device.type != "cpu":
-        g, e = _count_above(S, rows, thresholds, first)
-        if floor is None:
-            return g, e, None, None
-        r, c = torch.nonzero(S >= floor[:, None], as_tuple=True)
-        return g, e, r, c
-    B = S.shape[0]
-    rows_np = rows.numpy()
-    n = max(1, min(_POOL._max_workers, B // 64))
-    bounds = np.linspace(0, B, n + 1).astype(np.int64)
-
-    def part(i):
-        r0, r1 = bounds[i], bounds[i + 1]
-        a, b = np.searchsorted(rows_np, [r0, r1])
-        g, e = _count_above(S[r0:r1], rows[a:b] - int(r0), thresholds[a:b], first[a:b])
-        if floor is None:
-            return a, b, g, e, None
-        flat = np.flatnonzero(S[r0:r1].numpy() >= floor[r0:r1].numpy()[:, None])
-        return a, b, g, e, flat + int(r0) * S.shape[1]
-
-    gt = np.zeros(len(rows_np), np.int64)
-    eq = np.zeros(len(rows_np), np.int64)
-    flats = []
-    for a, b, g, e, flat in _POOL.map(part, range(n)):
-        gt[a:b], eq[a:b] = g, e
-        flats.append(flat)
+    """One pass over a block on the device: n_gt / n_eq of the judged thresholds and the cells at or above each
+    row's floor (on CPU only for the tests: the CPU runs :mod:`.tiles`)."""
+    g, e = _count_above(S, rows, thresholds, first)
     if floor is None:
-        return gt, eq, None, None
-    flat = np.concatenate(flats)
-    r, c = np.divmod(flat, S.shape[1])
-    return gt, eq, torch.from_numpy(r), torch.from_numpy(c)
-
-
-_POOL = ThreadPoolExecutor(max_workers=max(1, torch.get_num_threads()))
+        return g, e, None, None
+    r, c = torch.nonzero(S >= floor[:, None], as_tuple=True)
+    return g, e, r, c
 
 
 def _merge_top(S: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, lo: int, k: int, top: torch.Tensor,
@@ -237,10 +225,6 @@ def _merge_top(S: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, lo: int,
     B = S.shape[0]
     if len(rows) == 0:
         return top, thr
-    if S.device.type == "cpu":  # numpy: torch's advanced indexing and small sorts are several times slower on CPU
-        t, th = _merge_top_np(S.numpy(), rows.numpy(), cols.numpy(), lo, k, top.numpy(), thr.numpy(),
-                              docno_t.numpy())
-        return torch.from_numpy(t), torch.from_numpy(th)
     keys = ordered_keys(S[rows, cols], docno_t[cols + lo])
     counts = torch.bincount(rows, minlength=B)
     w = int(counts.max())
@@ -253,27 +237,3 @@ def _merge_top(S: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, lo: int,
     last = top[:, k - 1]
     thr = torch.where(last == _INT64_MIN, torch.full_like(thr, -math.inf), keys_to_scores(last))
     return top, thr
-
-
-def _merge_top_np(S, rows, cols, lo, k, top, thr, docno):
-    """numpy twin of :func:`_merge_top`'s merge (rows are sorted: candidates come in row order)."""
-    B, width = S.shape
-    keys = _keys_np(S[rows, cols], docno[cols + lo])
-    counts = np.bincount(rows, minlength=B)
-    w = int(counts.max())
-    first = np.cumsum(counts) - counts
-    cell = np.arange(len(rows)) - first[rows] + rows * (k + w) + k
-    padded = np.full((B, k + w), _INT64_MIN, np.int64)
-    padded[:, :k] = top
-    padded.reshape(-1)[cell] = keys
-    # the k largest keys of each row, largest first
-    part = np.partition(padded, w, axis=1)[:, w:] if w else padded
-    top = np.ascontiguousarray(np.sort(part, axis=1)[:, ::-1])
-    last = top[:, k - 1]
-    thr = np.where(last == _INT64_MIN, np.float32(-np.inf), _scores_np(last)).astype(np.float32)
-    return top, thr
-
-
-def _scores_np(keys: np.ndarray) -> np.ndarray:
-    key32 = (keys >> 32).astype(np.int32)
-    return (key32 ^ ((key32 >> 31) & 0x7FFFFFFF)).view(np.float32)

@@ -41,8 +41,13 @@ class BilinearBlocks(_Rows):
             raise ValueError(f"unknown side {side}")
         return self.entity[known] * self.relation[relation]
 
-    def block(self, query: torch.Tensor, lo: int, hi: int) -> torch.Tensor:
-        return query @ self.entity[lo:hi].T
+    def block(self, query: torch.Tensor, lo: int, hi: int, out: torch.Tensor | None = None) -> torch.Tensor:
+        return torch.matmul(query, self.entity[lo:hi].T, out=out)
+
+    def block_t(self, query_t: torch.Tensor, lo: int, hi: int, out: torch.Tensor | None = None) -> torch.Tensor:
+        """:meth:`block` transposed, entities × questions, from the transposed queries (d × questions): the
+        layout of the fused CPU pass (:mod:`.tiles`). The same bits as :meth:`block`'s cells."""
+        return torch.matmul(self.entity[lo:hi], query_t, out=out)
 
     def some(self, query: torch.Tensor, entities: torch.Tensor) -> torch.Tensor:
         """Scores of chosen entities: row i of ``query`` against ``entities[i]`` (a (B,) or (B, m) tensor)."""
