@@ -243,6 +243,8 @@ def bad(tmp_path_factory, kg2):
     (["graph", "--from", "wikikg2", "{d}/foreign/ogbl_wikikg2"], "test.pt: not a readable torch file"),
     (["graph", "--from", "wikidata5m", "{d}"], "wikidata5m_transductive_train.txt: not found"),
     (["graph", "--shape", "wikikg2", "--from", "wikikg2", "{d}"], "not allowed with argument"),
+    (["graph", "--from", "wikikg2", "{d}", "--factor", "0.1"], "--factor shapes a synthetic graph (--shape); --from"),
+    (["graph", "--from", "wikidata5m", "{d}", "--seed", "0"], "--seed shapes a synthetic graph (--shape); --from"),
 ])
 def test_bad_input_is_one_line(kg2, bad, tmp_path, capsys, args, words):
     out = tmp_path / "out"
