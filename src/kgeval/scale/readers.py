@@ -25,7 +25,8 @@ SPLITS = ("train", "valid", "test")
 
 def read_wikikg2(root: str | Path) -> dict:
     """``train``/``valid``/``test`` (n, 3) int64 triples, ``num_entities``, ``num_relations`` and, where the
-    files have them, ``test_head_neg``/``test_tail_neg`` (and valid's)."""
+    files have them, ``test_head_neg``/``test_tail_neg`` (and valid's: OGB's fixed negatives, a row per triple,
+    the test's checked against the entities)."""
     import torch
 
     root = Path(root)
@@ -52,7 +53,9 @@ def read_wikikg2(root: str | Path) -> dict:
         out[split] = np.stack(cols, 1).astype(np.int64)
         for neg in ("head_neg", "tail_neg"):
             if neg in d:
-                out[f"{split}_{neg}"] = np.asarray(d[neg], np.int64)
+                out[f"{split}_{neg}"] = _negatives(path, neg, d[neg], len(cols[0]))
+    if ("test_head_neg" in out) != ("test_tail_neg" in out):
+        raise InputError(root / "split" / "time" / "test.pt", None, "holds only one of head_neg and tail_neg")
     allt = np.concatenate([out[s] for s in SPLITS])
     if (allt < 0).any():
         raise KgevalError(f"{root}: negative ids in the split files")
@@ -71,7 +74,22 @@ def read_wikikg2(root: str | Path) -> dict:
                                      f"triple {over[0]} names id {out[split][over[0], cols].max()}, but "
                                      f"{path} maps only {n} ids")
             out[f"num_{key}"] = n
+    for neg in ("head_neg", "tail_neg"):
+        a = out.get(f"test_{neg}")
+        if a is not None and len(a) and (a.min() < 0 or a.max() >= out["num_entities"]):
+            raise InputError(root / "split" / "time" / "test.pt", None,
+                             f"{neg!r} names entity {a.max() if a.max() >= 0 else a.min()}, outside the graph's "
+                             f"{out['num_entities']} entities")
     return out
+
+
+def _negatives(path: Path, name: str, value, n: int) -> np.ndarray:
+    """OGB's ``name`` array of a split: one row of negatives per triple."""
+    a = np.asarray(value)
+    if a.ndim != 2 or len(a) != n or a.dtype.kind not in "iu":
+        raise InputError(path, None, f"{name!r} is a {a.dtype} array of shape {a.shape}, expected integers of "
+                                     f"shape ({n}, k): a row of negatives per triple")
+    return a.astype(np.int64, copy=False)
 
 
 def _mapping(path: Path, columns: tuple[str, str]) -> list[str]:
