@@ -23,7 +23,7 @@ import pandas as pd
 import torch
 
 from ..errors import CorruptFileError, KgevalError
-from .readers import SPLITS, read_wikidata5m, read_wikikg2
+from .readers import SPLITS, layout_paths, read_wikidata5m, read_wikikg2
 from .scorers import BilinearBlocks, ComplExBlocks, TransEBlocks
 from .store import load_arrays, save_arrays
 from .synth import load_graph
@@ -48,13 +48,8 @@ def members(path: str | Path) -> set[str]:
 
 def layout_files(layout: str, root: str | Path, prefix: str = "wikidata5m_transductive") -> list[Path]:
     """The files of ``layout`` under ``root`` that exist (an output may go beside them, never over them)."""
-    root = Path(root)
-    if layout == "wikikg2":
-        files = [root / "split" / "time" / f"{s}.pt" for s in SPLITS]
-        files += [root / "mapping" / f"{n}.csv.gz" for n in ("nodeidx2entityid", "reltype2relid")]
-    else:
-        files = [root / f"{prefix}_{s}.txt" for s in SPLITS]
-    return [f for f in files if f.exists()]
+    required, optional = layout_paths(layout, root, prefix)
+    return [f for f in required + optional if f.exists()]
 
 
 def real_graph_step(layout: str, root: str | Path, out: str | Path, prefix: str = "wikidata5m_transductive") -> dict:

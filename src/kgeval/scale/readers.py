@@ -23,6 +23,16 @@ from ..errors import CorruptFileError, InputError, KgevalError
 SPLITS = ("train", "valid", "test")
 
 
+def layout_paths(layout: str, root: str | Path, prefix: str = "wikidata5m_transductive") -> tuple[list, list]:
+    """The files of ``layout`` under ``root``: those it needs and those read where present (the workflow's
+    inputs; this module imports no torch, so the Snakefile may use it)."""
+    root = Path(root)
+    if layout == "wikikg2":
+        return ([root / "split" / "time" / f"{s}.pt" for s in SPLITS],
+                [root / "mapping" / f"{n}.csv.gz" for n in ("nodeidx2entityid", "reltype2relid")])
+    return [root / f"{prefix}_{s}.txt" for s in SPLITS], []
+
+
 def read_wikikg2(root: str | Path) -> dict:
     """``train``/``valid``/``test`` (n, 3) int64 triples, ``num_entities``, ``num_relations`` and, where the
     files have them, ``test_head_neg``/``test_tail_neg`` (and valid's: OGB's fixed negatives, a row per triple,

@@ -26,6 +26,7 @@ from ..metrics.ranks import micro_ranks
 from . import estimate, negatives
 from .engine import rank_blocks, split_questions
 from .own import NEGATIVES, load_system, members, open_graph
+from .own import real_graph_step as real_graph_step  # the workflow's step reading a real graph's files
 from .shards import ANSWER_FIELDS, QUESTION_FIELDS, gather_arrays, shard_arrays, subset
 from .store import load_arrays, save_arrays
 from .synth import SHAPES, scaled, system, write_graph
@@ -122,10 +123,10 @@ def rank_shard_step(graph: str | Path, sample: str | Path, systems: int, shard: 
     save_arrays(out, arrays)
 
 
-def gather_step(shards: list[str | Path], out: list[str | Path]) -> None:
-    """Each system's shards as one ranking of the plan's questions (``out``: a file per system, system 0
-    first), the same bytes for any number of shards."""
-    for s, path in enumerate(out):
+def gather_step(shards: list[str | Path], out: list[str | Path], first: int = 0) -> None:
+    """Each system's shards as one ranking of the plan's questions (``out``: a file per system, system
+    ``first`` first), the same bytes for any number of shards."""
+    for s, path in enumerate(out, first):
         names = tuple(f"system{s}/{n}" for n in _SHARD_NAMES)
         parts = [{n.split("/", 1)[1]: a for n, a in load_arrays(p, names).items()} for p in shards]
         save_arrays(path, gather_arrays(parts, where=f"gather of {', '.join(map(str, shards))}"))
