@@ -16,6 +16,7 @@ from test_cli_safety import one_line_error
 
 from kgeval.cli import main
 from kgeval.data.questions import Questions
+from kgeval.io import read_json
 from kgeval.scale.store import load_arrays
 
 E, R = 9, 3  # entity 8 is in the mapping and in no triple: a trained model still has its row
@@ -37,12 +38,13 @@ def splits():
     return {"train": t[:16], "valid": t[16:19], "test": t[19:]}
 
 
-def _write_wikikg2(root, splits, mapping=True):
+def _write_wikikg2(root, splits, mapping=True, negatives=None):
+    """OGB's layout; ``negatives``: per split its (head_neg, tail_neg) arrays, as OGB gives valid and test."""
     (root / "split" / "time").mkdir(parents=True)
     for name, t in splits.items():
         d = {"head": t[:, 0], "relation": t[:, 1], "tail": t[:, 2]}
-        if name != "train":
-            d |= {"head_neg": np.zeros((len(t), 4), np.int64), "tail_neg": np.zeros((len(t), 4), np.int64)}
+        if negatives and name in negatives:
+            d |= dict(zip(("head_neg", "tail_neg"), negatives[name]))
         torch.save(d, root / "split" / "time" / f"{name}.pt")
     if mapping:
         (root / "mapping").mkdir()
@@ -167,7 +169,37 @@ def test_own_models_equal_brute_force_filtered_ranking(kg2, splits, tmp_path, ca
         assert neg.loc[name, "mrr_full"] == pytest.approx((1 / ranks).mean(), abs=1e-9)
         sampled = _brute(m, splits, negatives)
         assert neg.loc[name, "mrr_sampled"] == pytest.approx((1 / sampled).mean(), abs=1e-9)
+        assert neg.loc[name, "negatives"] == f"uniform:{NEG}"  # OGB's folder without head_neg/tail_neg
     assert saw_ties  # integer embeddings: the tie policy is exercised
+
+
+def test_ogb_negatives_are_the_sampled_protocol(splits, tmp_path, capsys):
+    """A wikikg2 folder with OGB's head_neg/tail_neg: the sampled-negatives MRR is each test triple's tail
+    ranked among itself and its tail_neg row (its head among its head_neg row), unfiltered, ties counted half,
+    the k and seed of uniform sampling unused; a folder without them keeps uniform sampling."""
+    rng = np.random.default_rng(8)
+    n = {s: len(t) for s, t in splits.items()}
+    given = {s: (rng.integers(0, E, (n[s], 6)), rng.integers(0, E, (n[s], 6))) for s in ("valid", "test")}
+    given["test"][1][0, :3] = splits["test"][0, 2]  # the true tail among its own negatives: a tie
+    root = tmp_path / "ogbl_wikikg2"
+    _write_wikikg2(root, splits, negatives=given)
+    assert main(["scale", "graph", "--from", "wikikg2", str(root), "--out", str(tmp_path / "g")]) == 0
+    graph = tmp_path / "g" / "graph.npz"
+    kept = load_arrays(graph, ("test_head_neg", "test_tail_neg"))
+    np.testing.assert_array_equal(kept["test_head_neg"], given["test"][0])
+    np.testing.assert_array_equal(kept["test_tail_neg"], given["test"][1])
+    models = _models()
+    neg = _evaluate(graph, tmp_path, models)["negatives"].set_index("system")
+    h, r, t = splits["test"].T
+    for name, m in models.items():
+        ranks = []
+        for side, negs in ((0, given["test"][0]), (1, given["test"][1])):
+            pos = _score(m, h, r, t)[:, None]
+            s = _score(m, negs, r[:, None], t[:, None]) if side == 0 else _score(m, h[:, None], r[:, None], negs)
+            ranks.append(1 + (s > pos).sum(1) + (s == pos).sum(1) / 2)
+        assert neg.loc[name, "mrr_sampled"] == pytest.approx((1 / np.concatenate(ranks)).mean(), abs=1e-9), name
+        assert neg.loc[name, "negatives"] == "ogb"
+    assert read_json(tmp_path / "ev" / "negatives_tau.json")["negatives"] == 6
 
 
 def test_complex_halves_and_shards_give_the_same_tables(kg2, splits, tmp_path, capsys):
@@ -224,6 +256,11 @@ def bad(tmp_path_factory, kg2):
     _write_wikikg2(foreign, {"train": np.array([[0, 0, 1]]), "valid": np.array([[1, 0, 2]]),
                              "test": np.array([[2, 0, 0]])})
     (foreign / "split" / "time" / "test.pt").write_text("head,relation,tail\n")
+    one = {"train": np.array([[0, 0, 1]]), "valid": np.array([[1, 0, 2]]), "test": np.array([[2, 0, 0]])}
+    for name, negs in (("rows", (np.zeros((2, 4), int), np.zeros((2, 4), int))),
+                       ("far", (np.zeros((1, 4), int), np.full((1, 4), E, int))),
+                       ("half", (np.zeros((1, 4), int),))):
+        _write_wikikg2(d / name / "ogbl_wikikg2", one, negatives={"test": negs})
     return d
 
 
@@ -242,7 +279,12 @@ def bad(tmp_path_factory, kg2):
     (["graph", "--from", "wikikg2", "{d}/over/ogbl_wikikg2"], "valid.pt: triple 0 names id 9, but"),
     (["graph", "--from", "wikikg2", "{d}/foreign/ogbl_wikikg2"], "test.pt: not a readable torch file"),
     (["graph", "--from", "wikidata5m", "{d}"], "wikidata5m_transductive_train.txt: not found"),
+    (["graph", "--from", "wikikg2", "{d}/rows/ogbl_wikikg2"], "test.pt: 'head_neg' is a int64 array of shape (2, 4)"),
+    (["graph", "--from", "wikikg2", "{d}/far/ogbl_wikikg2"], "test.pt: 'tail_neg' names entity 9, outside the"),
+    (["graph", "--from", "wikikg2", "{d}/half/ogbl_wikikg2"], "test.pt: holds only one of head_neg and tail_neg"),
     (["graph", "--shape", "wikikg2", "--from", "wikikg2", "{d}"], "not allowed with argument"),
+    (["graph", "--from", "wikikg2", "{d}", "--factor", "0.1"], "--factor shapes a synthetic graph (--shape); --from"),
+    (["graph", "--from", "wikidata5m", "{d}", "--seed", "0"], "--seed shapes a synthetic graph (--shape); --from"),
 ])
 def test_bad_input_is_one_line(kg2, bad, tmp_path, capsys, args, words):
     out = tmp_path / "out"

@@ -1,27 +1,16 @@
 # kgeval at millions of entities (issue 53): synthetic graphs of Wikidata5M's and ogbl-wikikg2's shapes and their
-# evaluation (exact over entity blocks, question-sampled estimates, sampled negatives). A stage of its own: nothing
-# runs while config scale.shapes is empty, and it reads nothing of the study. Logic: kgeval.scale.
+# evaluation (exact over entity blocks, question-sampled estimates, sampled negatives), and real graphs (config
+# scale.graphs, read from their downloaded files) with the user's trained models (scale.models) through the same
+# rules. A stage of its own: nothing runs while scale.shapes and scale.graphs are empty, and it reads nothing of
+# the study. Logic: kgeval.scale.
 #
 # Exact ranking is split into question shards (config scale.shards): one job per shard, so a cluster
 # (profiles/slurm) runs them side by side, then a gather job merges them into one ranking per system, the same
-# bytes for any number of shards, and one job tabulates.
+# bytes for any number of shards, and one job tabulates. The {shape} wildcard names a synthetic shape or a real
+# graph (the config check keeps the names apart).
 
 
-SCALE = config["scale"]
-SCALE_SHAPES = SCALE["shapes"]
-SCALE_SHARDS = SCALE["shards"]
-SCALE_GRAPH = "resources/scale/{shape}/graph.npz"
-SCALE_SAMPLE = "results/scale/{shape}/sample.npz"
-SCALE_RANKING = "results/scale/{shape}/ranks/system{system}.npz"
-SCALE_TABLES = [
-    "exact",
-    "estimates",
-    "paired",
-    "negatives",
-    "pools",
-    "pool_bounds",
-    "sampling_plan",
-]
+include: "helpers/scale.smk"
 
 
 rule scale_graph:
@@ -43,10 +32,34 @@ rule scale_graph:
         "../scripts/scale_graph.py"
 
 
+# a real graph's downloaded files read as they are into the graph file (kgeval scale graph --from)
+rule scale_real_graph:
+    input:
+        files=scale_real_files,
+    output:
+        graph=SCALE_GRAPH,
+    log:
+        "logs/scale_real_graph/{shape}.log",
+    benchmark:
+        "logs/benchmarks/scale_real_graph/{shape}.tsv"
+    wildcard_constraints:
+        shape=alternatives(SCALE_REAL),
+    conda:
+        "../../envs/models.yaml"
+    threads: 2
+    params:
+        layout=lambda w: SCALE_REAL[w.shape]["from"],
+        root=lambda w: SCALE_REAL[w.shape]["path"],
+        prefix=scale_prefix,
+    script:
+        "../scripts/scale_real_graph.py"
+
+
 # the answers of the estimates and the questions to rank (all of them up to exact_max_answers)
 rule scale_sample:
     input:
         graph=SCALE_GRAPH,
+        models=scale_model_files,
     output:
         sample=SCALE_SAMPLE,
     log:
@@ -54,12 +67,12 @@ rule scale_sample:
     benchmark:
         "logs/benchmarks/scale_sample/{shape}.tsv"
     wildcard_constraints:
-        shape=alternatives(SCALE_SHAPES),
+        shape=alternatives(SCALE_ALL),
     conda:
         "../../envs/models.yaml"
     threads: 2
     params:
-        scale=SCALE,
+        scale=SCALE_SETTINGS,
     script:
         "../scripts/scale_sample.py"
 
@@ -70,6 +83,7 @@ rule scale_rank:
     input:
         graph=SCALE_GRAPH,
         sample=SCALE_SAMPLE,
+        models=scale_model_files,
     output:
         shard=temp("resources/scale/{shape}/shards/{shard}of{shards}.npz"),
     log:
@@ -77,14 +91,14 @@ rule scale_rank:
     benchmark:
         "logs/benchmarks/scale_rank/{shape}/{shard}of{shards}.tsv"
     wildcard_constraints:
-        shape=alternatives(SCALE_SHAPES),
+        shape=alternatives(SCALE_ALL),
         shard=r"\d+",
         shards=str(SCALE_SHARDS),
     conda:
         "../../envs/models.yaml"
     threads: 2
     params:
-        scale=SCALE,
+        scale=SCALE_SETTINGS,
     script:
         "../scripts/scale_rank.py"
 
@@ -110,11 +124,35 @@ rule scale_gather:
         "../scripts/scale_gather.py"
 
 
+# a real graph's models: one gather job each (their number is the config's, not a rule's fixed outputs)
+rule scale_gather_model:
+    input:
+        shards=expand(
+            "resources/scale/{{shape}}/shards/{shard}of{shards}.npz",
+            shard=range(SCALE_SHARDS),
+            shards=SCALE_SHARDS,
+        ),
+    output:
+        ranking=SCALE_RANKING,
+    log:
+        "logs/scale_gather_model/{shape}/{system}.log",
+    benchmark:
+        "logs/benchmarks/scale_gather_model/{shape}/{system}.tsv"
+    wildcard_constraints:
+        shape=alternatives(SCALE_REAL),
+        system=r"\d+",
+    conda:
+        "../../envs/models.yaml"
+    script:
+        "../scripts/scale_gather_model.py"
+
+
 rule scale_evaluate:
     input:
         graph=SCALE_GRAPH,
         sample=SCALE_SAMPLE,
-        rankings=expand(SCALE_RANKING, shape="{shape}", system=range(SCALE["systems"])),
+        rankings=scale_rankings,
+        models=scale_model_files,
     output:
         exact="results/scale/{shape}/exact.csv",
         estimates="results/scale/{shape}/estimates.csv",
@@ -126,12 +164,13 @@ rule scale_evaluate:
     benchmark:
         "logs/benchmarks/scale_evaluate/{shape}.tsv"
     wildcard_constraints:
-        shape=alternatives(SCALE_SHAPES),
+        shape=alternatives(SCALE_ALL),
     conda:
         "../../envs/models.yaml"
     threads: 2
     params:
-        scale=SCALE,
+        scale=SCALE_SETTINGS,
+        names=scale_model_names,
     script:
         "../scripts/scale_evaluate.py"
 
@@ -156,14 +195,19 @@ rule scale_pools:
     conda:
         "../../envs/models.yaml"
     params:
-        scale=SCALE,
+        scale=SCALE_SETTINGS,
     script:
         "../scripts/scale_pools.py"
 
 
-SCALE_OUTPUTS = expand(
-    "results/scale/{shape}/{table}.csv", shape=SCALE_SHAPES, table=SCALE_TABLES
-) + expand("results/scale/{shape}/negatives_tau.json", shape=SCALE_SHAPES)
+SCALE_OUTPUTS = (
+    expand("results/scale/{shape}/{table}.csv", shape=SCALE_SHAPES, table=SCALE_TABLES)
+    + expand("results/scale/{shape}/negatives_tau.json", shape=SCALE_SHAPES)
+    + expand(
+        "results/scale/{shape}/{table}.csv", shape=SCALE_REAL, table=SCALE_REAL_TABLES
+    )
+    + expand("results/scale/{shape}/negatives_tau.json", shape=SCALE_REAL)
+)
 
 
 # `snakemake --configfile config/scale.yaml -- scale_all` runs this stage alone

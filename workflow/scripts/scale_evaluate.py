@@ -17,4 +17,6 @@ run_step(
     out_paired=snakemake.output.paired,
     out_negatives=snakemake.output.negatives,
     out_tau=snakemake.output.tau,
+    models=list(snakemake.input.models) or None,
+    names=snakemake.params.names,
 )

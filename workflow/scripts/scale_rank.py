@@ -15,4 +15,5 @@ run_step(
     memory_budget_mb=s["memory_budget_mb"],
     seed=s["seed"],
     out=snakemake.output.shard,
+    models=list(snakemake.input.models) or None,
 )

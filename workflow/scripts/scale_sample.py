@@ -14,4 +14,5 @@ run_step(
     memory_budget_mb=s["memory_budget_mb"],
     exact_max_answers=s["exact_max_answers"],
     out=snakemake.output.sample,
+    models=list(snakemake.input.models) or None,
 )

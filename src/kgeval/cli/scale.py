@@ -59,9 +59,10 @@ def _scale(p: argparse.ArgumentParser):
                              "(PATH: the folder of its .txt files)")
     g.add_argument("--prefix", default="wikidata5m_transductive",
                    help="the Wikidata5M files' prefix (wikidata5m_inductive for the inductive split)")
-    g.add_argument("--factor", type=SchemaNumber("scale", "factor"), default=1.0,
-                   help="every count of the shape times this")
-    g.add_argument("--seed", type=SchemaNumber("scale", "seed"), default=0, help="random seed")
+    # None until given, so that --from can refuse them: a real graph is read as it is, at its size
+    g.add_argument("--factor", type=SchemaNumber("scale", "factor"), default=None,
+                   help="every count of the shape times this (default 1)")
+    g.add_argument("--seed", type=SchemaNumber("scale", "seed"), default=None, help="random seed (default 0)")
     g.add_argument("--out", required=True, help="output folder (OUT/graph.npz)")
     e = sub.add_parser("evaluate", help="rank a graph's systems and estimate their metrics", formatter_class=Formatter,
                        description="Rank the graph's systems (its planted ones, or your models: --system) exactly "
@@ -104,20 +105,24 @@ def _scale(p: argparse.ArgumentParser):
         if a.scale_cmd == "graph":
             if a.source is not None and a.source[0] not in LAYOUTS:
                 g.error(f"--from: invalid layout {a.source[0]!r} (choose from {', '.join(LAYOUTS)})")
+            for flag, value in (("--factor", a.factor), ("--seed", a.seed)):
+                if a.source is not None and value is not None:
+                    g.error(f"{flag} shapes a synthetic graph (--shape); --from reads the real graph as it is")
+            factor, seed = 1.0 if a.factor is None else float(a.factor), 0 if a.seed is None else a.seed
             files = layout_files(*a.source, a.prefix) if a.source else []
             with OutputStage("scale-graph", inputs=files, folder=out) as stage:
                 if a.source is None:
-                    graph_step(a.shape, float(a.factor), a.seed, stage.path(out / "graph.npz"))
+                    graph_step(a.shape, factor, seed, stage.path(out / "graph.npz"))
                 else:
                     n = real_graph_step(*a.source, stage.path(out / "graph.npz"), a.prefix)
             if a.source is None:
-                print(f"{out / 'graph.npz'}\t{a.shape} x {a.factor:g}")
+                print(f"{out / 'graph.npz'}\t{a.shape} x {factor:g}")
             else:
                 print(f"{out / 'graph.npz'}\t{a.source[0]} from {a.source[1]}: {n['entities']:,} entities, "
                       f"{n['relations']:,} relations, {n['train']:,} / {n['valid']:,} / {n['test']:,} "
                       "train / valid / test triples")
             return 0
-        if max(a.pool_depths) > a.k:
+        if max(a.pool_depths) > a.k and has_truth(a.graph):  # pools are a synthetic graph's only
             e.error(f"--pool-depths {max(a.pool_depths)} is deeper than the top lists (--k {a.k})")
         models = a.system or []
         if models and a.systems is not None:

@@ -30,6 +30,10 @@ def full_testsets(config: dict[str, Any], dataset: str) -> list[str]:
     return [t for t, spec in config["test_sets"].items() if spec["dataset"] == dataset and spec["kind"] == "full"]
 
 
+#: the synthetic shapes of the scale stage (kgeval.scale.synth.SHAPES, whose module imports torch)
+SCALE_SHAPES = ("wikidata5m", "wikikg2")
+
+
 def check_references(config: dict[str, Any], models: bool = True) -> None:
     datasets = config["datasets"]
     tests = config["test_sets"]
@@ -113,6 +117,7 @@ def check_references(config: dict[str, Any], models: bool = True) -> None:
         if name not in tests:
             raise ConfigError(f"config key evaluation/run_depth_by_testset: unknown test set {name!r}")
     check_hoyt(config)
+    check_scale(config.get("scale", {}))
     depth = config.get("pooling", {}).get("depth", 10)
     if depth > run_depth(config, study["sample"]):
         raise ConfigError(f"config key pooling/depth: deeper than the run depth of {study['sample']} "
@@ -123,6 +128,24 @@ def check_references(config: dict[str, Any], models: bool = True) -> None:
             raise ConfigError(f"config key evaluation/trec_export/depth: deeper than the run depth of {name}")
     if models:
         check_models(config)
+
+
+def check_scale(scale: dict[str, Any]) -> None:
+    """The scale stage's real graphs: a name that is no synthetic shape's (they share resources/scale/<name>/),
+    models for each, and only for them."""
+    graphs, models = scale.get("graphs", {}), scale.get("models", {})
+    for name, graph in graphs.items():
+        if name in SCALE_SHAPES:
+            raise ConfigError(f"config key scale/graphs/{name}: the name of a synthetic shape (scale/shapes); "
+                              "give your graph another name")
+        if "prefix" in graph and graph["from"] != "wikidata5m":
+            raise ConfigError(f"config key scale/graphs/{name}/prefix: only for from: wikidata5m")
+        if name not in models:
+            raise ConfigError(f"config key scale/models/{name}: no models for graph {name!r} (a real graph has no "
+                              "planted systems: name your model files, e.g. {{TransE: transe.npz}})")
+    for name in models:
+        if name not in graphs:
+            raise ConfigError(f"config key scale/models/{name}: not a graph of scale/graphs")
 
 
 def check_hoyt(config: dict[str, Any]) -> None:

@@ -3,7 +3,8 @@ the scale steps read, and trained embeddings (one .npz per model) as block score
 
 A graph file from real files holds ``train``/``valid``/``test`` triples, ``num_entities``, ``num_relations``, the
 ``layout`` it was read from and, where the files name them, ``entities``/``relations`` (the id strings, row i
-the name of id i). It has no planted vectors and no hidden share: its systems are the user's models, and pools
+the name of id i) and ``test_head_neg``/``test_tail_neg`` (OGB's fixed negatives, a row per test triple: the
+sampled-negatives protocol then ranks against them, :mod:`.negatives`). It has no planted vectors and no hidden share: its systems are the user's models, and pools
 (judged by a planted truth) are not made for it.
 
 A model file (``np.savez``) holds ``model`` (one of :data:`MODELS`), ``entity`` (E, d) and ``relation`` (R, d)
@@ -22,7 +23,7 @@ import pandas as pd
 import torch
 
 from ..errors import CorruptFileError, KgevalError
-from .readers import SPLITS, read_wikidata5m, read_wikikg2
+from .readers import SPLITS, layout_paths, read_wikidata5m, read_wikikg2
 from .scorers import BilinearBlocks, ComplExBlocks, TransEBlocks
 from .store import load_arrays, save_arrays
 from .synth import load_graph
@@ -32,6 +33,8 @@ LAYOUTS = ("wikikg2", "wikidata5m")
 #: the models a model file can name, and their block scorers
 MODELS = {"distmult": BilinearBlocks, "complex": ComplExBlocks, "transe": TransEBlocks}
 _REAL = ("train", "valid", "test", "num_entities", "num_relations")
+#: OGB's fixed negatives of the test triples, kept in a graph file read from ogbl-wikikg2's folder
+NEGATIVES = ("test_head_neg", "test_tail_neg")
 
 
 def members(path: str | Path) -> set[str]:
@@ -45,13 +48,8 @@ def members(path: str | Path) -> set[str]:
 
 def layout_files(layout: str, root: str | Path, prefix: str = "wikidata5m_transductive") -> list[Path]:
     """The files of ``layout`` under ``root`` that exist (an output may go beside them, never over them)."""
-    root = Path(root)
-    if layout == "wikikg2":
-        files = [root / "split" / "time" / f"{s}.pt" for s in SPLITS]
-        files += [root / "mapping" / f"{n}.csv.gz" for n in ("nodeidx2entityid", "reltype2relid")]
-    else:
-        files = [root / f"{prefix}_{s}.txt" for s in SPLITS]
-    return [f for f in files if f.exists()]
+    required, optional = layout_paths(layout, root, prefix)
+    return [f for f in required + optional if f.exists()]
 
 
 def real_graph_step(layout: str, root: str | Path, out: str | Path, prefix: str = "wikidata5m_transductive") -> dict:
@@ -72,6 +70,11 @@ def real_graph_step(layout: str, root: str | Path, out: str | Path, prefix: str 
     for key in ("entities", "relations"):
         if key in g:
             arrays[key] = np.array(g[key], dtype=str)
+    # OGB's fixed negatives of the test triples: its protocol's sampled ranking uses exactly these (valid's are
+    # not evaluated, so not kept: 0.9 GB at full size)
+    for key in NEGATIVES:
+        if key in g:
+            arrays[key] = g[key].astype(dtype)
     save_arrays(out, arrays)
     return {"entities": E, "relations": R} | {s: len(g[s]) for s in SPLITS}
 

@@ -23,9 +23,20 @@ from ..errors import CorruptFileError, InputError, KgevalError
 SPLITS = ("train", "valid", "test")
 
 
+def layout_paths(layout: str, root: str | Path, prefix: str = "wikidata5m_transductive") -> tuple[list, list]:
+    """The files of ``layout`` under ``root``: those it needs and those read where present (the workflow's
+    inputs; this module imports no torch, so the Snakefile may use it)."""
+    root = Path(root)
+    if layout == "wikikg2":
+        return ([root / "split" / "time" / f"{s}.pt" for s in SPLITS],
+                [root / "mapping" / f"{n}.csv.gz" for n in ("nodeidx2entityid", "reltype2relid")])
+    return [root / f"{prefix}_{s}.txt" for s in SPLITS], []
+
+
 def read_wikikg2(root: str | Path) -> dict:
     """``train``/``valid``/``test`` (n, 3) int64 triples, ``num_entities``, ``num_relations`` and, where the
-    files have them, ``test_head_neg``/``test_tail_neg`` (and valid's)."""
+    files have them, ``test_head_neg``/``test_tail_neg`` (and valid's: OGB's fixed negatives, a row per triple,
+    the test's checked against the entities)."""
     import torch
 
     root = Path(root)
@@ -52,7 +63,9 @@ def read_wikikg2(root: str | Path) -> dict:
         out[split] = np.stack(cols, 1).astype(np.int64)
         for neg in ("head_neg", "tail_neg"):
             if neg in d:
-                out[f"{split}_{neg}"] = np.asarray(d[neg], np.int64)
+                out[f"{split}_{neg}"] = _negatives(path, neg, d[neg], len(cols[0]))
+    if ("test_head_neg" in out) != ("test_tail_neg" in out):
+        raise InputError(root / "split" / "time" / "test.pt", None, "holds only one of head_neg and tail_neg")
     allt = np.concatenate([out[s] for s in SPLITS])
     if (allt < 0).any():
         raise KgevalError(f"{root}: negative ids in the split files")
@@ -71,7 +84,22 @@ def read_wikikg2(root: str | Path) -> dict:
                                      f"triple {over[0]} names id {out[split][over[0], cols].max()}, but "
                                      f"{path} maps only {n} ids")
             out[f"num_{key}"] = n
+    for neg in ("head_neg", "tail_neg"):
+        a = out.get(f"test_{neg}")
+        if a is not None and len(a) and (a.min() < 0 or a.max() >= out["num_entities"]):
+            raise InputError(root / "split" / "time" / "test.pt", None,
+                             f"{neg!r} names entity {a.max() if a.max() >= 0 else a.min()}, outside the graph's "
+                             f"{out['num_entities']} entities")
     return out
+
+
+def _negatives(path: Path, name: str, value, n: int) -> np.ndarray:
+    """OGB's ``name`` array of a split: one row of negatives per triple."""
+    a = np.asarray(value)
+    if a.ndim != 2 or len(a) != n or a.dtype.kind not in "iu":
+        raise InputError(path, None, f"{name!r} is a {a.dtype} array of shape {a.shape}, expected integers of "
+                                     f"shape ({n}, k): a row of negatives per triple")
+    return a.astype(np.int64, copy=False)
 
 
 def _mapping(path: Path, columns: tuple[str, str]) -> list[str]:
@@ -96,32 +124,73 @@ def _mapping(path: Path, columns: tuple[str, str]) -> list[str]:
 
 def read_wikidata5m(root: str | Path, prefix: str = "wikidata5m_transductive") -> dict:
     """``train``/``valid``/``test`` (n, 3) int64 triples, ``entities`` and ``relations`` (the id strings)."""
+    import pyarrow as pa
+
     root = Path(root)
-    frames = []
-    for split in SPLITS:
-        path = root / f"{prefix}_{split}.txt"
-        if not path.is_file():
-            raise KgevalError(f"{path}: not found (Wikidata5M's files are {prefix}_{{train,valid,test}}.txt)")
-        try:
-            df = pd.read_csv(path, sep="\t", header=None, dtype=str, quoting=3, keep_default_na=False,
-                             on_bad_lines="error", engine="c") if path.stat().st_size else pd.DataFrame(columns=[0, 1, 2])
-        except pd.errors.ParserError as exc:  # "Expected 3 fields in line 5, saw 4": pandas names the line
-            raise InputError(path, None, str(exc).strip().splitlines()[-1]) from None
-        if df.shape[1] != 3:
-            raise InputError(path, 1, f"{df.shape[1]} tab-separated fields, expected 3 (head, relation, tail)")
-        empty = (df == "").any(axis=1).to_numpy()
-        if empty.any():
-            raise InputError(path, int(np.flatnonzero(empty)[0]) + 1, "an empty field")
-        frames.append(df)
-    both = pd.concat(frames, ignore_index=True)
-    ent_codes, entities = pd.factorize(pd.concat([both[0], both[2]], ignore_index=True), sort=False)
-    rel_codes, relations = pd.factorize(both[1], sort=False)
-    n = len(both)
+    splits = [_wikidata5m_split(root / f"{prefix}_{split}.txt", prefix) for split in SPLITS]
+    # ids numbered in order of first appearance over the heads of train, valid, test, then their tails
+    # (relations apart): Arrow's dictionary encoding numbers a column's distinct strings in that order, in C++,
+    # and keeps each string once (pandas' str columns are Python objects under pandas 2: 4-5 GB at full size)
+    ent = pa.chunked_array([c for t in splits for c in t.column(0).chunks]
+                           + [c for t in splits for c in t.column(2).chunks], pa.string()).dictionary_encode()
+    rel = pa.chunked_array([c for t in splits for c in t.column(1).chunks], pa.string()).dictionary_encode()
+    sizes = [t.num_rows for t in splits]
+    n = sum(sizes)
+    del splits  # the strings: only the codes and each distinct string once are needed from here
+    ent_codes, rel_codes = (np.concatenate([np.zeros(0, np.int32)] + [c.indices.to_numpy() for c in a.chunks])
+                            for a in (ent, rel))
     triples = np.stack([ent_codes[:n], rel_codes, ent_codes[n:]], 1).astype(np.int64)
-    out: dict = {"entities": list(entities), "relations": list(relations)}
+    del ent_codes, rel_codes
+    entities, relations = (a.chunks[0].dictionary.to_pylist() if a.num_chunks else [] for a in (ent, rel))
+    out: dict = {"entities": entities, "relations": relations}
     start = 0
-    for split, df in zip(SPLITS, frames):
-        out[split] = triples[start:start + len(df)]
-        start += len(df)
+    for split, size in zip(SPLITS, sizes):
+        out[split] = triples[start:start + size]
+        start += size
     out["num_entities"], out["num_relations"] = len(entities), len(relations)
     return out
+
+
+def _wikidata5m_split(path: Path, prefix: str):
+    """One split file as an Arrow table of three string columns (head, relation, tail)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from pyarrow import csv
+
+    if not path.is_file():
+        raise KgevalError(f"{path}: not found (Wikidata5M's files are {prefix}_{{train,valid,test}}.txt)")
+    names = ["head", "relation", "tail"]
+    if not path.stat().st_size:
+        return pa.table({c: pa.array([], pa.string()) for c in names})
+    try:
+        t = csv.read_csv(path, read_options=csv.ReadOptions(column_names=names),
+                         parse_options=csv.ParseOptions(delimiter="\t", quote_char=False),
+                         convert_options=csv.ConvertOptions(column_types={c: pa.string() for c in names},
+                                                            strings_can_be_null=False))
+    except pa.ArrowInvalid as exc:  # Arrow names the row's text, not its line: find the line
+        _bad_line(path)
+        raise InputError(path, None, str(exc).strip().splitlines()[0]) from None
+    empty = pc.or_(pc.or_(pc.equal(t.column(0), ""), pc.equal(t.column(1), "")), pc.equal(t.column(2), ""))
+    if pc.any(empty).as_py():
+        raise InputError(path, _line_of_row(path, int(pc.index(empty, True).as_py())), "an empty field")
+    return t
+
+
+def _bad_line(path: Path) -> None:
+    """Raise the one-line error naming the first line without three tab-separated fields (an error path)."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, 1):
+            fields = line.rstrip("\r\n").count("\t") + 1
+            if line.strip("\r\n") and fields != 3:
+                raise InputError(path, lineno, f"{fields} tab-separated fields, expected 3 (head, relation, tail)")
+
+
+def _line_of_row(path: Path, row: int) -> int:
+    """The line number of data row ``row`` (blank lines hold none; an error path)."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if line.strip("\r\n"):
+                if row == 0:
+                    return lineno
+                row -= 1
+    return lineno

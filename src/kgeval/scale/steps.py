@@ -25,7 +25,8 @@ from ..io import write_csv, write_json
 from ..metrics.ranks import micro_ranks
 from . import estimate, negatives
 from .engine import rank_blocks, split_questions
-from .own import load_system, open_graph
+from .own import NEGATIVES, load_system, members, open_graph
+from .own import real_graph_step as real_graph_step  # the workflow's step reading a real graph's files
 from .shards import ANSWER_FIELDS, QUESTION_FIELDS, gather_arrays, shard_arrays, subset
 from .store import load_arrays, save_arrays
 from .synth import SHAPES, scaled, system, write_graph
@@ -122,10 +123,10 @@ def rank_shard_step(graph: str | Path, sample: str | Path, systems: int, shard: 
     save_arrays(out, arrays)
 
 
-def gather_step(shards: list[str | Path], out: list[str | Path]) -> None:
-    """Each system's shards as one ranking of the plan's questions (``out``: a file per system, system 0
-    first), the same bytes for any number of shards."""
-    for s, path in enumerate(out):
+def gather_step(shards: list[str | Path], out: list[str | Path], first: int = 0) -> None:
+    """Each system's shards as one ranking of the plan's questions (``out``: a file per system, system
+    ``first`` first), the same bytes for any number of shards."""
+    for s, path in enumerate(out, first):
         names = tuple(f"system{s}/{n}" for n in _SHARD_NAMES)
         parts = [{n.split("/", 1)[1]: a for n, a in load_arrays(p, names).items()} for p in shards]
         save_arrays(path, gather_arrays(parts, where=f"gather of {', '.join(map(str, shards))}"))
@@ -138,7 +139,8 @@ def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Pa
     """Per system (``rankings``, system 0 first): exact filtered metrics over every test answer (where the plan
     holds every question), question-sampled estimates with 95 % t intervals, paired differences on the same
     answers, and OGB's sampled-negatives protocol beside full ranking (over the answers ranked: all, or the
-    sampled ones). ``names``: the systems' names in the tables (their numbers where None)."""
+    sampled ones): against OGB's fixed negatives where the graph keeps them (read from its folder), else
+    ``negatives_k`` uniform ones per question; negatives.csv's ``negatives`` says which (``ogb``, ``uniform:k``). ``names``: the systems' names in the tables (their numbers where None)."""
     g, questions, judged, _, answers = _setup(graph, filter_index=False)
     s = load_arrays(sample, ("idx", "plan", "exact"))
     idx, plan, exact = s["idx"], s["plan"], bool(s["exact"])
@@ -147,19 +149,25 @@ def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Pa
     want = np.searchsorted(part.rows, answers if exact else answers[idx])
     full, sampled = [], []
     scorers = _scorers(graph, g, questions, len(rankings), models, seed)
+    given, protocol = None, f"uniform:{negatives_k}"
+    if set(NEGATIVES) <= members(graph):  # read from OGB's folder: its protocol's own negatives
+        neg = load_arrays(graph, NEGATIVES)
+        given = negatives.given_negatives(g["test"], neg["test_head_neg"], neg["test_tail_neg"], part.questions,
+                                          part.judged, want)
+        protocol, negatives_k = "ogb", neg["test_tail_neg"].shape[1]
     for sys_, path in enumerate(rankings):
         r = load_arrays(path, _RANKING_NAMES)
         if not np.array_equal(r["q_idx"], plan):
             raise CorruptFileError(path, f"ranks {len(r['q_idx'])} questions, not the {len(plan)} of {sample}")
         full.append(_realistic(part.judged, r["n_candidates"], r["score"], r["n_gt"], r["n_eq"], want))
         sampled.append(negatives.sampled_ranks(scorers[sys_]().to(_device()), part.questions,
-                                               part.judged, want, negatives_k, seed))
+                                               part.judged, want, negatives_k, seed, given=given))
     _tables(np.stack(full), np.stack(sampled), idx, N, exact, tuple(hits), negatives_k, bootstrap, seed,
-            out_exact, out_estimates, out_paired, out_negatives, out_tau, names)
+            out_exact, out_estimates, out_paired, out_negatives, out_tau, names, protocol)
 
 
 def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, out_exact, out_estimates,
-            out_paired, out_negatives, out_tau, names=None) -> None:
+            out_paired, out_negatives, out_tau, names, protocol: str) -> None:
     systems = len(full)
     label = list(range(systems)) if names is None else list(names)
     values = [estimate.per_answer(f, hits) for f in full]
@@ -184,7 +192,8 @@ def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, ou
     write_csv(pd.DataFrame(pairs), out_paired)
     cmp = negatives.compare(1.0 / full, 1.0 / sampled, reps=bootstrap, seed=seed)
     write_csv(pd.DataFrame({"system": label if names is not None else range(systems), "mrr_full": cmp["full"], "mrr_sampled": cmp["sampled"],
-                            "difference": cmp["difference"], "answers": full.shape[1]}), out_negatives)
+                            "difference": cmp["difference"], "answers": full.shape[1],
+                            "negatives": protocol}), out_negatives)
     write_json(out_tau, {"metric": "mrr", "negatives": negatives_k, "systems": systems, "tau": cmp["tau"],
                          "tau_interval_95": cmp["tau_interval"], "bootstrap": bootstrap, "answers": full.shape[1],
                          "interval": "percentile bootstrap over the ranked answers"})
