@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ..data.kg import triple_keys
 from ..data.questions import Questions
 from ..scores.ranking import Judged
 
@@ -27,8 +28,8 @@ def given_negatives(test: np.ndarray, head_neg: np.ndarray, tail_neg: np.ndarray
     side, known, answer = questions.side[q], questions.entity[q], judged.entity[rows]
     E, R = questions.num_entities, questions.num_relations
     h, t = np.where(side == 0, answer, known), np.where(side == 0, known, answer)
-    keys = np.ravel_multi_index((test[:, 0], test[:, 1], test[:, 2]), (E, R, E))
-    want = np.ravel_multi_index((h, questions.relation[q], t), (E, R, E))
+    keys = triple_keys(test, E, R)
+    want = triple_keys(np.stack([h, questions.relation[q], t], 1), E, R)
     order = np.argsort(keys, kind="stable")
     triple = order[np.minimum(np.searchsorted(keys, want, sorter=order), len(keys) - 1)]
     if not np.array_equal(keys[triple], want):  # the judged answers are the test triples: a broken caller

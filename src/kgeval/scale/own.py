@@ -15,7 +15,6 @@ more of them) its rows are put in the graph's order by name instead, for models 
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -23,9 +22,9 @@ import pandas as pd
 import torch
 
 from ..errors import CorruptFileError, KgevalError
-from .readers import SPLITS, layout_paths, read_wikidata5m, read_wikikg2
+from .readers import SPLITS, layout_inputs, read_wikidata5m, read_wikikg2
 from .scorers import BilinearBlocks, ComplExBlocks, TransEBlocks
-from .store import load_arrays, save_arrays
+from .store import load_arrays, members, save_arrays
 from .synth import load_graph
 
 #: the layouts ``kgeval scale graph --from`` reads
@@ -37,19 +36,9 @@ _REAL = ("train", "valid", "test", "num_entities", "num_relations")
 NEGATIVES = ("test_head_neg", "test_tail_neg")
 
 
-def members(path: str | Path) -> set[str]:
-    """The array names of an .npz file; a missing or unreadable file names itself."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return set(z.files)
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise CorruptFileError(path, f"not a readable array file: {exc}") from exc
-
-
 def layout_files(layout: str, root: str | Path, prefix: str = "wikidata5m_transductive") -> list[Path]:
     """The files of ``layout`` under ``root`` that exist (an output may go beside them, never over them)."""
-    required, optional = layout_paths(layout, root, prefix)
-    return [f for f in required + optional if f.exists()]
+    return [f for f in layout_inputs(layout, root, prefix) if f.exists()]
 
 
 def real_graph_step(layout: str, root: str | Path, out: str | Path, prefix: str = "wikidata5m_transductive") -> dict:
@@ -96,9 +85,7 @@ def has_truth(path: str | Path) -> bool:
 def load_system(path: str | Path, graph: str | Path, num_entities: int, num_relations: int):
     """The block scorer of the model file ``path`` for the graph file ``graph`` (its counts given); a file that
     does not fit the graph is refused in one line naming it."""
-    have = members(path)
-    wanted = ("model", "entity", "relation", "p", "entity_names", "relation_names")
-    a = load_arrays(path, tuple(n for n in wanted if n in have or n in ("model", "entity", "relation")))
+    a = load_arrays(path, ("model", "entity", "relation"), optional=("p", "entity_names", "relation_names"))
     model = str(a["model"]).lower()
     if model not in MODELS:
         raise CorruptFileError(path, f"model {str(a['model'])!r}: kgeval scores {', '.join(MODELS)}")
@@ -135,7 +122,8 @@ def load_system(path: str | Path, graph: str | Path, num_entities: int, num_rela
 def _by_name(x: np.ndarray, names: np.ndarray, graph: str | Path, what: str, path: str | Path,
              key: str) -> np.ndarray:
     """The rows of ``x`` (named ``names``) in the graph's order of ``what``."""
-    if what not in members(graph):
+    ours = load_arrays(graph, (), optional=(what,)).get(what)
+    if ours is None:
         raise CorruptFileError(path, f"names its {what} ('{key}_names'), but the graph {graph} has no names (a "
                                      "graph read from Wikidata5M's files, or ogbl-wikikg2's with its mapping/ "
                                      "folder, has them)")
@@ -144,7 +132,6 @@ def _by_name(x: np.ndarray, names: np.ndarray, graph: str | Path, what: str, pat
     index = pd.Index(names.astype(str))
     if not index.is_unique:
         raise CorruptFileError(path, f"'{key}_names' names {str(index[index.duplicated()][0])!r} twice")
-    ours = load_arrays(graph, (what,))[what]
     pos = index.get_indexer(ours)
     lost = np.flatnonzero(pos < 0)
     if len(lost):

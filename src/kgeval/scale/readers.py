@@ -33,6 +33,13 @@ def layout_paths(layout: str, root: str | Path, prefix: str = "wikidata5m_transd
     return [root / f"{prefix}_{s}.txt" for s in SPLITS], []
 
 
+def layout_inputs(layout: str, root: str | Path, prefix: str = "wikidata5m_transductive") -> list[Path]:
+    """The files a read of ``layout`` under ``root`` uses: every required one (a missing one is the reader's,
+    or Snakemake's, to name) and the optional ones present."""
+    required, optional = layout_paths(layout, root, prefix)
+    return required + [f for f in optional if f.exists()]
+
+
 def read_wikikg2(root: str | Path) -> dict:
     """``train``/``valid``/``test`` (n, 3) int64 triples, ``num_entities``, ``num_relations`` and, where the
     files have them, ``test_head_neg``/``test_tail_neg`` (and valid's: OGB's fixed negatives, a row per triple,

@@ -25,7 +25,7 @@ from ..io import write_csv, write_json
 from ..metrics.ranks import micro_ranks
 from . import estimate, negatives
 from .engine import rank_blocks, split_questions
-from .own import NEGATIVES, load_system, members, open_graph
+from .own import NEGATIVES, load_system, open_graph
 from .own import real_graph_step as real_graph_step  # the workflow's step reading a real graph's files
 from .shards import ANSWER_FIELDS, QUESTION_FIELDS, gather_arrays, shard_arrays, subset
 from .store import load_arrays, save_arrays
@@ -150,8 +150,8 @@ def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Pa
     full, sampled = [], []
     scorers = _scorers(graph, g, questions, len(rankings), models, seed)
     given, protocol = None, f"uniform:{negatives_k}"
-    if set(NEGATIVES) <= members(graph):  # read from OGB's folder: its protocol's own negatives
-        neg = load_arrays(graph, NEGATIVES)
+    neg = load_arrays(graph, (), optional=NEGATIVES)
+    if len(neg) == len(NEGATIVES):  # read from OGB's folder: its protocol's own negatives
         given = negatives.given_negatives(g["test"], neg["test_head_neg"], neg["test_tail_neg"], part.questions,
                                           part.judged, want)
         protocol, negatives_k = "ogb", neg["test_tail_neg"].shape[1]
@@ -171,11 +171,11 @@ def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, ou
     systems = len(full)
     label = list(range(systems)) if names is None else list(names)
     values = [estimate.per_answer(f, hits) for f in full]
-    names = list(values[0])
+    metrics = list(values[0])
     write_csv(pd.DataFrame([{"system": label[s], "metric": m, "value": float(values[s][m].mean()) if exact else np.nan,
-                             "answers": N if exact else 0} for s in range(systems) for m in names]), out_exact)
+                             "answers": N if exact else 0} for s in range(systems) for m in metrics]), out_exact)
     rows, pairs = [], []
-    for m in names:
+    for m in metrics:
         vals = np.stack([v[m] for v in values])
         drawn = vals[:, idx] if exact else vals
         means, halves = estimate.interval(drawn, N)
@@ -191,7 +191,7 @@ def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, ou
     write_csv(pd.DataFrame(rows), out_estimates)
     write_csv(pd.DataFrame(pairs), out_paired)
     cmp = negatives.compare(1.0 / full, 1.0 / sampled, reps=bootstrap, seed=seed)
-    write_csv(pd.DataFrame({"system": label if names is not None else range(systems), "mrr_full": cmp["full"], "mrr_sampled": cmp["sampled"],
+    write_csv(pd.DataFrame({"system": label, "mrr_full": cmp["full"], "mrr_sampled": cmp["sampled"],
                             "difference": cmp["difference"], "answers": full.shape[1],
                             "negatives": protocol}), out_negatives)
     write_json(out_tau, {"metric": "mrr", "negatives": negatives_k, "systems": systems, "tau": cmp["tau"],

@@ -23,13 +23,23 @@ def save_arrays(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
                                           allow_pickle=False)
 
 
-def load_arrays(path: str | Path, names: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """The named arrays of a file :func:`save_arrays` wrote; a missing or unreadable file names itself."""
+def load_arrays(path: str | Path, names: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+    """The named arrays of a file :func:`save_arrays` wrote, and those of ``optional`` it holds; a missing or
+    unreadable file names itself."""
     try:
         with np.load(path, allow_pickle=False) as z:
             missing = [n for n in names if n not in z.files]
             if missing:
                 raise CorruptFileError(path, f"no array {missing[0]!r} (has {', '.join(z.files)})")
-            return {n: z[n] for n in names}
+            return {n: z[n] for n in names + tuple(n for n in optional if n in z.files)}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise CorruptFileError(path, f"not a readable array file: {exc}") from exc
+
+
+def members(path: str | Path) -> set[str]:
+    """The array names of an .npz file; a missing or unreadable file names itself."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return set(z.files)
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise CorruptFileError(path, f"not a readable array file: {exc}") from exc

@@ -1,7 +1,7 @@
 # Config constants and helpers of the rules in workflow/rules/scale.smk, in a file of their own: snakemake --lint
 # wants no function beside rules.
 
-from kgeval.scale.readers import layout_paths
+from kgeval.scale.readers import layout_inputs
 
 SCALE = config["scale"]
 SCALE_SHAPES = SCALE["shapes"]
@@ -54,8 +54,7 @@ def scale_real_files(wildcards):
     """The graph's files: those its layout needs (missing ones are Snakemake's missing inputs) and the optional
     ones present."""
     g = SCALE_REAL[wildcards.shape]
-    required, optional = layout_paths(g["from"], g["path"], scale_prefix(wildcards))
-    return [str(f) for f in required + [f for f in optional if f.exists()]]
+    return [str(f) for f in layout_inputs(g["from"], g["path"], scale_prefix(wildcards))]
 
 
 def scale_prefix(wildcards):
