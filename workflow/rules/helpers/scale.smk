@@ -54,7 +54,9 @@ def scale_real_files(wildcards):
     """The graph's files: those its layout needs (missing ones are Snakemake's missing inputs) and the optional
     ones present."""
     g = SCALE_REAL[wildcards.shape]
-    return [str(f) for f in layout_inputs(g["from"], g["path"], scale_prefix(wildcards))]
+    return [
+        str(f) for f in layout_inputs(g["from"], g["path"], scale_prefix(wildcards))
+    ]
 
 
 def scale_prefix(wildcards):
