@@ -2,7 +2,7 @@
 (targets: ≤ 15 min and ≤ 10 GB per published shape on the 2-core machine), and of the study's small generator
 ``kgeval synth`` with many relations (issue 49: ``--relations 10000``).
 
-    python benchmarks/scale_synth.py --shape wikikg2 [--factor 1.0]
+    python benchmarks/scale_synth.py --shape wikikg2 [--factor 1.0] [--out graph.npz]
     python benchmarks/scale_synth.py --study-relations 10000
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -25,8 +26,9 @@ def main() -> None:
     ap.add_argument("--factor", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--study-relations", type=int, help="time kgeval synth (the study's generator) instead")
+    ap.add_argument("--out", help="keep the generated graph here (for scale_pools.py / scale_mrr_time.py --graph)")
     a = ap.parse_args()
-    out = {}
+    out, seconds = {}, None
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         if a.study_relations:
@@ -42,7 +44,10 @@ def main() -> None:
             out = {"generator": "kgeval.scale.synth", "shape": a.shape, "factor": a.factor,
                    "entities": spec.num_entities, "train": spec.train,
                    "file_mb": (Path(tmp) / "graph.npz").stat().st_size / 2**20}
-    out["seconds"] = time.perf_counter() - t0
+            if a.out:  # copied after the timing: the copy is not generation
+                seconds = time.perf_counter() - t0
+                shutil.copyfile(Path(tmp) / "graph.npz", a.out)
+    out["seconds"] = seconds if seconds is not None else time.perf_counter() - t0
     out["peak_rss_mb"] = peak_rss_mb()
     print(json.dumps(out))
 
