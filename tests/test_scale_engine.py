@@ -116,3 +116,16 @@ def test_sharded_ranking_gathers_to_the_unsharded_one():
         np.testing.assert_array_equal(getattr(merged, name), getattr(whole, name))
     with pytest.raises(KgevalError, match="not one full split"):
         gather(questions, judged, ranked[:2])
+
+
+def test_transe_full_rows_are_minus_p_distances_and_sides_are_checked():
+    from kgeval.scale.scorers import TransEBlocks
+
+    ent = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+    scorer = TransEBlocks(ent, torch.tensor([[1.0, 0.0]]), p=1)
+    # tail question (0, r, ?): query e_0 + w = (1, 0); L1 distances to the rows 1, 0, 3
+    assert scorer.full(torch.tensor([[0, 0]]), 1).tolist() == [[-1.0, -0.0, -3.0]]
+    # head question (?, r, 1): query e_1 - w = (0, 0); distances 0, 1, 2
+    assert scorer.full(torch.tensor([[1, 0]]), 0).tolist() == [[-0.0, -1.0, -2.0]]
+    with pytest.raises(ValueError, match="unknown side 2"):
+        scorer.query(torch.tensor([0]), torch.tensor([0]), 2)

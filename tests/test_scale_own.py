@@ -285,6 +285,8 @@ def bad(tmp_path_factory, kg2):
     (["graph", "--shape", "wikikg2", "--from", "wikikg2", "{d}"], "not allowed with argument"),
     (["graph", "--from", "wikikg2", "{d}", "--factor", "0.1"], "--factor shapes a synthetic graph (--shape); --from"),
     (["graph", "--from", "wikidata5m", "{d}", "--seed", "0"], "--seed shapes a synthetic graph (--shape); --from"),
+    (["graph", "--from", "wikikg2", "{d}", "--prefix", "w"], "--prefix names Wikidata5M's files: it goes with"),
+    (["graph", "--shape", "wikikg2", "--prefix", "w"], "--prefix names Wikidata5M's files: it goes with"),
 ])
 def test_bad_input_is_one_line(kg2, bad, tmp_path, capsys, args, words):
     out = tmp_path / "out"

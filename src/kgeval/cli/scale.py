@@ -57,8 +57,9 @@ def _scale(p: argparse.ArgumentParser):
     source.add_argument("--from", dest="source", nargs=2, metavar=("LAYOUT", "PATH"),
                         help="read a real graph: LAYOUT wikikg2 (PATH: OGB's ogbl_wikikg2 folder) or wikidata5m "
                              "(PATH: the folder of its .txt files)")
-    g.add_argument("--prefix", default="wikidata5m_transductive",
-                   help="the Wikidata5M files' prefix (wikidata5m_inductive for the inductive split)")
+    g.add_argument("--prefix", default=None,
+                   help="the Wikidata5M files' prefix (default wikidata5m_transductive; wikidata5m_inductive for "
+                        "the inductive split); only with --from wikidata5m")
     # None until given, so that --from can refuse them: a real graph is read as it is, at its size
     g.add_argument("--factor", type=SchemaNumber("scale", "factor"), default=None,
                    help="every count of the shape times this (default 1)")
@@ -108,13 +109,16 @@ def _scale(p: argparse.ArgumentParser):
             for flag, value in (("--factor", a.factor), ("--seed", a.seed)):
                 if a.source is not None and value is not None:
                     g.error(f"{flag} shapes a synthetic graph (--shape); --from reads the real graph as it is")
+            if a.prefix is not None and (a.source is None or a.source[0] != "wikidata5m"):
+                g.error("--prefix names Wikidata5M's files: it goes with --from wikidata5m only")
+            prefix = a.prefix or "wikidata5m_transductive"
             factor, seed = 1.0 if a.factor is None else float(a.factor), 0 if a.seed is None else a.seed
-            files = layout_files(*a.source, a.prefix) if a.source else []
+            files = layout_files(*a.source, prefix) if a.source else []
             with OutputStage("scale-graph", inputs=files, folder=out) as stage:
                 if a.source is None:
                     graph_step(a.shape, factor, seed, stage.path(out / "graph.npz"))
                 else:
-                    n = real_graph_step(*a.source, stage.path(out / "graph.npz"), a.prefix)
+                    n = real_graph_step(*a.source, stage.path(out / "graph.npz"), prefix)
             if a.source is None:
                 print(f"{out / 'graph.npz'}\t{a.shape} x {factor:g}")
             else:

@@ -11,6 +11,11 @@ import torch
 from ..data.kg import HEAD, TAIL
 
 
+def _check_side(side: int) -> None:
+    if side not in (HEAD, TAIL):
+        raise ValueError(f"unknown side {side}")
+
+
 class _Rows:
     """A model's entity and relation rows, of one width, as float32 on one device (the scorers' device)."""
 
@@ -28,6 +33,11 @@ class _Rows:
     def device(self) -> torch.device:
         return self.entity.device
 
+    def full(self, queries: torch.Tensor, side: int) -> torch.Tensor:
+        """kgeval's scorer signature (scores.ranking.Scorer): (B, 2) (known entity, relation) → (B, |E|). For
+        comparisons with today's engine at sizes where the full matrix fits."""
+        return self.block(self.query(queries[:, 0], queries[:, 1], side), 0, self.num_entities)
+
 
 class BilinearBlocks(_Rows):
     """DistMult-like: f(h, r, t) = Σ e_h ∘ w_r ∘ e_t. Symmetric in h and t, so a head question's query is built
@@ -37,8 +47,7 @@ class BilinearBlocks(_Rows):
         return type(self)(self.entity.to(device), self.relation.to(device))
 
     def query(self, known: torch.Tensor, relation: torch.Tensor, side: int) -> torch.Tensor:
-        if side not in (HEAD, TAIL):
-            raise ValueError(f"unknown side {side}")
+        _check_side(side)
         return self.entity[known] * self.relation[relation]
 
     def block(self, query: torch.Tensor, lo: int, hi: int, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -56,11 +65,6 @@ class BilinearBlocks(_Rows):
             return (e * query).sum(-1)
         return torch.bmm(e, query[:, :, None])[:, :, 0]
 
-    def full(self, queries: torch.Tensor, side: int) -> torch.Tensor:
-        """kgeval's scorer signature (scores.ranking.Scorer): (B, 2) (known entity, relation) → (B, |E|). For
-        comparisons with today's engine at sizes where the full matrix fits."""
-        return self.block(self.query(queries[:, 0], queries[:, 1], side), 0, self.num_entities)
-
 
 class ComplExBlocks(BilinearBlocks):
     """ComplEx (Trouillon et al. 2016): f(h, r, t) = Re Σ e_h w_r conj(e_t), each vector stored as its real half
@@ -74,8 +78,7 @@ class ComplExBlocks(BilinearBlocks):
             raise ValueError(f"ComplEx width {entity.shape[1]} is odd: real halves then imaginary halves")
 
     def query(self, known: torch.Tensor, relation: torch.Tensor, side: int) -> torch.Tensor:
-        if side not in (HEAD, TAIL):
-            raise ValueError(f"unknown side {side}")
+        _check_side(side)
         e, w = self.entity[known], self.relation[relation]
         d = e.shape[1] // 2
         er, ei, wr, wi = e[:, :d], e[:, d:], w[:, :d], w[:, d:]
@@ -97,8 +100,7 @@ class TransEBlocks(_Rows):
         return TransEBlocks(self.entity.to(device), self.relation.to(device), self.p)
 
     def query(self, known: torch.Tensor, relation: torch.Tensor, side: int) -> torch.Tensor:
-        if side not in (HEAD, TAIL):
-            raise ValueError(f"unknown side {side}")
+        _check_side(side)
         w = self.relation[relation]
         return self.entity[known] + w if side == TAIL else self.entity[known] - w
 
