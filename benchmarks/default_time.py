@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ROOT  # noqa: E402
+from _common import ROOT, heartbeat_main  # noqa: E402
 
 # the timed run of 2026-11-27 (docs/results.md): wall, core-seconds (HittER's two threads count twice), job seconds
 MEASURED_WALL_S, MEASURED_CORE_S, MEASURED_JOB_S = 9305.0, 18074.0, 15427.0
@@ -265,4 +265,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

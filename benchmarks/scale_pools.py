@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import peak_rss_mb  # noqa: E402
+from _common import heartbeat_main, peak_rss_mb  # noqa: E402
 from _scale import shape_args, shape_graph  # noqa: E402
 
 
@@ -73,4 +73,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

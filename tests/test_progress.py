@@ -258,3 +258,19 @@ def test_a_benchmark_ends_on_a_kgeval_error_with_one_line(monkeypatch):
     assert heartbeat_main(lambda: 7, "benchmarks/walk.py") == 7
     with pytest.raises(ZeroDivisionError):
         heartbeat_main(lambda: 1 / 0, "benchmarks/walk.py")
+
+
+def test_every_benchmark_speaks_while_it_runs():
+    """A benchmark of minutes that prints nothing looks hung (issue 52: scale_mrr_time.py printed nothing for
+    minutes at ogbl-wikikg2's shape): every script's entry point goes through heartbeat_main."""
+    import ast
+    from pathlib import Path
+
+    silent = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test):
+                if "heartbeat_main(" not in ast.unparse(node):
+                    silent.append(path.name)
+    assert silent == []
