@@ -129,3 +129,49 @@ def test_transe_full_rows_are_minus_p_distances_and_sides_are_checked():
     assert scorer.full(torch.tensor([[1, 0]]), 0).tolist() == [[-0.0, -1.0, -2.0]]
     with pytest.raises(ValueError, match="unknown side 2"):
         scorer.query(torch.tensor([0]), torch.tensor([0]), 2)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("ties", [False, True])
+def test_counting_some_answers_leaves_their_ranks_and_the_lists_unchanged(ties, fused):
+    """count= ranks only the wanted rows' n_gt / n_eq (a sampled estimate's answers); the others keep their
+    score and candidate flag, which is all the micro filter takes of them, so the wanted answers' micro ranks
+    equal the ranks with every row counted."""
+    test, known_triples, E, R = _random_graph(5, n_test=300)
+    test[:40, :2] = test[0, :2]  # one question with 40 answers, as ogbl-wikikg2's head questions have thousands
+    # two judged negatives of that question that are known facts: filtered, so no candidate (the flag the
+    # uncounted rows still need)
+    known_triples = np.r_[known_triples, [[*test[0, :2], 7], [*test[0, :2], 8]]]
+    test = np.r_[test, [[*test[0, :2], 7], [*test[0, :2], 8]]]
+    n = len(test)
+    test, first = np.unique(test, axis=0, return_index=True)
+    g = torch.Generator().manual_seed(5)
+    if ties:
+        scorer = BilinearBlocks(torch.randint(-1, 2, (E, 8), generator=g).float(),
+                                torch.randint(-1, 2, (R, 8), generator=g).float())
+    else:
+        scorer = BilinearBlocks(torch.randn(E, 16, generator=g), torch.randn(R, 16, generator=g))
+    labels = np.ones(len(test), np.int8)
+    labels[::6] = 0
+    labels[first >= n - 2] = 0
+    questions, judged, known = _setup(test, known_triples, E, R, labels)
+    count = np.random.default_rng(5).random(len(judged)) < 0.3  # questions with none, first rows not counted
+    kw = dict(k=12, batch=16, block=64, show_progress=False, fused=fused)
+    ref = rank_blocks(scorer, questions, judged, known, **kw)
+    r = rank_blocks(scorer, questions, judged, known, count=count, **kw)
+    np.testing.assert_array_equal(r.n_gt[count], ref.n_gt[count])
+    np.testing.assert_array_equal(r.n_eq[count], ref.n_eq[count])
+    assert (r.n_gt[~count] == -1).all() and (r.n_eq[~count] == -1).all()
+    np.testing.assert_array_equal(r.score, ref.score)
+    np.testing.assert_array_equal(r.candidate, ref.candidate)
+    assert not ref.candidate.all()  # test triples that are known facts too: the flag is exercised
+    np.testing.assert_array_equal(r.run_entity, ref.run_entity)
+    np.testing.assert_array_equal(r.n_candidates, ref.n_candidates)
+    relevant = judged.label == 1
+    a = micro_ranks(judged.q, r.score, r.n_gt, r.n_eq, r.n_candidates, relevant)
+    b = micro_ranks(judged.q, ref.score, ref.n_gt, ref.n_eq, ref.n_candidates, relevant)
+    want = np.isin(a.rows, np.flatnonzero(count))
+    assert want.sum() > 20
+    np.testing.assert_array_equal(a.realistic[want], b.realistic[want])
+    with pytest.raises(ValueError, match="count: "):
+        rank_blocks(scorer, questions, judged, known, count=count[1:], **kw)

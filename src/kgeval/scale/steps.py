@@ -90,7 +90,8 @@ def sample_step(graph: str | Path, sample_size: int | None, half_width: float, s
         pilot = estimate.sample(N, min(N, 500), seed)
         part = subset(questions, judged, np.unique(judged.q[answers[pilot]]))
         r = rank_blocks(_scorers(graph, g, questions, 1, models, seed)[0]().to(_device()), part.questions, part.judged, known, k=k,
-                        batch=batch, memory_budget_mb=memory_budget_mb, model_name="system0 (pilot)")
+                        batch=batch, memory_budget_mb=memory_budget_mb, model_name="system0 (pilot)",
+                        count=np.isin(part.rows, answers[pilot]))
         ranks = _realistic(part.judged, r.n_candidates, r.score, r.n_gt, r.n_eq,
                            np.searchsorted(part.rows, answers[pilot]))
         sample_size = estimate.sample_size(1.0 / ranks, half_width, N)
@@ -108,15 +109,20 @@ def rank_shard_step(graph: str | Path, sample: str | Path, systems: int, shard: 
     all systems."""
     if not 0 <= shard < shards:
         raise KgevalError(f"scale shard {shard} of {shards}: need 0 <= shard < shards")
-    g, questions, judged, known, _ = _setup(graph)
-    plan = load_arrays(sample, ("plan",))["plan"]
+    g, questions, judged, known, answers = _setup(graph)
+    drawn = load_arrays(sample, ("plan", "idx", "exact"))
+    plan = drawn["plan"]
     if len(plan) and (plan.min() < 0 or plan.max() >= len(questions)):
         raise CorruptFileError(sample, f"plan names questions outside the graph's {len(questions)}")
     part = subset(questions, judged, plan[shard::shards], shard, shards)
+    # beyond exact_max_answers only the sampled answers' ranks are read (evaluate_step): the other answers of
+    # their questions need a score for the micro filter, not a count over every entity
+    count = None if bool(drawn["exact"]) else np.isin(part.rows, answers[drawn["idx"]])
     arrays = {}
     for s, scorer in enumerate(_scorers(graph, g, questions, systems, models, seed)):
         r = rank_blocks(scorer().to(_device()), part.questions, part.judged, known, k=k,
-                        batch=batch, memory_budget_mb=memory_budget_mb, model_name=f"system{s} shard {shard}")
+                        batch=batch, memory_budget_mb=memory_budget_mb, model_name=f"system{s} shard {shard}",
+                        count=count)
         log.info("system %d, shard %d of %d: %d questions in %.1f s", s, shard, shards, len(part.q_idx),
                  r.meta["timings"]["total"])
         arrays.update({f"system{s}/{n}": a for n, a in shard_arrays(part, r).items()})
