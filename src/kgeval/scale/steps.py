@@ -33,6 +33,10 @@ from .synth import SHAPES, scaled, system, write_graph
 
 log = logging.getLogger(__name__)
 
+#: answers of the sample-size pilot: its standard deviation's upper bound (estimate.sd_upper) is the sample's
+#: size, and a smaller pilot's bound is looser (a larger sample); with only the pilot's answers counted, ranking
+#: 2,000 answers' questions at ogbl-wikikg2's full shape takes seconds
+PILOT = 2000
 _SHARD_NAMES = ("index", "count", "q_idx", "rows") + QUESTION_FIELDS + ANSWER_FIELDS
 _RANKING_NAMES = ("q_idx", "rows") + QUESTION_FIELDS + ANSWER_FIELDS
 
@@ -81,13 +85,13 @@ def _realistic(judged, n_candidates, score, n_gt, n_eq, want: np.ndarray) -> np.
 def sample_step(graph: str | Path, sample_size: int | None, half_width: float, seed: int, k: int, batch: int,
                 memory_budget_mb: float, exact_max_answers: int, out: str | Path, models=None) -> None:
     """The answers of the estimates (``idx``: positions among the ranked answers; ``sample_size`` of them, or
-    the size a 500-answer pilot of system 0 needs for ``half_width`` of MRR) and the questions to rank
+    the size a ``PILOT``-answer pilot of system 0 needs for ``half_width`` of MRR) and the questions to rank
     (``plan``: every test question up to ``exact_max_answers`` answers, beyond it only the sampled answers'
     questions, each with all its test answers for the micro filter). The pilot ranks the first system."""
     g, questions, judged, known, answers = _setup(graph)
     N = len(answers)
     if sample_size is None:
-        pilot = estimate.sample(N, min(N, 500), seed)
+        pilot = estimate.sample(N, min(N, PILOT), seed)
         part = subset(questions, judged, np.unique(judged.q[answers[pilot]]))
         r = rank_blocks(_scorers(graph, g, questions, 1, models, seed)[0]().to(_device()), part.questions, part.judged, known, k=k,
                         batch=batch, memory_budget_mb=memory_budget_mb, model_name="system0 (pilot)",
