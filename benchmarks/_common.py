@@ -41,6 +41,28 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def reset_peak_rss() -> bool:
+    """Hand freed heap back (glibc's malloc_trim: ALLOCATOR's thresholds otherwise keep it resident) and reset
+    the process's high-water mark (Linux: ``5`` into /proc/self/clear_refs), so that :func:`peak_rss_since_mb`
+    measures one step's peak, not the set-up's before it. False where either is unavailable."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def peak_rss_since_mb() -> float:
+    """VmHWM (KB in /proc/self/status) in MB: the peak resident set since :func:`reset_peak_rss`."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
 def run_worker(script: str, args: list[str], timeout: float = 3600, allocator: bool = True) -> dict:
     """Run ``script --worker ...`` in a fresh process and return the JSON it prints last. ``allocator``: with the
     glibc settings of ALLOCATOR (the pipeline's), else with glibc's defaults."""
