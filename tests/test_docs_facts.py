@@ -86,3 +86,59 @@ def test_a_packs_run_times_become_facts(tmp_path):
     csv.write_text("stage,rule,jobs,seconds\ntraining,train,1,3.0\n")
     with pytest.raises(InputError, match="no total row"):
         run_time_totals(csv)
+
+
+# measurements of benchmarks, kept as the files they wrote (docs/dev/measured/, a README there says which run,
+# machine and commit wrote each): <!--measured:FILE:KEY-->shown<!--/measured--> states FILE's KEY, a dotted path
+# into a .json (list items by index) or ``COLUMN=VALUE,…:COLUMN`` of the one matching row of a .tsv/.csv
+MEASURED = re.compile(r"<!--measured:(?P<file>[^:>]+):(?P<key>[^>]+?)-->(?P<shown>.*?)<!--/measured-->", re.S)
+MEASURED_DIR = ROOT / "docs" / "dev" / "measured"
+
+
+def measured_value(path, key: str):
+    if path.suffix == ".json":
+        value = json.loads(path.read_text(encoding="utf-8"))
+        for part in key.split("."):
+            value = value[int(part)] if isinstance(value, list) else value[part]
+        return value
+    import pandas as pd
+
+    table = pd.read_csv(path, sep="\t" if path.suffix == ".tsv" else ",")
+    where, _, column = key.rpartition(":")
+    rows = table
+    for cond in filter(None, where.split(",")):
+        col, _, val = cond.partition("=")
+        rows = rows[rows[col].astype(str) == val]
+    if len(rows) != 1:
+        raise KeyError(f"{key}: {len(rows)} rows match")
+    value = rows[column].iloc[0]
+    return value.item() if hasattr(value, "item") else value
+
+
+def test_every_quoted_measurement_equals_its_file():
+    wrong, found = [], 0
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for m in MEASURED.finditer(text):
+            found += 1
+            where = f"{page.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}"
+            path = MEASURED_DIR / m["file"]
+            try:
+                value = measured_value(path, m["key"])
+            except (OSError, KeyError, IndexError, ValueError) as e:
+                wrong.append(f"{where}: {m['file']}:{m['key']} not found ({e})")
+                continue
+            if not shown_matches(m["shown"], value):
+                wrong.append(f"{where}: shows {m['shown']!r}, {m['file']} has {m['key']} = {value!r}")
+    assert found >= 5  # the scale guide quotes its measurements this way: an empty scan would prove nothing
+    assert not wrong, "\n".join(wrong)
+
+
+def test_measured_values_are_read_by_key(tmp_path):
+    (tmp_path / "a.json").write_text('{"x": {"y": [1.5, {"z": 7}]}}')
+    (tmp_path / "b.tsv").write_text("s\tjob\n12.5\tgraph\n30.26\trank\n")
+    assert measured_value(tmp_path / "a.json", "x.y.1.z") == 7
+    assert measured_value(tmp_path / "b.tsv", "job=rank:s") == 30.26
+    with pytest.raises(KeyError):
+        measured_value(tmp_path / "b.tsv", "job=none:s")
+    assert shown_matches("30.3", measured_value(tmp_path / "b.tsv", "job=rank:s"))
