@@ -28,7 +28,7 @@ from .engine import rank_blocks, split_questions
 from .own import NEGATIVES, load_system, open_graph
 from .own import real_graph_step as real_graph_step  # the workflow's step reading a real graph's files
 from .shards import ANSWER_FIELDS, QUESTION_FIELDS, gather_arrays, shard_arrays, subset
-from .store import load_arrays, save_arrays
+from .store import load_arrays, map_arrays, save_arrays
 from .synth import SHAPES, scaled, system, write_graph
 
 log = logging.getLogger(__name__)
@@ -160,7 +160,7 @@ def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Pa
     full, sampled = [], []
     scorers = _scorers(graph, g, questions, len(rankings), models, seed)
     given, protocol = None, f"uniform:{negatives_k}"
-    neg = load_arrays(graph, (), optional=NEGATIVES)
+    neg = map_arrays(graph, NEGATIVES)  # read only the rows of the answers ranked
     if len(neg) == len(NEGATIVES):  # read from OGB's folder: its protocol's own negatives
         given = negatives.given_negatives(g["test"], neg["test_head_neg"], neg["test_tail_neg"], part.questions,
                                           part.judged, want)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 import zipfile
 from pathlib import Path
 
@@ -43,3 +44,35 @@ def members(path: str | Path) -> set[str]:
             return set(z.files)
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise CorruptFileError(path, f"not a readable array file: {exc}") from exc
+
+
+def map_arrays(path: str | Path, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Those of ``names`` that the file holds, mapped read-only from disk instead of read: a member of an
+    uncompressed .npz (:func:`save_arrays`) is a .npy at an offset of the zip, so indexing a few rows reads only
+    those (ogbl-wikikg2's fixed negatives are 2 × 2.4 GB, of which an estimate needs its sampled answers' rows)."""
+    out = {}
+    try:
+        with zipfile.ZipFile(path) as zf, open(path, "rb") as fh:
+            for name in names:
+                try:
+                    info = zf.getinfo(f"{name}.npy")
+                except KeyError:
+                    continue
+                if info.compress_type != zipfile.ZIP_STORED:
+                    raise CorruptFileError(path, f"array {name!r} is compressed: it cannot be mapped")
+                fh.seek(info.header_offset)
+                local = fh.read(30)  # the local file header; its name and extra field lengths are at 26 and 28
+                if local[:4] != b"PK\x03\x04":
+                    raise CorruptFileError(path, f"array {name!r}: no zip entry at its offset")
+                n_name, n_extra = struct.unpack("<HH", local[26:30])
+                fh.seek(info.header_offset + 30 + n_name + n_extra)
+                version = np.lib.format.read_magic(fh)
+                read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                shape, fortran, dtype = read(fh)
+                if dtype.hasobject:
+                    raise CorruptFileError(path, f"array {name!r} holds Python objects")
+                out[name] = np.memmap(path, dtype=dtype, mode="r", offset=fh.tell(), shape=shape,
+                                      order="F" if fortran else "C")
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError, struct.error) as exc:
+        raise CorruptFileError(path, f"not a readable array file: {exc}") from exc
+    return out
