@@ -90,12 +90,19 @@ def test_a_packs_run_times_become_facts(tmp_path):
 
 # measurements of benchmarks, kept as the files they wrote (docs/dev/measured/, a README there says which run,
 # machine and commit wrote each): <!--measured:FILE:KEY-->shown<!--/measured--> states FILE's KEY, a dotted path
-# into a .json (list items by index) or ``COLUMN=VALUE,…:COLUMN`` of the one matching row of a .tsv/.csv
+# into a .json (list items by index), ``COLUMN=VALUE,…:COLUMN`` of the one matching row of a .tsv/.csv, or the
+# value of a .txt's "KEY: value" line
 MEASURED = re.compile(r"<!--measured:(?P<file>[^:>]+):(?P<key>[^>]+?)-->(?P<shown>.*?)<!--/measured-->", re.S)
 MEASURED_DIR = ROOT / "docs" / "dev" / "measured"
 
 
 def measured_value(path, key: str):
+    if path.suffix == ".txt":  # "label: value" lines, as /usr/bin/time -v writes them
+        for line in path.read_text(encoding="utf-8").splitlines():
+            label, sep, value = line.strip().rpartition(": ")
+            if sep and label == key:
+                return value
+        raise KeyError(key)
     if path.suffix == ".json":
         value = json.loads(path.read_text(encoding="utf-8"))
         for part in key.split("."):
@@ -142,3 +149,6 @@ def test_measured_values_are_read_by_key(tmp_path):
     with pytest.raises(KeyError):
         measured_value(tmp_path / "b.tsv", "job=none:s")
     assert shown_matches("30.3", measured_value(tmp_path / "b.tsv", "job=rank:s"))
+    (tmp_path / "t.txt").write_text("\tElapsed (wall clock) time (h:mm:ss or m:ss): 11:02.15\n\tExit status: 0\n")
+    assert measured_value(tmp_path / "t.txt", "Elapsed (wall clock) time (h:mm:ss or m:ss)") == "11:02.15"
+    assert measured_value(tmp_path / "t.txt", "Exit status") == "0"

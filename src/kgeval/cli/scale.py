@@ -100,7 +100,7 @@ def _scale(p: argparse.ArgumentParser):
 
     def run(a):
         from ..scale.own import LAYOUTS, has_truth, layout_files, real_graph_step
-        from ..scale.steps import TABLES, evaluate_graph, graph_step
+
 
         out = Path(a.out)
         if a.scale_cmd == "graph":
@@ -116,6 +116,8 @@ def _scale(p: argparse.ArgumentParser):
             files = layout_files(*a.source, prefix) if a.source else []
             with OutputStage("scale-graph", inputs=files, folder=out) as stage:
                 if a.source is None:
+                    from ..scale.steps import graph_step  # torch: the planted systems' vectors
+
                     graph_step(a.shape, factor, seed, stage.path(out / "graph.npz"))
                 else:
                     n = real_graph_step(*a.source, stage.path(out / "graph.npz"), prefix)
@@ -126,6 +128,8 @@ def _scale(p: argparse.ArgumentParser):
                       f"{n['relations']:,} relations, {n['train']:,} / {n['valid']:,} / {n['test']:,} "
                       "train / valid / test triples")
             return 0
+        from ..scale.steps import TABLES, evaluate_graph
+
         if max(a.pool_depths) > a.k and has_truth(a.graph):  # pools are a synthetic graph's only
             e.error(f"--pool-depths {max(a.pool_depths)} is deeper than the top lists (--k {a.k})")
         models = a.system or []

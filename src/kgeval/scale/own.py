@@ -19,18 +19,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 
 from ..errors import CorruptFileError, KgevalError
 from .readers import SPLITS, layout_inputs, read_wikidata5m, read_wikikg2
-from .scorers import BilinearBlocks, ComplExBlocks, TransEBlocks
-from .store import load_arrays, members, save_arrays
-from .synth import load_graph
+from .store import SYNTHETIC, load_arrays, members, save_arrays
 
 #: the layouts ``kgeval scale graph --from`` reads
 LAYOUTS = ("wikikg2", "wikidata5m")
-#: the models a model file can name, and their block scorers
-MODELS = {"distmult": BilinearBlocks, "complex": ComplExBlocks, "transe": TransEBlocks}
+#: the models a model file can name (their block scorers: :func:`load_system`; torch is imported there, so that
+#: reading a real graph's files does not pay for it)
+MODELS = ("distmult", "complex", "transe")
 _REAL = ("train", "valid", "test", "num_entities", "num_relations")
 #: OGB's fixed negatives of the test triples, kept in a graph file read from ogbl-wikikg2's folder
 NEGATIVES = ("test_head_neg", "test_tail_neg")
@@ -73,7 +71,7 @@ def open_graph(path: str | Path) -> tuple[dict[str, np.ndarray], int, int]:
     if "num_entities" in members(path):
         g = load_arrays(path, _REAL)
         return g, int(g["num_entities"]), int(g["num_relations"])
-    g = load_graph(path)
+    g = load_arrays(path, SYNTHETIC)
     return g, len(g["z"]), len(g["w"])
 
 
@@ -85,6 +83,10 @@ def has_truth(path: str | Path) -> bool:
 def load_system(path: str | Path, graph: str | Path, num_entities: int, num_relations: int):
     """The block scorer of the model file ``path`` for the graph file ``graph`` (its counts given); a file that
     does not fit the graph is refused in one line naming it."""
+    import torch
+
+    from .scorers import BilinearBlocks, ComplExBlocks, TransEBlocks
+
     a = load_arrays(path, ("model", "entity", "relation"), optional=("p", "entity_names", "relation_names"))
     model = str(a["model"]).lower()
     if model not in MODELS:
@@ -116,7 +118,7 @@ def load_system(path: str | Path, graph: str | Path, num_entities: int, num_rela
         if not p >= 1 or not np.isfinite(p):
             raise CorruptFileError(path, f"TransE norm p = {p}: need a finite p >= 1")
         return TransEBlocks(*rows, p=p)
-    return MODELS[model](*rows)
+    return (BilinearBlocks if model == "distmult" else ComplExBlocks)(*rows)
 
 
 def _by_name(x: np.ndarray, names: np.ndarray, graph: str | Path, what: str, path: str | Path,

@@ -11,6 +11,9 @@ import numpy as np
 from ..errors import CorruptFileError
 from ..io import atomic_path
 
+#: the arrays of a synthetic graph file (:mod:`.synth`): its splits, the hidden true triples, the planted vectors
+SYNTHETIC = ("train", "valid", "test", "hidden", "z", "w")
+
 
 def save_arrays(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
     """Write ``arrays`` as an uncompressed .npz (np.load reads it) with fixed member dates, atomically."""

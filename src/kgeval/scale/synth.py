@@ -26,7 +26,7 @@ import torch
 from ..errors import KgevalError
 from ..progress import Progress
 from .scorers import BilinearBlocks
-from .store import load_arrays, save_arrays
+from .store import SYNTHETIC, load_arrays, save_arrays
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,7 @@ def write_graph(path: str | Path, spec: ScaleSpec, seed: int = 0) -> None:
 
 
 def load_graph(path: str | Path) -> dict[str, np.ndarray]:
-    return load_arrays(path, ("train", "valid", "test", "hidden", "z", "w"))
+    return load_arrays(path, SYNTHETIC)
 
 
 def system(graph: dict[str, np.ndarray], quality: int, noise: float = 0.2, seed: int = 0) -> BilinearBlocks:
