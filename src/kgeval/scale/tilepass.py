@@ -5,10 +5,10 @@ comparison and per group maximum, each paying numpy's fixed cost per call and a 
 The tile is entities × questions (C order); for each group of ``GROUP`` entities a loop over the contiguous
 questions, which LLVM vectorises, compares each question's ``GROUP`` cells with its first judged score into
 int32 counters and takes their maximum. Only a question whose group maximum reaches its floor (its k-th key's
-score; until it has k keys, the first tile's k-th score) has that group's cells keyed into its running top-k, a
-min-heap of int64 keys (:func:`kgeval.scores.ranking.ordered_keys`). After the first tile that is a few groups
-in a thousand. The keys are unique (the docno ranks are), so the heap keeps exactly the k largest keys,
-the same set as the numpy path's merges. ``nogil``: the workers run it in parallel.
+score; until it has k keys, a bound from a histogram of the first tile's column) has that group's cells keyed
+into its running top-k, a min-heap of int64 keys (:func:`kgeval.scores.ranking.ordered_keys`). After the first
+tiles that is a few groups in a thousand. The keys are unique (the docno ranks are), so the heap keeps exactly
+the k largest keys, the same set as the numpy path's merges. ``nogil``: the workers run it in parallel.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def tile_pass(S, w, lo, t_q, counts_q, rest_q, t_rest, counts_rest, heap, filled
     bits = np.empty(1, np.float32)  # a float32's bits as int32 and back (numba has no scalar view)
     bits_i = bits.view(np.int32)
     if k and w >= k:
-        _first_floors(S, w, k, filled, floor)
+        _first_floors(S, w, k, filled, floor, bits, bits_i)
     gt = np.zeros(nq, np.int32)  # a tile's counts fit int32; narrower lanes vectorise twice as wide as int64
     eq = np.zeros(nq, np.int32)
     gmax = np.empty(nq, np.float32)
@@ -76,44 +76,41 @@ def tile_pass(S, w, lo, t_q, counts_q, rest_q, t_rest, counts_rest, heap, filled
         counts_q[1, c] += eq[c]
 
 
+#: leading bits of a score's order-preserving 32-bit key that bucket a tile's column for its first floor: sign,
+#: exponent and 3 bits of mantissa, buckets 1/8 of an octave wide
+_BUCKET_BITS = 12
+
+
 @njit(nogil=True, cache=True)
-def _first_floors(S, w, k, filled, floor):  # pragma: no cover
-    """A question without k keys yet takes the tile's k-th largest score as its floor (k cells reach it): its
-    heap then takes about k cells of this tile, not every cell that beats a rising root in entity order."""
-    col = np.empty(w, np.float32)
+def _first_floors(S, w, k, filled, floor, bits, bits_i):  # pragma: no cover
+    """A question without k keys yet takes as its floor the lowest score of the highest bucket of the tile's
+    column (buckets by leading key bits) that has at least k cells at or above it: k cells reach it, and only a
+    bucket's width more than k do, so its heap takes about k cells of this tile, not every cell that beats a
+    rising root in entity order (a k-th-score selection took as long as that)."""
+    shift = 32 - _BUCKET_BITS
+    hist = np.empty(1 << _BUCKET_BITS, np.int32)
     for c in range(S.shape[1]):
-        if filled[c] < k and floor[c] < np.inf:
-            for e in range(w):
-                v = S[e, c]
-                col[e] = v if v == v else -np.inf  # NaN reaches no floor: it must not hold up a k-th place
-            kth = _select(col, w - k)
-            if kth > floor[c]:  # False for the filter's -inf
-                floor[c] = kth
-
-
-@njit(nogil=True, cache=True)
-def _select(a, i):  # pragma: no cover
-    """The i-th smallest of ``a`` (reordered in place; no NaN): Hoare's selection with a median-of-three pivot
-    (numba's np.partition took four times as long on a tile's column)."""
-    lo, hi = 0, len(a) - 1
-    while lo < hi:
-        x, y, z = a[lo], a[(lo + hi) >> 1], a[hi]
-        p = max(min(x, y), min(max(x, y), z))
-        e, f = lo, hi
-        while e <= f:
-            while a[e] < p:
-                e += 1
-            while p < a[f]:
-                f -= 1
-            if e <= f:
-                a[e], a[f] = a[f], a[e]
-                e += 1
-                f -= 1
-        if f < i:
-            lo = e
-        if i < e:
-            hi = f
-    return a[i]
+        if filled[c] >= k or floor[c] == np.inf:
+            continue
+        hist[:] = 0
+        top = 0
+        for e in range(w):
+            v = S[e, c]
+            if v == v:  # NaN reaches no floor
+                bits[0] = v + np.float32(0.0)
+                b = np.int64(bits_i[0])
+                u = ((b ^ ((b >> 31) & 0x7FFFFFFF)) + 0x80000000) >> shift  # unsigned order of the key's bits
+                hist[u] += 1
+                top = max(top, u)
+        n = 0
+        for u in range(top, -1, -1):
+            n += hist[u]
+            if n >= k:
+                key32 = (np.int64(u) << shift) - 0x80000000
+                bits_i[0] = key32 ^ ((key32 >> 31) & 0x7FFFFFFF)
+                if bits[0] > floor[c]:  # False for the filter's -inf
+                    floor[c] = bits[0]
+                break
 
 
 @njit(nogil=True, cache=True, inline="always")
