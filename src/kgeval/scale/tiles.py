@@ -15,6 +15,11 @@ core's L2 and the shared L3 cache), into one reused buffer; then
   copied aside until some question has ``_MERGE_FACTOR × k`` of them; then their cells at or above the floor
   are keyed and merged into the running top-k, whose k-th key gives the next floor.
 
+With numba installed (the ``fast`` extra: ``pip install "kgeval[fast]"``) the counting and the candidate search
+are one compiled pass over the tile instead (:mod:`.tilepass`, the same outputs to the bit; its time is
+counted as ``count``); ``KGEVAL_NO_NUMBA=1`` keeps the numpy passes, which run wherever numba does not import.
+The path is chosen once, at import (:func:`tile_path`).
+
 Entities are the tile's rows and questions its columns: every comparison and reduction then runs along rows of
 hundreds of questions (numpy's fast contiguous loops), not along one question's row with a threshold per row.
 The products give the same bits as the block engine's ``query @ entities.T`` (a cell's value does not depend on
