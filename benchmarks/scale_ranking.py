@@ -6,7 +6,8 @@ per entity: the filter) and a test split of ``--questions`` / 2 triples; random 
 ``--dim`` (seeded). Each tool runs in its own process, so each peak memory printed is that tool's.
 
 * kgeval: the block engine (filtered n_gt / n_eq with the study's tie policy and the top-``--k`` lists in
-  trec_eval's order), ``--repeats`` times, interleaved with two bare products (the matrix products alone, the
+  trec_eval's order; its tile step compiled where numba imports, numpy's with KGEVAL_NO_NUMBA=1, ``tile_path``
+  in the JSON), ``--repeats`` times, interleaved with two bare products (the matrix products alone, the
   same batches): in the memory budget's entity blocks on torch's threads, and in the fused CPU pass's tiles on
   its worker threads. Prints the median seconds, the ratio engine / the faster bare product (target ≤ 1.5×),
   the same ratio in the process's CPU seconds (steadier on a loaded machine), the load average, the fused
@@ -50,6 +51,7 @@ def kgeval_worker(a) -> dict:
     from kgeval.metrics.ranks import micro_ranks
     from kgeval.scale.engine import block_size_for, rank_blocks, split_questions
     from kgeval.scale.scorers import BilinearBlocks
+    from kgeval.scale.tiles import tile_path
 
     train, test = make_graph(a)
     ent, rel = weights(a.entities, a.relations, a.dim, a.seed)
@@ -94,7 +96,7 @@ def kgeval_worker(a) -> dict:
            "engine_seconds": [x[0] for x in runs["engine"]], "bare_seconds": [x[0] for x in runs["bare"]],
            "bare_tiles_seconds": [x[0] for x in runs["tiles"]],
            "cpu_seconds": {name: [x[1] for x in v] for name, v in runs.items()},
-           "tile": r.meta["block"], "workers": r.meta["workers"],
+           "tile": r.meta["block"], "workers": r.meta["workers"], "tile_path": tile_path(),
            "ratio": seconds / min(med["bare"][0], med["tiles"][0]),
            "ratio_blocks": seconds / float(med["bare"][0]), "ratio_tiles": seconds / float(med["tiles"][0]),
            "ratio_cpu": float(med["engine"][1] / min(med["bare"][1], med["tiles"][1])),
@@ -168,7 +170,8 @@ def main() -> None:
     ours = run_worker(__file__, ["kgeval", *args, f"--ranks-out={tmp / 'k.npz'}"])
     t = ours["timings"]
     print(f"kgeval block engine: {ours['questions']} questions x {ours['entities']:,} entities, d={ours['dim']}, "
-          f"top-{ours['k']}, {ours['workers']} workers, tiles of {ours['tile']} entities, load "
+          f"top-{ours['k']}, {ours['workers']} workers, tiles of {ours['tile']} entities ({ours['tile_path']} "
+          f"path), load "
           f"{ours['load'][0]:.1f}: {ours['seconds']:.2f} s (median of {fmt(ours['engine_seconds'])}); bare products "
           f"in blocks of {ours['block']} {fmt(ours['bare_seconds'])} s, in the engine's tiles "
           f"{fmt(ours['bare_tiles_seconds'])} s; ratio {ours['ratio']:.2f}x the faster (blocks "

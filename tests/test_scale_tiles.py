@@ -1,7 +1,8 @@
-"""The block engine's fused CPU pass (kgeval.scale.tiles) and its device pass, against a brute-force numpy
-reference: the full score matrix in float64, the macro filter from the raw triples, counts by comparison and the
-top-k by a full lexicographic sort. Integer embeddings make every score exact in float32 and float64 and tie
-often, at the k-th place too."""
+"""The block engine's fused CPU pass (kgeval.scale.tiles), on its numpy and its compiled (numba) tile path, and
+its device pass, against a brute-force numpy reference: the full score matrix in float64, the macro filter from
+the raw triples, counts by comparison and the top-k by a full lexicographic sort. Integer embeddings make every
+score exact in float32 and float64 and tie often, at the k-th place too. The two tile paths also give the same
+outputs on random float scores."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import torch
 from kgeval.data.kg import HEAD
 from kgeval.data.questions import AnswerIndex, Questions
 from kgeval.data.testsets import TestSet
+from kgeval.scale import tiles
 from kgeval.scale.engine import rank_blocks
 from kgeval.scale.scorers import BilinearBlocks
 from kgeval.scale.tiles import _counts
@@ -72,6 +74,20 @@ def _graph(seed, E=2600, R=3, dim=6, n_known=6000, n_test=200):
     return ent, rel, known, ts.positives, questions, judged
 
 
+@pytest.fixture(params=["numpy", "numba"])
+def tile_path(request, monkeypatch):
+    """Each test on both tile paths: the numpy passes and the compiled step (skipped without numba)."""
+    if request.param == "numba":
+        pytest.importorskip("numba")
+        from kgeval.scale.tilepass import tile_pass
+
+        monkeypatch.setattr(tiles, "_TILE_PASS", tile_pass)
+    else:
+        monkeypatch.setattr(tiles, "_TILE_PASS", None)
+    assert tiles.tile_path() == request.param
+    return request.param
+
+
 @pytest.fixture(scope="module")
 def case():
     ent, rel, known, pos, questions, judged = _graph(0)
@@ -85,7 +101,7 @@ def case():
 
 @pytest.mark.parametrize("fused", [True, False])
 @pytest.mark.parametrize("block,batch", [(None, 1024), (64, 1024), (700, 50), (2100, 1024), (None, 7)])
-def test_equals_brute_force_reference(case, fused, block, batch):
+def test_equals_brute_force_reference(case, fused, block, batch, tile_path):
     ent, rel, known, questions, judged, docno, k, (n_gt, n_eq, cand, run_entity, run_score, _) = case
     scorer = BilinearBlocks(torch.as_tensor(ent, dtype=torch.float32), torch.as_tensor(rel, dtype=torch.float32))
     threads = torch.get_num_threads()
@@ -104,7 +120,7 @@ def test_equals_brute_force_reference(case, fused, block, batch):
     np.testing.assert_array_equal(r.run_score, run_score.astype(np.float32))
 
 
-def test_counts_only_without_top_k(case):
+def test_counts_only_without_top_k(case, tile_path):
     ent, rel, known, questions, judged, docno, _, (n_gt, n_eq, cand, *_) = case
     scorer = BilinearBlocks(torch.as_tensor(ent, dtype=torch.float32), torch.as_tensor(rel, dtype=torch.float32))
     r = rank_blocks(scorer, questions, judged, AnswerIndex(known, len(ent), len(rel)), docno, k=0, block=300,
@@ -121,3 +137,59 @@ def test_counts_sum_bytes_as_words(questions, entities):
     mask = rng.random((entities, questions)) < 0.7
     mask[:, 0] = True  # every byte lane of a word at its largest
     np.testing.assert_array_equal(_counts(np.stack([mask, ~mask])), [mask.sum(axis=0), (~mask).sum(axis=0)])
+
+
+def _scan_random(seed, E, B, k, width):
+    """scan_batch on random float32 DistMult scores: several judged entities per question (gathered columns),
+    judged entities under the filter, a filter of random cells, docno a permutation."""
+    rng = np.random.default_rng(seed)
+    ent = torch.as_tensor(rng.standard_normal((E, 16)), dtype=torch.float32)
+    ent[rng.integers(0, E, E // 20)] = ent[rng.integers(0, E, E // 20)]  # ties: equal scores in every column
+    jloc = np.sort(rng.integers(0, B, 2 * B))
+    jent = rng.integers(0, E, len(jloc))
+    ent[rng.integers(0, E, 4)] = ent[jent[:4]]  # ties at judged entities
+    scorer = BilinearBlocks(ent, torch.ones(1, 16))
+    qv = ent[rng.integers(0, E, B)]
+    first = np.r_[True, jloc[1:] != jloc[:-1]]
+    s_j = scorer.some(qv[torch.as_tensor(jloc)], torch.as_tensor(jent)).numpy()
+    f_rows = rng.integers(0, B, 20 * B)
+    f_ents = np.sort(rng.integers(0, E, 20 * B))
+    f_rows[:B], f_ents[:B] = jloc[:B], jent[:B]  # judged entities under the filter
+    order = np.argsort(f_ents, kind="stable")
+    f_rows, f_ents = f_rows[order], f_ents[order]
+    docno = rng.permutation(E).astype(np.int64)
+    timings = {}
+    out = tiles.scan_batch(scorer, qv, E, s_j, jloc, first, jent, f_rows, f_ents, k, width, docno, 2, timings)
+    return out, first
+
+
+@pytest.mark.parametrize("E,B,k,width", [(5000, 300, 50, None), (3000, 70, 200, 128), (900, 130, 0, 256),
+                                         (700, 9, 700, 128)])
+def test_compiled_path_equals_numpy_path(E, B, k, width, monkeypatch):
+    """Counts, candidate flags and top-k keys of the two tile paths, equal to the bit; k past a tile's width
+    and k = E (every entity that the filter leaves)."""
+    pytest.importorskip("numba")
+    from kgeval.scale.tilepass import tile_pass
+
+    monkeypatch.setattr(tiles, "_TILE_PASS", None)
+    ref, first = _scan_random(E, E, B, k, width)
+    monkeypatch.setattr(tiles, "_TILE_PASS", tile_pass)
+    out, _ = _scan_random(E, E, B, k, width)
+    for a, b in zip(ref, out):
+        np.testing.assert_array_equal(a, b)
+    assert (~ref[2]).any() and (ref[1] > 0).any() and (~first).any()  # what the draws are to exercise
+    valid = ref[3] != np.iinfo(np.int64).min
+    assert valid.all() if k < E // 2 else not valid.all()  # at k = E the filtered cells are missing
+
+
+def test_path_is_chosen_at_import(monkeypatch):
+    """KGEVAL_NO_NUMBA=1 selects the numpy path; otherwise numba where it imports."""
+    monkeypatch.setenv("KGEVAL_NO_NUMBA", "1")
+    assert tiles._compiled() is None
+    monkeypatch.setenv("KGEVAL_NO_NUMBA", "0")
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        assert tiles._compiled() is None
+    else:
+        assert tiles._compiled() is not None

@@ -15,6 +15,11 @@ core's L2 and the shared L3 cache), into one reused buffer; then
   copied aside until some question has ``_MERGE_FACTOR × k`` of them; then their cells at or above the floor
   are keyed and merged into the running top-k, whose k-th key gives the next floor.
 
+With numba installed (the ``fast`` extra: ``pip install "kgeval[fast]"``) the counting and the candidate search
+are one compiled pass over the tile instead (:mod:`.tilepass`, the same outputs to the bit; its time is
+counted as ``count``); ``KGEVAL_NO_NUMBA=1`` keeps the numpy passes, which run wherever numba does not import.
+The path is chosen once, at import (:func:`tile_path`).
+
 Entities are the tile's rows and questions its columns: every comparison and reduction then runs along rows of
 hundreds of questions (numpy's fast contiguous loops), not along one question's row with a threshold per row.
 The products give the same bits as the block engine's ``query @ entities.T`` (a cell's value does not depend on
@@ -24,6 +29,7 @@ brute-force reference, and the benchmark's data against the previous engine).
 
 from __future__ import annotations
 
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -43,6 +49,27 @@ _GROUP = 16
 _LOWEST = np.float32(np.finfo(np.float32).min)  # a floor that keeps every finite score and drops the filter's -inf
 
 _POOL: ThreadPoolExecutor | None = None
+
+
+def _compiled():
+    """The compiled tile step of :mod:`.tilepass`, or None: numba is not installed (the ``fast`` extra) or
+    ``KGEVAL_NO_NUMBA`` is set to anything but 0 (the numpy path for the tests and the benchmarks)."""
+    if os.environ.get("KGEVAL_NO_NUMBA", "0") not in ("", "0"):
+        return None
+    try:
+        from .tilepass import tile_pass
+    except ImportError:
+        return None
+    return tile_pass
+
+
+#: the compiled tile step where available (chosen once, here)
+_TILE_PASS = _compiled()
+
+
+def tile_path() -> str:
+    """Which tile step the fused pass runs: ``"numba"`` (compiled) or ``"numpy"``."""
+    return "numpy" if _TILE_PASS is None else "numba"
 
 
 def _pool(workers: int) -> ThreadPoolExecutor:
@@ -129,10 +156,17 @@ def _scan(scorer, q, E, w, s, jl, first, jent, fr, fe, k, docno):
     wp = -(-w // 128) * 128  # the tile's rows past its entities hold -inf: they count nothing
     buf = torch.full((wp, nq), -np.inf, dtype=torch.float32)
     S = buf.numpy()
-    mask = np.zeros((2, wp, nq), bool)
-    mask_rest = np.zeros((2, wp, n_rest), bool)
-    top = _RunningTop(nq, k, docno)
-    top.floor[n:] = np.inf  # the padding has no candidates
+    step = _TILE_PASS
+    if step is None:
+        mask = np.zeros((2, wp, nq), bool)
+        mask_rest = np.zeros((2, wp, n_rest), bool)
+        top = _RunningTop(nq, k, docno)
+        top.floor[n:] = np.inf  # the padding has no candidates
+    else:  # the compiled step's running top-k: a min-heap of keys per question and its floor
+        heap = np.full((nq, k), _INT64_MIN, np.int64)
+        filled = np.zeros(nq, np.int64)
+        floor = np.full(nq, _LOWEST, np.float32)
+        floor[n:] = np.inf
     t_score = t_count = t_top = 0.0
     for i in range(len(edges) - 1):
         lo, hi = int(edges[i]), int(edges[i + 1])
@@ -145,14 +179,17 @@ def _scan(scorer, q, E, w, s, jl, first, jent, fr, fe, k, docno):
         if b > a:
             S[fe[a:b] - lo, fr[a:b]] = -np.inf
         t1 = time.thread_time()
-        np.greater(S, t_q, out=mask[0])
-        np.equal(S, t_q, out=mask[1])
-        counts_q += _counts(mask)
-        if n_rest:
-            G = np.take(S, rest_q, axis=1)
-            np.greater(G, t_rest, out=mask_rest[0])
-            np.equal(G, t_rest, out=mask_rest[1])
-            counts_rest += _counts(mask_rest)
+        if step is not None:  # counts and top-k in one read of the tile (its time is counting's)
+            step(S, hi - lo, lo, t_q, counts_q, rest_q, t_rest, counts_rest, heap, filled, floor, docno)
+        else:
+            np.greater(S, t_q, out=mask[0])
+            np.equal(S, t_q, out=mask[1])
+            counts_q += _counts(mask)
+            if n_rest:
+                G = np.take(S, rest_q, axis=1)
+                np.greater(G, t_rest, out=mask_rest[0])
+                np.equal(G, t_rest, out=mask_rest[1])
+                counts_rest += _counts(mask_rest)
         # the judged entities of this tile: their own cell is no other candidate
         a, b = j_pos[i], j_pos[i + 1]
         if b > a:
@@ -163,16 +200,19 @@ def _scan(scorer, q, E, w, s, jl, first, jent, fr, fe, k, docno):
             own_gt[js] = finite & (own > s[js])
             own_eq[js] = finite & (own == s[js])
         t2 = time.thread_time()
-        if k:
+        if k and step is None:
             top.add(S, hi - lo, lo, hi == E)
         t_score += t1 - t0
         t_count += t2 - t1
         t_top += time.thread_time() - t2
+    t2 = time.thread_time()
+    keys = top.keys() if step is None else np.sort(heap, axis=1)[:, ::-1]
+    t_top += time.thread_time() - t2
     gt = np.where(first, counts_q[0, jl], 0) - own_gt
     eq = np.where(first, counts_q[1, jl], 0) - own_eq
     gt[rest] += counts_rest[0, :len(rest)]
     eq[rest] += counts_rest[1, :len(rest)]
-    return gt, eq, cand, top.keys()[:n], {"score": t_score, "count": t_count, "topk": t_top}
+    return gt, eq, cand, np.ascontiguousarray(keys[:n]), {"score": t_score, "count": t_count, "topk": t_top}
 
 
 class _RunningTop:
