@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -188,7 +189,12 @@ def main() -> None:
         try:
             theirs = run_worker(__file__, ["pykeen", *args, f"--ranks-out={tmp / 'p.npz'}"], allocator=False,
                                 timeout=a.pykeen_timeout)
-        except Exception as exc:  # a timeout or PyKEEN running out of memory is a result too
+        except subprocess.TimeoutExpired:  # the command line alone would fill the message
+            theirs = {"tool": "pykeen", "failed": f"timed out after {a.pykeen_timeout:g} s",
+                      "timeout_s": a.pykeen_timeout, "speedup_above": a.pykeen_timeout / ours["seconds"]}
+            print(f"PyKEEN: did not finish within {a.pykeen_timeout:g} s: more than "
+                  f"{theirs['speedup_above']:.0f}x kgeval's time")
+        except Exception as exc:  # PyKEEN running out of memory is a result too
             theirs = {"tool": "pykeen", "failed": str(exc).strip().splitlines()[-1][:300]}
             print(f"PyKEEN: did not finish ({theirs['failed']})")
         else:
