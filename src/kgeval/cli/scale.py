@@ -101,7 +101,6 @@ def _scale(p: argparse.ArgumentParser):
     def run(a):
         from ..scale.own import LAYOUTS, has_truth, layout_files, real_graph_step
 
-
         out = Path(a.out)
         if a.scale_cmd == "graph":
             if a.source is not None and a.source[0] not in LAYOUTS:

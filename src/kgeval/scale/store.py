@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 import zipfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,15 @@ from ..io import atomic_path
 
 #: the arrays of a synthetic graph file (:mod:`.synth`): its splits, the hidden true triples, the planted vectors
 SYNTHETIC = ("train", "valid", "test", "hidden", "z", "w")
+
+
+@contextmanager
+def _readable(path: str | Path):
+    """A missing, truncated or foreign array file as one line naming it (a CorruptFileError passes as it is)."""
+    try:
+        yield
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError, struct.error) as exc:
+        raise CorruptFileError(path, f"not a readable array file: {exc}") from exc
 
 
 def save_arrays(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
@@ -30,23 +40,18 @@ def save_arrays(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
 def load_arrays(path: str | Path, names: tuple[str, ...], optional: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
     """The named arrays of a file :func:`save_arrays` wrote, and those of ``optional`` it holds; a missing or
     unreadable file names itself."""
-    try:
+    with _readable(path):
         with np.load(path, allow_pickle=False) as z:
             missing = [n for n in names if n not in z.files]
             if missing:
                 raise CorruptFileError(path, f"no array {missing[0]!r} (has {', '.join(z.files)})")
             return {n: z[n] for n in names + tuple(n for n in optional if n in z.files)}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise CorruptFileError(path, f"not a readable array file: {exc}") from exc
 
 
 def members(path: str | Path) -> set[str]:
     """The array names of an .npz file; a missing or unreadable file names itself."""
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            return set(z.files)
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise CorruptFileError(path, f"not a readable array file: {exc}") from exc
+    with _readable(path), np.load(path, allow_pickle=False) as z:
+        return set(z.files)
 
 
 def map_arrays(path: str | Path, names: tuple[str, ...]) -> dict[str, np.ndarray]:
@@ -54,7 +59,7 @@ def map_arrays(path: str | Path, names: tuple[str, ...]) -> dict[str, np.ndarray
     uncompressed .npz (:func:`save_arrays`) is a .npy at an offset of the zip, so indexing a few rows reads only
     those (ogbl-wikikg2's fixed negatives are 2 × 2.4 GB, of which an estimate needs its sampled answers' rows)."""
     out = {}
-    try:
+    with _readable(path):
         with zipfile.ZipFile(path) as zf, open(path, "rb") as fh:
             for name in names:
                 try:
@@ -76,6 +81,4 @@ def map_arrays(path: str | Path, names: tuple[str, ...]) -> dict[str, np.ndarray
                     raise CorruptFileError(path, f"array {name!r} holds Python objects")
                 out[name] = np.memmap(path, dtype=dtype, mode="r", offset=fh.tell(), shape=shape,
                                       order="F" if fortran else "C")
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError, struct.error) as exc:
-        raise CorruptFileError(path, f"not a readable array file: {exc}") from exc
     return out
