@@ -102,7 +102,6 @@ def rank_blocks(scorer, questions: Questions, judged: Judged, known: AnswerIndex
         count = np.asarray(count, bool)
         if count.shape != (J,):
             raise ValueError(f"count: {count.shape} flags for {J} judged rows")
-        n_gt[~count] = n_eq[~count] = -1
     timings = {"score": 0.0, "count": 0.0, "topk": 0.0}
     t_all = time.perf_counter()
     n_batches = sum(-(-int((questions.side == s).sum()) // batch) for s in (HEAD, TAIL))
@@ -114,16 +113,16 @@ def rank_blocks(scorer, questions: Questions, judged: Judged, known: AnswerIndex
                 qi = idx_side[b0:b0 + batch]
                 jr = _concat_ranges(j_start[qi], j_stop[qi])
                 fr = _concat_ranges(f_start[qi], f_stop[qi])
-                if count is None:
+                counted = None if count is None else count[jr]
+                if counted is None:
                     first = slot[jr] == 0
-                else:  # the counted rows; a question's first of them is compared in place
-                    rest, jr = jr[~count[jr]], jr[count[jr]]
-                    first = np.r_[True, judged.q[jr][1:] != judged.q[jr][:-1]] if len(jr) else np.zeros(0, bool)
-                    score[rest], candidate[rest] = _score_only(scorer, questions, judged, rest, f_rows[fr],
-                                                               f_ents[fr], model_name)
+                else:  # a question's first counted row is compared in place
+                    q_c = judged.q[jr[counted]]
+                    first = np.r_[True, q_c[1:] != q_c[:-1]] if len(q_c) else np.zeros(0, bool)
                 try:
                     out = _rank_batch(scorer, questions, qi, side, judged, jr, first, f_rows[fr],
-                                      f_ents[fr], k, blk, docno_t, timings, bar, model_name, workers, block)
+                                      f_ents[fr], k, blk, docno_t, timings, bar, model_name, workers, block,
+                                      counted)
                 finally:
                     torch.set_num_threads(threads)  # the fused pass's workers set one thread each
                 gt, eq, s_j, cand, top = out
@@ -138,27 +137,11 @@ def rank_blocks(scorer, questions: Questions, judged: Judged, known: AnswerIndex
                          "device": str(device), "engine": "blocks", "fused": fused, "workers": workers})
 
 
-def _score_only(scorer, questions, judged, rows, f_rows, f_ents, model_name) -> tuple[np.ndarray, np.ndarray]:
-    """Scores and candidate flags (not filtered) of judged ``rows`` whose counts are not wanted, by the same
-    row-wise ``scorer.some`` as the counted rows' (the same bits: each row's sum is its own); ``f_rows`` /
-    ``f_ents``: the filter's cells of their batch."""
-    if not len(rows):
-        return np.zeros(0, np.float32), np.zeros(0, bool)
-    device = scorer.device
-    q = judged.q[rows]
-    with torch.no_grad():
-        qv = scorer.query(torch.as_tensor(questions.entity[q], device=device),
-                          torch.as_tensor(questions.relation[q], device=device), int(questions.side[q[0]]))
-        s = scorer.some(qv, torch.as_tensor(judged.entity[rows], device=device)).to(torch.float32).cpu().numpy()
-    if not np.isfinite(s).all():
-        raise ScoreError(f"model {model_name}: non-finite score for question {questions.qid[q[~np.isfinite(s)][0]]}")
-    E = questions.num_entities
-    filtered = np.isin(q * E + judged.entity[rows], f_rows.astype(np.int64) * E + f_ents)
-    return s, ~filtered
-
-
 def _rank_batch(scorer, questions, qi, side, judged, jr, first, f_rows, f_ents, k, blk, docno_t, timings, bar,
-                model_name, workers, width):
+                model_name, workers, width, counted=None):
+    """A batch's counts, judged scores, candidate flags and top-k keys. ``counted`` (a flag per row of ``jr``):
+    only those rows are counted (``first`` is over them); the others get -1 counts, their score and, for the
+    flag the own cell would give, whether the filter holds them."""
     device = scorer.device
     E = questions.num_entities
     B = len(qi)
@@ -174,6 +157,19 @@ def _rank_batch(scorer, questions, qi, side, judged, jr, first, f_rows, f_ents, 
         bad = int(torch.nonzero(~torch.isfinite(s_j))[0, 0])
         raise ScoreError(f"model {model_name}: non-finite score for question {questions.qid[qi[int(jloc[bad])]]}")
     timings["score"] += time.perf_counter() - t0
+    s_all, expand = s_j, None
+    if counted is not None:
+        keep, n_rows = np.flatnonzero(counted), len(jr)
+        flag = ~np.isin(judged.q[jr] * E + jent_np, f_rows.astype(np.int64) * E + f_ents)
+
+        def expand(gt, eq, cand):
+            full = np.full((2, n_rows), -1, np.int64)
+            full[0, keep], full[1, keep] = gt, eq
+            flag[keep] = cand
+            return full[0], full[1], flag
+
+        keep_t = torch.as_tensor(keep, device=device)
+        jr, jloc, jent_np, jent, s_j = jr[keep], jloc[keep_t], jent_np[keep], jent[keep_t], s_j[keep_t]
     # the batch's filter cells by entity, so that each block takes its own slice
     f_order = np.argsort(f_ents, kind="stable")
     f_rows_l = np.searchsorted(qi, f_rows[f_order])
@@ -182,7 +178,9 @@ def _rank_batch(scorer, questions, qi, side, judged, jr, first, f_rows, f_ents, 
         gt, eq, cand, top = tiles.scan_batch(scorer, qv, E, s_j.numpy(), jloc.numpy(), first, jent_np, f_rows_l,
                                              f_ents_s, k, width, docno_t.numpy(), workers, timings)
         bar.update(-(-E // blk))
-        return gt, eq, s_j.numpy(), cand, top
+        if expand:
+            gt, eq, cand = expand(gt, eq, cand)
+        return gt, eq, s_all.numpy(), cand, top
     j_order = np.argsort(jent_np, kind="stable")
     jent_s = jent_np[j_order]
     gt = np.zeros(len(jr), np.int64)
@@ -222,7 +220,9 @@ def _rank_batch(scorer, questions, qi, side, judged, jr, first, f_rows, f_ents, 
             top, thr = _merge_top(S, cand_rows, cand_cols, lo, k, top, thr, docno_t)
             timings["topk"] += time.perf_counter() - t0
         bar.update(1)
-    return gt, eq, s_j.cpu().numpy(), cand, top.cpu().numpy()
+    if expand:
+        gt, eq, cand = expand(gt, eq, cand)
+    return gt, eq, s_all.cpu().numpy(), cand, top.cpu().numpy()
 
 
 #: every _SAMPLE_STRIDE-th score of a block is a sample for a row's first floor
