@@ -38,18 +38,16 @@ def _reference(result: Result, results: str | os.PathLike | None):
     """The reference :func:`place` and :func:`compare` use (:func:`kgeval.external.reference.resolve`): the
     given folder (or ``authors:DIR``), else ``<workdir>/results`` when it holds the test set's tables, else the
     shipped reference pack."""
-    from ..external import placement, reference
+    from ..external import reference
 
     if result.testset.depth is not None:
         raise ValueError(f"placement compares with the study's {result.testset.base} under all its judgments; "
                          f"evaluate on {result.testset.base} without a depth")
     spec = "auto" if results is None else str(results)
     local = result.testset.workdir / "results"
-    ref = reference.resolve(spec, local, [result.testset.base])
+    ref = reference.resolve(spec, local, [result.testset.base], names=[result.name])
     if ref is None or result.testset.base not in ref.files:
         raise FileNotFoundError(reference.missing_note(spec, local, [result.testset.base]))
-    if ref.kind != "authors":
-        placement.check_names(ref.files, [result.name])
     return ref
 
 

@@ -57,19 +57,9 @@ def study_files(options: Options, testsets: list[str], names: list[str]) -> tupl
     tables; None when there is none) after checking that no evaluated system takes a study system's name, and the
     summary's sentence saying which reference was used. Run before evaluating, so that a name clash or a broken
     results folder stops the command before the dumps are written."""
-    ref = reference.resolve(options.reference, options.results, testsets)
+    ref = reference.resolve(options.reference, options.results, testsets, names=names)
     if ref is None:
         return None, reference.missing_note(options.reference, options.results, testsets)
-    if ref.kind == "authors":
-        for t, table in ref.tables.items():
-            clash = placement.name_clashes(names, table["System"].astype(str))
-            if clash:
-                from ..errors import InputError
-
-                raise InputError(ref.files[t]["evaluation"], None, f"system name {clash[0]!r} is also a released "
-                                                                    "system here; label yours with --name")
-    else:
-        placement.check_names(ref.files, names)
     missing = [t for t in testsets if t not in ref.files]
     note = ref.note + (f" (No tables for {', '.join(missing)}.)" if missing else "")
     return ref, note

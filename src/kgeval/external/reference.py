@@ -95,10 +95,30 @@ def authors_tables(folder: str | Path, testsets: list[str]) -> dict[str, pd.Data
             if (folder / t / "evaluation.csv").is_file()}
 
 
-def resolve(spec: str, results: str | Path, testsets: list[str], roots: list[Path] | None = None) -> Reference | None:
+def resolve(spec: str, results: str | Path, testsets: list[str], roots: list[Path] | None = None,
+            names: list[str] | None = None) -> Reference | None:
     """The reference ``spec`` names (``auto``, a folder, or ``authors:DIR``), with the sentence the output says
-    about it; None when there is nothing to place among (``note`` then says why, via :func:`missing_note`)."""
-    results = Path(results)
+    about it; None when there is nothing to place among (``note`` then says why, via :func:`missing_note`).
+    ``names``: the evaluated systems' names, refused in one line where one is also a system of the reference
+    (its rows would be indistinguishable)."""
+    ref = _resolve(spec, Path(results), testsets, roots)
+    if ref is not None and names:
+        _check_names(ref, names)
+    return ref
+
+
+def _check_names(ref: Reference, names: list[str]) -> None:
+    if ref.kind != "authors":
+        placement.check_names(ref.files, names)
+        return
+    for t, table in ref.tables.items():
+        clash = placement.name_clashes(names, table["System"].astype(str))
+        if clash:
+            raise InputError(ref.files[t]["evaluation"], None, f"system name {clash[0]!r} is also a released "
+                                                                "system here; label yours with --name")
+
+
+def _resolve(spec: str, results: Path, testsets: list[str], roots: list[Path] | None) -> Reference | None:
     if spec.startswith(AUTHORS_PREFIX):
         folder = Path(spec[len(AUTHORS_PREFIX):])
         tables = authors_tables(folder, testsets)
