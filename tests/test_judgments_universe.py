@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from test_sampling_estimates import judged_plan
 
+from kgeval.data.kg import HEAD
 from kgeval.judgments.universe import from_dumps
 from kgeval.scores.dumps import load_dump
 
@@ -27,3 +28,12 @@ def test_universe_states_by_enumeration(pooled, synth_kg, tmp_path):
     np.testing.assert_array_equal(u.pooled, (label >= 0) & (depth >= 1))
     np.testing.assert_array_equal(u.hidden, (zero == -1) & (label >= 0))
     assert u.pooled.any() and (zero >= 0).any() and (depth > max_depth).any()  # every case occurs
+    # the values set once for the stages above: every item's triple and the candidates' pair order
+    qs = load_dump(dumps[sorted(dumps)[0]]).questions
+    triples = [(e, r, k) if s == HEAD else (k, r, e) for e, r, k, s in
+               zip(u.items.entity, qs.relation[u.items.q], qs.entity[u.items.q], qs.side[u.items.q])]
+    np.testing.assert_array_equal(u.triples, np.array(triples))
+    a, b = u.cand.pairs
+    assert [(int(x), int(y)) for x, y in zip(a, b)] == [(x, y) for x in range(len(u.systems))
+                                                        for y in range(x + 1, len(u.systems))]
+    assert (u.cand.n_systems, u.cand.n_items) == u.cand.ranks.shape

@@ -16,13 +16,13 @@ they are not linear in the labels. A system's score is the mean over the Q quest
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from kgeval.errors import InputError
 
-from .metrics import bounded_metric
+from .metrics import BoundedMetric, bounded_metric
 
 LINEAR_METRICS = ("P@k", "DCG@k", "RBP")
 MAX_METRICS = ("RR@k", "Success@k")
@@ -37,7 +37,9 @@ class Candidates:
     """The candidate items of one comparison of systems (see the module docstring): ``item_q`` (n,) question of
     each item, ``ranks`` (S, n) rank of each item in each system's filtered run (0 or > k: not in its top k),
     ``state`` (n,) 1 relevant / 0 not relevant / −1 unknown, ``n_questions`` Q the mean divides by, ``k`` the
-    cut-off, ``systems`` optional names."""
+    cut-off, ``systems`` optional names. Set once from these: ``n_systems`` S, ``n_items`` n and ``pairs`` (a, b),
+    the pair order of every per-pair array (:func:`system_pairs`); plain values, so the stages that read them
+    never call back down here for them."""
 
     item_q: np.ndarray
     ranks: np.ndarray
@@ -45,6 +47,9 @@ class Candidates:
     n_questions: int
     k: int = 10
     systems: tuple[str, ...] | None = None
+    n_systems: int = field(init=False, repr=False, compare=False)
+    n_items: int = field(init=False, repr=False, compare=False)
+    pairs: tuple[np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         q, r, s = np.asarray(self.item_q), np.asarray(self.ranks), np.asarray(self.state)
@@ -60,14 +65,9 @@ class Candidates:
         object.__setattr__(self, "item_q", q.astype(np.int64))
         object.__setattr__(self, "ranks", r.astype(np.int64))
         object.__setattr__(self, "state", s.astype(np.int8))
-
-    @property
-    def n_systems(self) -> int:
-        return self.ranks.shape[0]
-
-    @property
-    def n_items(self) -> int:
-        return self.ranks.shape[1]
+        object.__setattr__(self, "n_systems", r.shape[0])
+        object.__setattr__(self, "n_items", r.shape[1])
+        object.__setattr__(self, "pairs", system_pairs(r.shape[0]))
 
     def with_state(self, state: np.ndarray) -> Candidates:
         return replace(self, state=np.asarray(state))
@@ -76,11 +76,26 @@ class Candidates:
 def item_weights(ranks: np.ndarray, metric: str, k: int = 10, rbp_p: float = 0.8) -> np.ndarray:
     """w_s(e) (systems × items) of a linear (P@k, DCG@k, RBP) or max-type (RR@k, Success@k) metric; 0 outside
     the top k. The weight of each rank is :func:`kgeval.judgments.metrics.bounded_metric`'s, the one table the bounds use."""
+    return _by_rank(ranks, _resolve(metric, k, rbp_p), k)
+
+
+def metric_weights(cand: Candidates, metric: str, rbp_p: float = 0.8) -> tuple[BoundedMetric, np.ndarray]:
+    """The metric (``P@k``, …, ``Success@k``) at ``cand``'s cut-off, resolved once, and its :func:`item_weights`
+    on ``cand``'s ranks: what a sampling problem reads, in one call."""
+    m = _resolve(metric, cand.k, rbp_p)
+    return m, _by_rank(cand.ranks, m, cand.k)
+
+
+def _resolve(metric: str, k: int, rbp_p: float) -> BoundedMetric:
     if metric not in LINEAR_METRICS + MAX_METRICS:
         raise InputError(None, None, f"metric {metric!r}: expected one of {LINEAR_METRICS + MAX_METRICS}")
+    return bounded_metric(metric.split("@")[0], k, rbp_p)
+
+
+def _by_rank(ranks: np.ndarray, m: BoundedMetric, k: int) -> np.ndarray:
     r = np.asarray(ranks)
     inside = (r >= 1) & (r <= k)
-    by_rank = np.append(bounded_metric(metric.split("@")[0], k, rbp_p).weights, 0.0)  # index k: outside
+    by_rank = np.append(m.weights, 0.0)  # index k: outside
     return by_rank[np.where(inside, r - 1, k)]
 
 

@@ -14,7 +14,7 @@ simulation, so that no hidden item's prior saw its own question's labels.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -23,7 +23,8 @@ from ..data.kg import KnowledgeGraph
 from ..data.questions import Questions
 from ..metrics.evaluate import Qrels
 from ..metrics.trec import pair_lookup
-from .items import Items, candidates, item_features, out_of_fold_prior
+from .candidates import Candidates
+from .items import Items, candidates, item_features, item_triples, out_of_fold_prior
 from .labels import state
 from .lists import load_runs
 from .prior import Features, fit_prior
@@ -32,7 +33,9 @@ from .prior import Features, fit_prior
 @dataclass
 class Universe:
     """Systems, the candidate items (``items.cand``) and per item: ``truth`` (the published label, 0 where none),
-    ``hidden`` (simulation: the labels to hide), ``pooled`` (judged at depth ≥ 1), the prior's features."""
+    ``hidden`` (simulation: the labels to hide), ``pooled`` (judged at depth ≥ 1), the prior's features. Set once
+    from these: ``cand`` (``items.cand``) and ``triples`` (n, 3), every item's id triple (:func:`.items.item_triples`),
+    plain values the sampling stage reads without calling back down for them."""
 
     systems: list[str]
     items: Items
@@ -43,10 +46,13 @@ class Universe:
     questions: Questions
     depth: np.ndarray | None = None  # per item the pool depth that judged it (max_depth + 1: never judged)
     zero: np.ndarray | None = None  # per item its state under the depth-0 judgments (the test answers) alone
+    cand: Candidates = field(init=False, repr=False)
+    triples: np.ndarray | None = field(init=False, repr=False)
 
-    @property
-    def cand(self):
-        return self.items.cand
+    def __post_init__(self):
+        self.cand = self.items.cand
+        self.triples = (None if self.questions is None
+                        else item_triples(self.items, self.questions, np.arange(self.cand.n_items)))
 
     def hidden_state(self):
         """Candidates with the hidden labels unknown and every other item known (never judged: not relevant)."""
@@ -60,6 +66,10 @@ class Universe:
         if kind == "uniform" or y.size == 0 or y.min() == y.max():  # nothing to fit: no label, or one class
             return np.full(self.truth.size, 0.5)
         return fit_prior(self.features.take(np.flatnonzero(self.pooled)), y, kind).predict(self.features)
+
+    def prior(self, kind: str = "logistic") -> tuple[np.ndarray, str]:
+        """:meth:`pooled_prior` and :meth:`prior_fit` of ``kind`` in one call: what a plan draws with and records."""
+        return self.pooled_prior(kind), self.prior_fit(kind)
 
     def prior_fit(self, kind: str) -> str:
         """What identifies :meth:`pooled_prior`'s fit, recorded in a plan's sidecar: 12 hex digits of a SHA-256 of
@@ -80,18 +90,14 @@ def build(systems: list[str], entity: np.ndarray, judged: Judged, questions: Que
           k: int, max_depth: int) -> Universe:
     """The universe of the lists ``entity`` (S, Q, k) of ``systems`` on ``questions``, judged by ``judged``."""
     E = questions.num_entities
-
-    def qrels(depth):
-        keep = judged.depth <= depth
-        return Qrels(judged.q[keep], judged.entity[keep], judged.label[keep].astype(np.int8))
-
-    code_d, qmask = state(entity, qrels(max_depth), E)
-    code_0, _ = state(entity, qrels(0), E)
+    keep = judged.depth <= max_depth
+    code_d, qmask = state(entity, Qrels(judged.q[keep], judged.entity[keep], judged.label[keep].astype(np.int8)), E)
     deep = candidates(entity, code_d, qmask, systems, k)
-    zero = candidates(entity, code_0, qmask, systems, k)
     depth = pair_lookup(deep.q, deep.entity, judged.q, judged.entity,
-                        np.where(judged.depth <= max_depth, judged.depth, max_depth + 1), E, max_depth + 1)
-    s_deep, s_zero = deep.cand.state, zero.cand.state
+                        np.where(keep, judged.depth, max_depth + 1), E, max_depth + 1)
+    # the depth-0 judgments (the test answers) alone: the same items, known only where judged at depth 0
+    s_deep = deep.cand.state
+    s_zero = np.where(depth <= 0, s_deep, -1).astype(np.int8)
     hidden = (s_zero == -1) & (s_deep >= 0)
     pooled = (s_deep >= 0) & (depth >= 1) & (depth <= max_depth)
     truth = np.maximum(s_deep, 0).astype(np.int8)

@@ -27,7 +27,6 @@ from .estimates import judged_estimates
 from .plan import Plan, make_plan
 from .problem import Problem
 from .sheet import plan_sidecar, write_plan_sheet
-from .weights import pairs
 
 
 @dataclass
@@ -65,17 +64,19 @@ def check_against(against, study: list[str], source: str = "--decide-against") -
 @dataclass
 class OutsidePlan:
     """The universe (systems: the outside system, then the study's), the prior p per candidate, the metric's
-    short name (``P``, ``RR``, …), the pair columns (outside system, opponent) in opponent order and the plan."""
+    short name (``P``, ``RR``, …), the pair columns (outside system, opponent) in opponent order, the plan and
+    what identifies the prior's fit (:meth:`Universe.prior_fit`)."""
 
     universe: Universe
     p: np.ndarray
     metric: str
     cols: np.ndarray
     plan: Plan
+    fit: str = ""
 
     @property
     def opponents(self) -> list[str]:
-        _, b = pairs(len(self.universe.systems))
+        _, b = self.universe.cand.pairs
         return [self.universe.systems[j] for j in b[self.cols]]
 
 
@@ -99,9 +100,9 @@ def outside_plan(u: Universe, metric: str = "P", budget: float | None = None, de
     the unknowns of the compared lists can move a compared Δ and get π > 0."""
     if metric not in METRIC_NAMES:
         raise InputError(None, None, f"sampling metric {metric!r}: expected one of {', '.join(METRIC_NAMES)}")
-    p = u.pooled_prior(prior)
+    p, fit = u.prior(prior)
     pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[metric], rbp_p, mc_draws, seed, judging)
-    a, b = pairs(len(u.systems))
+    a, b = u.cand.pairs
     against = u.systems[1:] if against is None else against
     unknown = [s for s in against if s not in u.systems[1:]]
     if unknown:
@@ -109,7 +110,7 @@ def outside_plan(u: Universe, metric: str = "P", budget: float | None = None, de
     # (0, j): the outside system against each named opponent, in the order named
     cols = np.array([int(np.flatnonzero((a == 0) & (b == u.systems.index(s)))[0]) for s in against], np.int64)
     plan = make_plan(pb, p, u.systems, cols, budget, design, floor_share, level, max_budget, seed, metric)
-    return OutsidePlan(u, p, metric, cols, plan)
+    return OutsidePlan(u, p, metric, cols, plan, fit)
 
 
 def outside_estimates(op: OutsidePlan, items: np.ndarray, pi: np.ndarray, x: np.ndarray,
@@ -139,5 +140,6 @@ def plan_outside(name: str, dump, study: np.ndarray, opponents: list[str], kg: K
     op = outside_plan(u, opts.metric, opts.budget, opts.design, opts.floor_share, opts.level, opts.max_budget,
                       opts.prior, opts.seed, rbp_p, opts.mc_draws, wanted, opts.judging)
     if files is None:
-        return wanted, op, plan_sidecar(u, kg, op.plan, opts.prior)
-    return wanted, op, write_plan_sheet(u, kg, op.plan, templates or {}, f"sample-{name}", *files, prior=opts.prior)
+        return wanted, op, plan_sidecar(u, kg, op.plan, opts.prior, op.fit)
+    return wanted, op, write_plan_sheet(u, kg, op.plan, templates or {}, f"sample-{name}", *files, prior=opts.prior,
+                                        fit=op.fit)

@@ -20,7 +20,7 @@ import hashlib
 import numpy as np
 
 from ..errors import InputError
-from ..judgments.candidates import Candidates
+from ..judgments.candidates import Candidates, metric_weights
 from . import design as dz
 from . import weights as wt
 from .estimate import Estimate, difference, question_difference
@@ -40,18 +40,19 @@ class Problem:
         self.unknown = cand.state == -1
         self.x = np.where(self.unknown, truth, cand.state).astype(float)
         self.linear = wt.is_linear(metric)
-        self.a, self.b = wt.pairs(cand.n_systems)
+        self.a, self.b = cand.pairs
+        m, w = metric_weights(cand, metric, rbp_p)  # the metric resolved once: its weights per rank and item
         self.Q, self.mc_draws, self.seed = cand.n_questions, mc_draws, seed
         self._drawn_key, self._drawn = None, []  # the last prior's labellings (:meth:`_labellings`)
         if self.linear:
-            d = wt.pair_weights(cand, metric, rbp_p)
+            d = wt.pair_differences(cand, w)
             self.true = self.x @ d
             U = np.flatnonzero(self.unknown)
             self.known = self.x[~self.unknown] @ d[~self.unknown]
             self.d, self.xu, self.U = d[U], self.x[U], U
             self.cost = np.ones(U.size)
         else:
-            self.pos, self.g = wt.position_items(cand), wt.rank_gains(metric, cand.k, rbp_p)
+            self.pos, self.g = wt.position_items(cand), m.weights
             m = wt.max_metric(self.pos, self.g, self.x)
             self.dq = (m[self.a] - m[self.b]).T
             self.true = self.dq.mean(0)

@@ -11,13 +11,13 @@ import pandas as pd
 from ..data.kg import HEAD, KnowledgeGraph
 from ..errors import InputError
 from ..io import write_csv
-from ..judgments.items import METRIC_NAMES, item_triples
+from ..judgments.candidates import system_pairs
+from ..judgments.items import METRIC_NAMES
 from ..judgments.universe import Universe
 from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
 from ..pools.annotation.templates import question
 from .checksum import CHECK, row_checks
 from .plan import Plan
-from .weights import pairs
 
 
 def _sheet_items(triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -30,26 +30,27 @@ def _sheet_items(triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def write_plan_sheet(u: Universe, kg: KnowledgeGraph, plan: Plan, templates: dict, batch: str, out_sheet,
-                     out_items, *, prior: str) -> pd.DataFrame:
-    """Write the sheet and the sidecar of ``plan``, drawn with ``u``'s pooled prior of kind ``prior``; returns
-    the sidecar's frame."""
-    triples = item_triples(u.items, u.questions, plan.items)
+                     out_items, *, prior: str, fit: str) -> pd.DataFrame:
+    """Write the sheet and the sidecar of ``plan``, drawn with ``u``'s pooled prior of kind ``prior`` (its
+    :meth:`Universe.prior_fit` ``fit``); returns the sidecar's frame."""
+    triples = u.triples[plan.items]
     first, sheet_item = _sheet_items(triples)
     rows = [[batch, str(i), kg.entities[h], kg.relations[r], kg.entities[t], kg.display_name(h),
              kg.display_name(t), question(kg, (h, r, t), templates), "", "", ""]
             for i, (h, r, t) in enumerate(triples[np.sort(first)].tolist(), start=1)]
     _write_sheet(out_sheet, EXPORT_HEADER, rows)
-    side = plan_sidecar(u, kg, plan, prior, triples, sheet_item)
+    side = plan_sidecar(u, kg, plan, prior, fit, triples, sheet_item)
     write_csv(side, out_items)
     return side
 
 
-def plan_sidecar(u: Universe, kg: KnowledgeGraph, plan: Plan, prior: str, triples: np.ndarray | None = None,
+def plan_sidecar(u: Universe, kg: KnowledgeGraph, plan: Plan, prior: str, fit: str, triples: np.ndarray | None = None,
                  sheet_item: np.ndarray | None = None) -> pd.DataFrame:
     """The sidecar's frame: one row per drawn (question, entity) in judging order; ``prior`` and ``prior_fit``
-    record the prior that gave p (its kind and :meth:`Universe.prior_fit`), so that an estimate uses that one."""
+    record the prior that gave p (its kind and ``fit``, :meth:`Universe.prior_fit`), so that an estimate uses
+    that one."""
     if triples is None:
-        triples = item_triples(u.items, u.questions, plan.items)
+        triples = u.triples[plan.items]
         sheet_item = _sheet_items(triples)[1]
     side = pd.DataFrame({"item": sheet_item, "order": np.arange(1, plan.items.size + 1),
                          "head_id": [kg.entities[h] for h in triples[:, 0]],
@@ -59,7 +60,7 @@ def plan_sidecar(u: Universe, kg: KnowledgeGraph, plan: Plan, prior: str, triple
                          "pi": plan.pi, "p": plan.p, "audit": plan.audit})
     if plan.lists is not None:  # a question plan: which compared lists rank the item, for judging in rank order
         side["lists"] = plan.lists
-    side["prior"], side["prior_fit"] = prior, u.prior_fit(prior)
+    side["prior"], side["prior_fit"] = prior, fit
     side[CHECK] = row_checks(side)  # estimating checks it: π, p, the lists and the prior stay the plan's
     return side
 
@@ -82,7 +83,7 @@ def read_plan_pairs(plan_pairs) -> pd.DataFrame:
 def pair_columns(systems: list[str], table: pd.DataFrame, plan_pairs) -> np.ndarray:
     """The column (in :func:`.weights.pairs` order) of every pair of the plan's table; a pair of other systems is
     refused with its line."""
-    a, b = pairs(len(systems))
+    a, b = system_pairs(len(systems))
     index = {(systems[i], systems[j]): c for c, (i, j) in enumerate(zip(a, b))}
     cols = []
     for line, pair in enumerate(zip(table["A"], table["B"]), start=2):
@@ -96,7 +97,7 @@ def pair_columns(systems: list[str], table: pd.DataFrame, plan_pairs) -> np.ndar
 def unknown_units(u: Universe, kg: KnowledgeGraph) -> dict[tuple[str, str, str, str], int]:
     """Every unknown of ``u``'s lists by (head id, relation, tail id, asked side): its candidate index."""
     unknown = np.flatnonzero(u.cand.state == -1)
-    trip = item_triples(u.items, u.questions, unknown)
+    trip = u.triples[unknown]
     asks = np.where(u.questions.side[u.items.q[unknown]] == HEAD, "head", "tail")
     return {(kg.entities[h], kg.relations[r], kg.entities[t], s): e
             for (h, r, t), s, e in zip(trip.tolist(), asks, unknown.tolist())}

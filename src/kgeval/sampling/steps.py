@@ -61,12 +61,12 @@ def plan_universe(u: Universe, kg: KnowledgeGraph, templates: str, out_sheet: st
                   testset: str = "", judging: str = "rank_order") -> None:
     """:func:`plan_step` on a universe already built (from score dumps, or from a reference pack's lists:
     :func:`kgeval.sampling.reference.reference_universe`)."""
-    p = u.pooled_prior(prior)
+    p, fit = u.prior(prior)
     pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[metric], rbp_p, mc_draws, seed, judging)
     cols = _pair_columns(u.systems, against)
     plan = make_plan(pb, p, u.systems, cols, budget, design, floor_share, level, max_budget, seed, metric)
     write_plan_sheet(u, kg, plan, load_templates(templates), f"sample-{testset or 'pool'}", out_sheet, out_items,
-                     prior=prior)
+                     prior=prior, fit=fit)
     write_csv(plan.pairs.assign(testset=testset, caveat=TRANSFER_CAVEAT), out_pairs)
     log.info("%s: %d items to judge (budget %.0f, %s design, %d pairs, %s)", out_sheet, plan.items.size,
              plan.budget, design, cols.size, metric)

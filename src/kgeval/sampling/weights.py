@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..judgments.candidates import Candidates, item_weights, system_pairs
+from ..judgments.candidates import Candidates, metric_weights, system_pairs
 from ..judgments.metrics import MAX, bounded_metric
 
 LINEAR_NAMES = ("P@k", "DCG@k", "RBP")
@@ -29,10 +29,16 @@ def rank_gains(metric: str, k: int, rbp_p: float = 0.8) -> np.ndarray:
 
 def pair_weights(cand: Candidates, metric: str, rbp_p: float = 0.8) -> np.ndarray:
     """d_e per item and pair, (N, P) in :func:`system_pairs` order: (w_A(e) − w_B(e)) / Q of a linear metric."""
-    if bounded_metric(metric.split("@")[0], cand.k, rbp_p).kind == MAX:
+    m, w = metric_weights(cand, metric, rbp_p)
+    if m.kind == MAX:
         raise ValueError(f"{metric} is not linear in the labels: use question sampling")
-    w = item_weights(cand.ranks, metric, cand.k, rbp_p) / cand.n_questions
-    a, b = system_pairs(cand.n_systems)
+    return pair_differences(cand, w)
+
+
+def pair_differences(cand: Candidates, w: np.ndarray) -> np.ndarray:
+    """:func:`pair_weights` from the item weights ``w`` (S, N) of :func:`kgeval.judgments.candidates.metric_weights`."""
+    w = w / cand.n_questions
+    a, b = cand.pairs
     return (w[a] - w[b]).T
 
 

@@ -37,7 +37,7 @@ checksums, so a truncated or corrupted dump is reported with its file name inste
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -162,10 +162,12 @@ class Dump:
     run_entity: np.ndarray
     run_score: np.ndarray
     retrieved: np.ndarray | None = None  # (J,) see the module docstring; all true in a version-1 dump
+    k: int = field(init=False)  # the lists' length, set once (a plain value: the callers above read it freely)
 
     def __post_init__(self):
         if self.retrieved is None:
             self.retrieved = np.ones(len(self.judged), bool)
+        self.k = self.run_entity.shape[1]
 
     @property
     def complete(self) -> bool:
@@ -179,10 +181,6 @@ class Dump:
         if "scores.npy" not in self.meta["files"]:
             raise CorruptFileError(path, "this dump has no full score matrix")
         return np.load(path, allow_pickle=False)
-
-    @property
-    def k(self) -> int:
-        return self.run_entity.shape[1]
 
 
 def load_dump(folder: str | Path, verify: bool = True, set_aside_corrupt: bool | None = None) -> Dump:
