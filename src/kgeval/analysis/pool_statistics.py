@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data.kg import HEAD, TAIL
+from ..data.kg import HEAD, TAIL, keys_of
 from ..data.testsets import TestSet
 from ..data.tsv import iter_rows
 from ..metrics.kendall import system_codes
@@ -89,28 +89,24 @@ def release_shares(original: pd.DataFrame, sample: pd.DataFrame, complete: pd.Da
     return pd.DataFrame(rows)
 
 
-def _triple_keys(h, r, t, num_entities: int, num_relations: int) -> np.ndarray:
-    return (np.asarray(h, np.int64) * num_relations + np.asarray(r, np.int64)) * num_entities + np.asarray(t, np.int64)
-
-
 def top10_shares(top: np.ndarray, side: np.ndarray, entity: np.ndarray, relation: np.ndarray, complete: TestSet,
                  num_entities: int, num_relations: int) -> dict[str, float]:
     """Share of the top-10 predictions (``top``: questions × 10 entity ids) that are judged positives, original
     (depth 0) and added by the pooling (depth ≥ 1), over the questions that have an original answer (the
     sampled test set's questions, as the paper counts). Unjudged predictions count as negatives."""
-    key = _triple_keys(complete.triples[:, 0], complete.triples[:, 1], complete.triples[:, 2], num_entities,
+    key = keys_of(complete.triples[:, 0], complete.triples[:, 1], complete.triples[:, 2], num_entities,
                        num_relations)
     order = np.argsort(key, kind="stable")
     key, label, depth = key[order], complete.label[order], complete.depth[order]
     # the questions of the original answers: (side, entity, relation) of each depth-0 positive, both sides
     seeds = complete.triples[(complete.depth == 0) & (complete.label == 1)]
-    seed_q = np.concatenate([_triple_keys(HEAD, seeds[:, 1], seeds[:, 2], num_entities, num_relations),
-                             _triple_keys(TAIL, seeds[:, 1], seeds[:, 0], num_entities, num_relations)])
-    asked = np.isin(_triple_keys(side, relation, entity, num_entities, num_relations), seed_q)
+    seed_q = np.concatenate([keys_of(HEAD, seeds[:, 1], seeds[:, 2], num_entities, num_relations),
+                             keys_of(TAIL, seeds[:, 1], seeds[:, 0], num_entities, num_relations)])
+    asked = np.isin(keys_of(side, relation, entity, num_entities, num_relations), seed_q)
     top, side, entity, relation = top[asked], side[asked], entity[asked], relation[asked]
     tail = (side == TAIL)[:, None]
     e, r = entity[:, None], relation[:, None]
-    cand = _triple_keys(np.where(tail, e, top), r, np.where(tail, top, e), num_entities, num_relations)
+    cand = keys_of(np.where(tail, e, top), r, np.where(tail, top, e), num_entities, num_relations)
     pos = np.searchsorted(key, cand).clip(max=len(key) - 1)
     hit = key[pos] == cand if len(key) else np.zeros_like(cand, bool)
     positive = hit & (label[pos] == 1)

@@ -30,7 +30,12 @@ SIDE_NAMES = ("head", "tail")
 def triple_keys(triples: np.ndarray, num_entities: int, num_relations: int) -> np.ndarray:
     """One int64 key per (h, r, t) row: (h · |R| + r) · |E| + t."""
     t = np.asarray(triples, dtype=np.int64)
-    return (t[:, 0] * num_relations + t[:, 1]) * num_entities + t[:, 2]
+    return keys_of(t[:, 0], t[:, 1], t[:, 2], num_entities, num_relations)
+
+
+def keys_of(h, r, t, num_entities: int, num_relations: int) -> np.ndarray:
+    """:func:`triple_keys` of heads, relations and tails given apart (arrays or scalars, broadcast together)."""
+    return (np.asarray(h, np.int64) * num_relations + np.asarray(r, np.int64)) * num_entities + np.asarray(t, np.int64)
 
 
 @dataclass

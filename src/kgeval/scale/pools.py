@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..data.kg import HEAD, triple_keys
+from ..data.kg import HEAD, keys_of, triple_keys
 from ..data.questions import Questions
 from ..errors import KgevalError
 
@@ -34,7 +34,7 @@ def is_true(questions: Questions, q: np.ndarray, entity: np.ndarray, truth: np.n
     head = questions.side[q] == HEAD  # the head is asked: the candidate is the head
     h = np.where(head, entity, known)
     t = np.where(head, known, entity)
-    key = (h * R + rel) * E + t
+    key = keys_of(h, rel, t, E, R)
     pos = np.minimum(np.searchsorted(truth, key), len(truth) - 1)
     return truth[pos] == key
 
