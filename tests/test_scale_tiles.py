@@ -139,9 +139,10 @@ def test_counts_sum_bytes_as_words(questions, entities):
     np.testing.assert_array_equal(_counts(np.stack([mask, ~mask])), [mask.sum(axis=0), (~mask).sum(axis=0)])
 
 
-def _scan_random(seed, E, B, k, width):
+def _scan_random(seed, E, B, k, width, nan=False):
     """scan_batch on random float32 DistMult scores: several judged entities per question (gathered columns),
-    judged entities under the filter, a filter of random cells, docno a permutation."""
+    judged entities under the filter, a filter of random cells, docno a permutation; ``nan``: a few unjudged
+    entities score NaN in every column (a model's overflow), beside finite cells of their groups."""
     rng = np.random.default_rng(seed)
     ent = torch.as_tensor(rng.standard_normal((E, 16)), dtype=torch.float32)
     ent[rng.integers(0, E, E // 20)] = ent[rng.integers(0, E, E // 20)]  # ties: equal scores in every column
@@ -152,6 +153,8 @@ def _scan_random(seed, E, B, k, width):
     qv = ent[rng.integers(0, E, B)]
     first = np.r_[True, jloc[1:] != jloc[:-1]]
     s_j = scorer.some(qv[torch.as_tensor(jloc)], torch.as_tensor(jent)).numpy()
+    if nan:
+        ent[np.setdiff1d(rng.integers(0, E, 9), jent)] = float("nan")
     f_rows = rng.integers(0, B, 20 * B)
     f_ents = np.sort(rng.integers(0, E, 20 * B))
     f_rows[:B], f_ents[:B] = jloc[:B], jent[:B]  # judged entities under the filter
@@ -163,18 +166,19 @@ def _scan_random(seed, E, B, k, width):
     return out, first
 
 
+@pytest.mark.parametrize("nan", [False, True])
 @pytest.mark.parametrize("E,B,k,width", [(5000, 300, 50, None), (3000, 70, 200, 128), (900, 130, 0, 256),
                                          (700, 9, 700, 128)])
-def test_compiled_path_equals_numpy_path(E, B, k, width, monkeypatch):
+def test_compiled_path_equals_numpy_path(E, B, k, width, nan, monkeypatch):
     """Counts, candidate flags and top-k keys of the two tile paths, equal to the bit; k past a tile's width
-    and k = E (every entity that the filter leaves)."""
+    and k = E (every entity that the filter leaves); with NaN scores, which neither path counts or lists."""
     pytest.importorskip("numba")
     from kgeval.scale.tilepass import tile_pass
 
     monkeypatch.setattr(tiles, "_TILE_PASS", None)
-    ref, first = _scan_random(E, E, B, k, width)
+    ref, first = _scan_random(E, E, B, k, width, nan)
     monkeypatch.setattr(tiles, "_TILE_PASS", tile_pass)
-    out, _ = _scan_random(E, E, B, k, width)
+    out, _ = _scan_random(E, E, B, k, width, nan)
     for a, b in zip(ref, out):
         np.testing.assert_array_equal(a, b)
     assert (~ref[2]).any() and (ref[1] > 0).any() and (~first).any()  # what the draws are to exercise

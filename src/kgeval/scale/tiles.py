@@ -237,12 +237,14 @@ class _RunningTop:
         merge = last
         if w >= k and not self.full.all():
             cols = np.flatnonzero(~self.full & (self.floor < np.inf))
-            kth = np.partition(S[:w, cols], w - k, axis=0)[w - k]
+            sub = S[:w, cols]  # a copy: NaN (a model's overflow) reaches no floor, as on the compiled path,
+            sub[np.isnan(sub)] = -np.inf  # where partition would sort it above every score
+            kth = np.partition(sub, w - k, axis=0)[w - k]
             self.floor[cols] = np.maximum(self.floor[cols], np.maximum(kth, _LOWEST))
             merge = True  # a merge makes these questions' floors their k-th keys, usually far higher
         wp, nq = S.shape
         groups = S.reshape(wp // _GROUP, _GROUP, nq)
-        hit = np.flatnonzero(groups.max(axis=1) >= self.floor)
+        hit = np.flatnonzero(np.fmax.reduce(groups, axis=1) >= self.floor)  # a NaN cell hides no other
         if len(hit):
             g, col = np.divmod(hit, nq)
             self.pending.append((col, g * _GROUP + lo, groups[g, :, col]))
