@@ -1,4 +1,5 @@
-"""The API's argument checks (:mod:`kgeval.arguments`, bounds from ``config/schema.yaml``)."""
+"""The API's argument checks (:mod:`kgeval.arguments`, bounds from ``config/schema.yaml``) and the study a
+result is compared with (:func:`study_reference`)."""
 
 from __future__ import annotations
 
@@ -59,3 +60,21 @@ def check_scores(df: pd.DataFrame) -> None:
         raise BadValueError("run", f"{where}: score {short_repr(score)} is not a finite number "
                                    f"({len(bad):,} row(s) in all)")
 
+
+def study_reference(result, results: str | os.PathLike | None):
+    """The reference :func:`~kgeval.api.placement.place`, :func:`~kgeval.api.placement.compare` and
+    :func:`~kgeval.api.sampling.plan` use (:func:`kgeval.external.reference.resolve`): the
+    given folder (or ``authors:DIR``), else ``<workdir>/results`` when it holds the test set's tables, else the
+    shipped reference pack. ``result``: a :class:`kgeval.api.evaluation.Result` (not imported here: evaluation
+    imports these checks)."""
+    from ..external import reference
+
+    if result.testset.depth is not None:
+        raise ValueError(f"placement compares with the study's {result.testset.base} under all its judgments; "
+                         f"evaluate on {result.testset.base} without a depth")
+    spec = "auto" if results is None else str(results)
+    local = result.testset.workdir / "results"
+    ref = reference.resolve(spec, local, [result.testset.base], names=[result.name])
+    if ref is None or result.testset.base not in ref.files:
+        raise FileNotFoundError(reference.missing_note(spec, local, [result.testset.base]))
+    return ref

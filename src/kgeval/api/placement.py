@@ -16,7 +16,7 @@ from ..errors import BadTypeError, BadValueError
 
 if TYPE_CHECKING:
     from ..external.comparison import Comparison
-from .checks import bound
+from .checks import bound, study_reference
 from .evaluation import Result, study_columns
 
 
@@ -34,25 +34,8 @@ def _check_results(result: Any, argument: str = "result") -> list[Result]:
     return list(items)
 
 
-def _reference(result: Result, results: str | os.PathLike | None):
-    """The reference :func:`place` and :func:`compare` use (:func:`kgeval.external.reference.resolve`): the
-    given folder (or ``authors:DIR``), else ``<workdir>/results`` when it holds the test set's tables, else the
-    shipped reference pack."""
-    from ..external import reference
-
-    if result.testset.depth is not None:
-        raise ValueError(f"placement compares with the study's {result.testset.base} under all its judgments; "
-                         f"evaluate on {result.testset.base} without a depth")
-    spec = "auto" if results is None else str(results)
-    local = result.testset.workdir / "results"
-    ref = reference.resolve(spec, local, [result.testset.base], names=[result.name])
-    if ref is None or result.testset.base not in ref.files:
-        raise FileNotFoundError(reference.missing_note(spec, local, [result.testset.base]))
-    return ref
-
-
 def _study(result: Result, results: str | os.PathLike | None) -> dict[str, Path]:
-    return _reference(result, results).files[result.testset.base]
+    return study_reference(result, results).files[result.testset.base]
 
 
 def place(result: Result | Sequence[Result], results: str | os.PathLike | None = None,
@@ -93,7 +76,7 @@ def place(result: Result | Sequence[Result], results: str | os.PathLike | None =
     wanted = wanted or list(placement.HEADLINE)
     frames, notes = [], []
     for r in results_list:
-        ref = _reference(r, results)
+        ref = study_reference(r, results)
         evals = {(r.name, r.testset.base): r.evaluation}
         if ref.kind == "authors":
             frames.append(reference.rank_only(evals, ref.tables, wanted))
@@ -160,7 +143,7 @@ def compare(result: Result | Sequence[Result], results: str | os.PathLike | None
     if len({r.testset.base for r in results_list}) > 1:
         raise BadValueError("result", "compare takes results on one test set: "
                                       + ", ".join(sorted({r.testset.base for r in results_list})))
-    ref = _reference(results_list[0], results)
+    ref = study_reference(results_list[0], results)
     study = ref.files[results_list[0].testset.base]
 
     table = study_systems(study).copy()

@@ -14,7 +14,7 @@ import pandas as pd
 
 from ..arguments import Bounded, check_path, check_strings, kind_of, short_repr
 from ..errors import BadTypeError, BadValueError
-from .checks import bounds
+from .checks import bounds, study_reference
 from .evaluation import Result
 
 METRICS = ("P", "DCG", "RBP", "RR", "Success")
@@ -90,7 +90,6 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
     from ..io import OutputStage
     from ..pools.annotation import load_templates
     from ..sampling.outside import SamplingOptions, plan_outside
-    from .placement import _reference
 
     if not isinstance(result, Result):
         raise BadTypeError("result", f"{short_repr(result)} is {kind_of(result)}, expected a Result of kgeval.evaluate")
@@ -119,7 +118,7 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
         raise BadValueError("result", f"{tc.base} has no pooled judgments: evaluate on the pooled test set")
     if result.dump is None:
         raise BadValueError("result", f"{result.name}: this Result holds no score dump (made by an older kgeval)")
-    ref = _reference(result, results)
+    ref = study_reference(result, results)
     if ref.kind == "authors":
         raise BadValueError("results", "the authors' released tables hold no top-k lists: give a results folder "
                                        "or a reference pack")
