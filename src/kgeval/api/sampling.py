@@ -85,7 +85,7 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
     """
     from contextlib import nullcontext
 
-    from ..external.outputs import study_entity
+    from ..external.reference import study_entity
     from ..external.sampled import file_names
     from ..io import OutputStage
     from ..pools.annotation import load_templates

@@ -25,7 +25,6 @@ import pandas as pd
 from ..bounds.placement import column_prefix, one_against_many, pair_columns
 from ..cells import write_sheet_csv
 from ..data.kg import KnowledgeGraph
-from ..judgments.lists import read_lists
 from ..metrics.evaluate import qrels_at_depth
 from ..pools.annotation import export_batch, load_templates
 from . import breakdown, placement, reference, unjudged
@@ -109,40 +108,6 @@ def write_outputs(out: str | Path, kg: KnowledgeGraph, table: pd.DataFrame, meta
     return written
 
 
-NO_DUMPS = ("pair decisions need the study systems' top-k lists: this reference pack has none (packs made before "
-            "they were packed hold per-item values only)")
-
-
-def _study_lists(ref: reference.Reference, t: str, opponents: list[str]) -> tuple[int, dict] | str:
-    """The study systems' top-k lists on ``t`` as (k, system → (questions × k) frame of entities by qid), from
-    the results folder's score dumps or the pack's ``runs/`` (:func:`kgeval.judgments.lists.read_lists`); or the
-    sentence saying why there are none."""
-    if ref.kind != "pack":
-        lacking = [s for s in opponents if not (Path(ref.folder) / "scores" / t / s / "meta.json").is_file()]
-        if lacking:
-            log.info("pair decisions on %s skipped: no dump of %s under %s", t, ", ".join(lacking), ref.folder)
-            return (f"Pair decisions on {t} need the study systems' score dumps: not available in "
-                    f"{ref.folder}/scores/{t} ({', '.join(lacking)} missing).")
-    found = read_lists(ref.folder, t, opponents)
-    return found if found is not None else f"Pair decisions on {t}: {NO_DUMPS}."
-
-
-def in_order(lists: dict[str, pd.DataFrame], systems: list[str], qids: np.ndarray, k: int) -> np.ndarray:
-    """The (S, Q, ≤ k) top k of ``systems`` (frames of :func:`_study_lists`) on the questions ``qids`` in order."""
-    return np.stack([lists[s].loc[qids].to_numpy(np.int64)[:, :k] for s in systems])
-
-
-def study_entity(ref: reference.Reference, t: str, qids: np.ndarray, k: int) -> tuple[list[str], int, np.ndarray]:
-    """Every study system on ``t`` (the prior learns from all of them, whoever is compared), the length of their
-    lists and their top k on the questions ``qids`` in order (:func:`kgeval.plan`); FileNotFoundError with the
-    reason when the reference holds no lists."""
-    study = list(placement.study_systems(ref.files[t])["System"].astype(str))
-    found = _study_lists(ref, t, study)
-    if isinstance(found, str):
-        raise FileNotFoundError(found)
-    return study, found[0], in_order(found[1], study, qids, k)
-
-
 def _pair_decisions(placed: pd.DataFrame, evaluations: dict, ref: reference.Reference, options: Options,
                     out: Path, kg: KnowledgeGraph, written: dict[str, Path]) -> tuple[pd.DataFrame, str]:
     """``placed`` with the pair columns of every evaluated system on the pooled test set (the exact bounds and
@@ -152,7 +117,7 @@ def _pair_decisions(placed: pd.DataFrame, evaluations: dict, ref: reference.Refe
     opponents = list(dict.fromkeys(placed.loc[placed["TestSet"] == t, "Opponent"].astype(str)))
     if not mine or not opponents:
         return placed, ""
-    found = _study_lists(ref, t, opponents)
+    found = reference.study_lists(ref, t, opponents)
     if isinstance(found, str):
         return placed, found
     study_k, lists = found
@@ -167,7 +132,7 @@ def _pair_decisions(placed: pd.DataFrame, evaluations: dict, ref: reference.Refe
             parts.append(f"{name}: not computed ({why})")
             continue
         # the study's lists in the evaluated system's question order
-        entity = in_order(lists, list(lists), qids, k)
+        entity = reference.in_order(lists, list(lists), qids, k)
         bounds = one_against_many(dump.run_entity[:, :k].astype(np.int64), entity, qrels_at_depth(dump),
                                   dump.questions.num_entities, tuple(options.bounds_metrics), options.rbp_p)
         frames.append(pair_columns(name, t, opponents, bounds))

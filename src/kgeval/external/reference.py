@@ -19,10 +19,14 @@ sets, else the first shipped pack (``reference/default``, then ``reference/smoke
 a results folder or a pack; ``authors:DIR`` reads the authors' released tables (``DIR/<test set>/evaluation.csv``,
 one row per system, as ``kgeval reanalyze`` reads them) for a **rank-only** placement: aggregate values carry no
 per-item values, so no significance test is possible (:func:`rank_only`).
+
+**The study's top-k lists** (:func:`study_lists`, :func:`study_entity`): what the pair decisions and
+:func:`kgeval.plan` read of a reference besides its tables, through :func:`kgeval.judgments.lists.read_lists`.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,9 +35,12 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..judgments.lists import read_lists
 from ..metrics.registry import higher_is_better, label
 from ..tables.reference import describe, read_provenance
 from . import placement
+
+log = logging.getLogger(__name__)
 
 SHIPPED = ("default", "smoke")  # searched in this order under reference/; default: a default run's pack
 AUTHORS_PREFIX = "authors:"
@@ -187,3 +194,38 @@ def rank_only(evals: dict[tuple[str, str], Any], tables: dict[str, pd.DataFrame]
     out["significant_t"] = False
     out["significant_hsd"] = False
     return out
+
+
+# ---- the study's top-k lists ------------------------------------------------------------------------------------
+NO_DUMPS = ("pair decisions need the study systems' top-k lists: this reference pack has none (packs made before "
+            "they were packed hold per-item values only)")
+
+
+def study_lists(ref: Reference, t: str, opponents: list[str]) -> tuple[int, dict] | str:
+    """The study systems' top-k lists on ``t`` as (k, system → (questions × k) frame of entities by qid), from
+    the results folder's score dumps or the pack's ``runs/`` (:func:`kgeval.judgments.lists.read_lists`); or the
+    sentence saying why there are none."""
+    if ref.kind != "pack":
+        lacking = [s for s in opponents if not (Path(ref.folder) / "scores" / t / s / "meta.json").is_file()]
+        if lacking:
+            log.info("pair decisions on %s skipped: no dump of %s under %s", t, ", ".join(lacking), ref.folder)
+            return (f"Pair decisions on {t} need the study systems' score dumps: not available in "
+                    f"{ref.folder}/scores/{t} ({', '.join(lacking)} missing).")
+    found = read_lists(ref.folder, t, opponents)
+    return found if found is not None else f"Pair decisions on {t}: {NO_DUMPS}."
+
+
+def in_order(lists: dict[str, pd.DataFrame], systems: list[str], qids: np.ndarray, k: int) -> np.ndarray:
+    """The (S, Q, ≤ k) top k of ``systems`` (frames of :func:`study_lists`) on the questions ``qids`` in order."""
+    return np.stack([lists[s].loc[qids].to_numpy(np.int64)[:, :k] for s in systems])
+
+
+def study_entity(ref: Reference, t: str, qids: np.ndarray, k: int) -> tuple[list[str], int, np.ndarray]:
+    """Every study system on ``t`` (the prior learns from all of them, whoever is compared), the length of their
+    lists and their top k on the questions ``qids`` in order (:func:`kgeval.plan`); FileNotFoundError with the
+    reason when the reference holds no lists."""
+    study = list(placement.study_systems(ref.files[t])["System"].astype(str))
+    found = study_lists(ref, t, study)
+    if isinstance(found, str):
+        raise FileNotFoundError(found)
+    return study, found[0], in_order(found[1], study, qids, k)
