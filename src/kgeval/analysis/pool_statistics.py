@@ -95,7 +95,7 @@ def top10_shares(top: np.ndarray, side: np.ndarray, entity: np.ndarray, relation
     (depth 0) and added by the pooling (depth ≥ 1), over the questions that have an original answer (the
     sampled test set's questions, as the paper counts). Unjudged predictions count as negatives."""
     key = keys_of(complete.triples[:, 0], complete.triples[:, 1], complete.triples[:, 2], num_entities,
-                       num_relations)
+                  num_relations)
     order = np.argsort(key, kind="stable")
     key, label, depth = key[order], complete.label[order], complete.depth[order]
     # the questions of the original answers: (side, entity, relation) of each depth-0 positive, both sides
