@@ -28,6 +28,7 @@ from kgeval.api import (
 from kgeval.cli import main as cli_main
 from kgeval.data.kg import KnowledgeGraph
 from kgeval.data.questions import load_questions
+from kgeval.errors import InputError
 from kgeval.metrics.steps import evaluate_testset
 
 SC = "Synth-Test-S-C"
@@ -258,6 +259,12 @@ def test_place_falls_back_to_the_shipped_pack_and_says_so(api_work, tmp_path, mo
     ranked = place(res, results=f"authors:{tmp_path / 'release'}")
     assert ranked["rank"].tolist() == [2, 2] and ranked["t_p"].isna().all()
     assert "rank only" in ranked.attrs["reference"] and "no significance test" in ranked.attrs["reference"]
+    # a released system of the evaluated system's name is refused here too, as kgeval evaluate refuses it
+    (tmp_path / "clash" / SC).mkdir(parents=True)
+    pd.DataFrame({"System": ["Mine", "Q"], "micro_mrr": [1.0, 0.0]}).to_csv(tmp_path / "clash" / SC /
+                                                                           "evaluation.csv", index=False)
+    with pytest.raises(InputError, match=r"clash/.*evaluation.csv.*'Mine' is also a released system"):
+        place(res, results=f"authors:{tmp_path / 'clash'}")
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileNotFoundError, match="No results folder .* and no shipped reference"):
         place(bare)
