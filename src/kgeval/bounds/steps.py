@@ -22,7 +22,7 @@ from ..data.kg import KnowledgeGraph
 from ..data.testsets import TestSet
 from ..errors import ConfigError
 from ..io import write_csv
-from ..judgments.items import METRIC_NAMES, item_triples, out_of_fold_prior
+from ..judgments.items import METRIC_NAMES, out_of_fold_prior
 from ..judgments.labels import state
 from ..judgments.lists import load_runs
 from ..judgments.metrics import bounded_metric
@@ -142,7 +142,7 @@ def selection_step(dumps: dict[str, str], kg_path: str, templates: str, out_prio
     write_csv(pd.DataFrame(count_rows, columns=["testset", "Metric", "stop", "pairs", "undecided", "unknown_items",
                                                 "draws", "expected_judgments", "max_judgments_over_draws",
                                                 "worst_case_adversary", "worst_case_upper"]), out_counts)
-    triples = item_triples(u.items, u.questions, first_plan.items)
+    triples = u.triples[first_plan.items]
     write_next_judgments(kg, load_templates(templates), triples, first_plan, first_plan.bears_on_labels(systems),
                          f"next-{testset or 'pool'}", out_next, out_next_items)
     log.info("%s: %d triples to judge next, prior AUC %.3f", out_next, first_plan.items.size, fit_row["cv_auc"])
