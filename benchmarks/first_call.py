@@ -2,23 +2,31 @@
 target ≤ 2 s on the 2-core machine. The peer, measured in the same run, is a process that only imports numpy
 and pandas (what reading the test set's files needs at least): the ratio says how much kgeval adds on top.
 
-    python benchmarks/first_call.py --workdir FOLDER [--reps 5] [--testset FB-Test-S-C]
+    python benchmarks/first_call.py (--workdir FOLDER | --cold) [--reps 5] [--testset FB-Test-S-C]
 
 FOLDER is where load_testset finds the data (a workflow folder with resources/, or any folder with
-KGEVAL_HOME set); they are built there first, untimed, when missing. Prints the median wall time of ``--reps``
-fresh processes each, and the ten slowest imports of one call (``python -X importtime``).
+KGEVAL_HOME set); they are built there first, untimed, when missing. ``--cold`` instead uses a new empty folder
+and an empty KGEVAL_HOME in a temporary folder (the data from KGEVAL_MIRROR or the pinned URLs) and times that
+first call: ``build_s``, a new user's first ``load_testset``, building the data included (the folder is removed
+at the end). Prints the median wall time of ``--reps`` fresh processes each, the ten slowest imports of one call
+(``python -X importtime``) and, last, one JSON line of the numbers (docs/dev/measured/first-day/ keeps the one the
+docs quote).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
-from _common import heartbeat_main
+from _common import head_commit, heartbeat_main
 
 CALL = "import kgeval; kgeval.load_testset({testset!r})"
 PEER = "import numpy, pandas"
@@ -42,12 +50,18 @@ def slowest_imports(code: str, cwd: str, n: int = 10) -> list[tuple[float, str]]
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--workdir", default=".")
+    ap.add_argument("--cold", action="store_true", help="a new folder and an empty KGEVAL_HOME; times the build")
     ap.add_argument("--testset", default="FB-Test-S-C")
     ap.add_argument("--reps", type=int, default=5)
     a = ap.parse_args()
     call = CALL.format(testset=a.testset)
-    print(f"warming: {call} (builds the data once when missing)", file=sys.stderr, flush=True)
-    wall(call, a.workdir)
+    if a.cold:
+        a.workdir = tempfile.mkdtemp(prefix="kgeval-first-")
+        os.environ["KGEVAL_HOME"] = os.path.join(a.workdir, "home")  # the children inherit it
+        print(f"cold: {call} in {a.workdir}, building the data (a minute or two)", file=sys.stderr, flush=True)
+    else:
+        print(f"warming: {call} (builds the data once when missing)", file=sys.stderr, flush=True)
+    first = wall(call, a.workdir)
     calls, peers = [], []
     for i in range(a.reps):  # interleaved, so that a change of the machine's load hits both alike
         calls.append(wall(call, a.workdir))
@@ -57,8 +71,14 @@ def main() -> None:
     call_s, peer_s = statistics.median(calls), statistics.median(peers)
     print(f"first call (median of {a.reps}): {call_s:.2f} s (target <= 2 s); peer `{PEER}`: {peer_s:.2f} s; "
           f"ratio {call_s / peer_s:.2f}")
-    for seconds, name in slowest_imports(call, a.workdir):
+    slow = slowest_imports(call, a.workdir)
+    for seconds, name in slow:
         print(f"  import {name}: {seconds:.2f} s")
+    if a.cold:
+        shutil.rmtree(a.workdir, ignore_errors=True)
+    print(json.dumps({"commit": head_commit(), "testset": a.testset, "reps": a.reps,
+                      "build_s": first if a.cold else None, "call_s": call_s, "peer_s": peer_s,
+                      "ratio": call_s / peer_s, "calls": calls, "peers": peers, "slowest_imports": {name: seconds for seconds, name in slow}}))
 
 
 if __name__ == "__main__":
