@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
@@ -49,36 +48,41 @@ def slowest_imports(code: str, cwd: str, n: int = 10) -> list[tuple[float, str]]
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workdir", default=".")
-    ap.add_argument("--cold", action="store_true", help="a new folder and an empty KGEVAL_HOME; times the build")
+    where = ap.add_mutually_exclusive_group()
+    where.add_argument("--workdir", default=".")
+    where.add_argument("--cold", action="store_true", help="a new folder and an empty KGEVAL_HOME; times the build")
     ap.add_argument("--testset", default="FB-Test-S-C")
     ap.add_argument("--reps", type=int, default=5)
     a = ap.parse_args()
     call = CALL.format(testset=a.testset)
-    if a.cold:
-        a.workdir = tempfile.mkdtemp(prefix="kgeval-first-")
-        os.environ["KGEVAL_HOME"] = os.path.join(a.workdir, "home")  # the children inherit it
-        print(f"cold: {call} in {a.workdir}, building the data (a minute or two)", file=sys.stderr, flush=True)
-    else:
+    if not a.cold:
         print(f"warming: {call} (builds the data once when missing)", file=sys.stderr, flush=True)
-    first = wall(call, a.workdir)
+        measure(call, a.workdir, a.testset, a.reps, cold=False)
+        return
+    with tempfile.TemporaryDirectory(prefix="kgeval-first-") as workdir:  # the data built in it go with it
+        os.environ["KGEVAL_HOME"] = os.path.join(workdir, "home")  # the children inherit it
+        print(f"cold: {call} in {workdir}, building the data (a minute or two)", file=sys.stderr, flush=True)
+        measure(call, workdir, a.testset, a.reps, cold=True)
+
+
+def measure(call: str, workdir: str, testset: str, reps: int, cold: bool) -> None:
+    """The first call (the build when ``cold``), then ``reps`` fresh processes of the call and the peer."""
+    first = wall(call, workdir)
     calls, peers = [], []
-    for i in range(a.reps):  # interleaved, so that a change of the machine's load hits both alike
-        calls.append(wall(call, a.workdir))
-        peers.append(wall(PEER, a.workdir))
-        print(f"rep {i + 1}/{a.reps}: first call {calls[-1]:.2f} s, peer {peers[-1]:.2f} s", file=sys.stderr,
+    for i in range(reps):  # interleaved, so that a change of the machine's load hits both alike
+        calls.append(wall(call, workdir))
+        peers.append(wall(PEER, workdir))
+        print(f"rep {i + 1}/{reps}: first call {calls[-1]:.2f} s, peer {peers[-1]:.2f} s", file=sys.stderr,
               flush=True)
     call_s, peer_s = statistics.median(calls), statistics.median(peers)
-    print(f"first call (median of {a.reps}): {call_s:.2f} s (target <= 2 s); peer `{PEER}`: {peer_s:.2f} s; "
+    print(f"first call (median of {reps}): {call_s:.2f} s (target <= 2 s); peer `{PEER}`: {peer_s:.2f} s; "
           f"ratio {call_s / peer_s:.2f}")
-    slow = slowest_imports(call, a.workdir)
+    slow = slowest_imports(call, workdir)
     for seconds, name in slow:
         print(f"  import {name}: {seconds:.2f} s")
-    if a.cold:
-        shutil.rmtree(a.workdir, ignore_errors=True)
-    print(json.dumps({"commit": head_commit(), "testset": a.testset, "reps": a.reps,
-                      "build_s": first if a.cold else None, "call_s": call_s, "peer_s": peer_s,
-                      "ratio": call_s / peer_s, "calls": calls, "peers": peers, "slowest_imports": {name: seconds for seconds, name in slow}}))
+    print(json.dumps({"commit": head_commit(), "testset": testset, "reps": reps, "build_s": first if cold else None,
+                      "call_s": call_s, "peer_s": peer_s, "ratio": call_s / peer_s, "calls": calls,
+                      "peers": peers, "slowest_imports": {name: seconds for seconds, name in slow}}))
 
 
 if __name__ == "__main__":

@@ -37,6 +37,4 @@ print("kgeval:", kgeval.__version__); print("torch:", torch.__version__)'
 } >"$out/versions.txt"
 grep -F "Elapsed (wall clock)" "$out/time.txt"
 # the first call from an empty folder (first_call.py makes it); its JSON line is the last of its output
-.venv/bin/python benchmarks/first_call.py --cold | tee "$out/first_call.txt"
-tail -n 1 "$out/first_call.txt" >"$out/first_call.json"
-rm "$out/first_call.txt"
+.venv/bin/python benchmarks/first_call.py --cold | tee /dev/stderr | tail -n 1 >"$out/first_call.json"
