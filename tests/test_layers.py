@@ -16,7 +16,7 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
 # lowest first; a module may import from its own layer or a lower one
 LAYERS = [
     {"errors", "arguments", "io", "limits", "cells", "progress", "published", "workflow", "workflow_dag", "workflow_env",
-     "docs_figures", "home"},
+     "docs_figures", "home", "numerics"},
     {"data"},
     {"models"},
     {"scores"},

@@ -65,8 +65,19 @@ def test_rule_stages_name_each_benchmarked_rule_by_its_file():
 
 
 def test_job_environment_sets_the_allocator_unless_the_user_did():
-    env = {"MALLOC_TRIM_THRESHOLD_": "5", "PATH": "/bin"}
+    env = {"MALLOC_TRIM_THRESHOLD_": "5", "PATH": "/bin", "KGEVAL_NUMERICS": "native"}
     assert set_job_environment(env) == {"MALLOC_MMAP_THRESHOLD_": "1000000000000"}
-    assert env == {"MALLOC_TRIM_THRESHOLD_": "5", "PATH": "/bin", "MALLOC_MMAP_THRESHOLD_": "1000000000000"}
+    assert env == {"MALLOC_TRIM_THRESHOLD_": "5", "PATH": "/bin", "KGEVAL_NUMERICS": "native",
+                   "MALLOC_MMAP_THRESHOLD_": "1000000000000"}
     assert set_job_environment(env) == {}
     assert set(ALLOCATOR) == {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"}
+
+
+def test_job_environment_pins_the_numerical_mode_over_the_users_values():
+    # the reproducible mode's variables win over a value the user set (a job's bits must not depend on the shell
+    # it was started from); KGEVAL_NUMERICS=native (above) leaves them all alone
+    env = {"MKL_CBWR": "AUTO", "ATEN_CPU_CAPABILITY": "avx2"}
+    added = set_job_environment(env)
+    assert env["MKL_CBWR"] == "AVX2" and env["ONEDNN_MAX_CPU_ISA"] == "AVX512_CORE"
+    assert env["ATEN_CPU_CAPABILITY"] == "avx2" and "ATEN_CPU_CAPABILITY" not in added
+    assert added["MKL_CBWR"] == "AVX2" and added["OPENBLAS_CORETYPE"] == "Haswell"

@@ -9,6 +9,12 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from . import numerics as _numerics
+
+# the reproducible numerical mode (kgeval.numerics): set before numpy or torch first computes anything, so that the
+# study's numbers are the same bits on either CPU kind; KGEVAL_NUMERICS=native turns it off
+_numerics.apply()
+
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "TestCollection", "Result", "load_testset", "evaluate", "place", "compare",

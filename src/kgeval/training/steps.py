@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from .. import numerics
 from ..errors import CorruptFileError
 from ..io import atomic_path, read_json, set_aside, sha256_file, sidecar, write_json
 
@@ -35,6 +36,8 @@ def train_seed(kg_path: str | Path, model_name: str, model_hparams: dict[str, An
     cfg = TrainConfig.from_dict(train)
     # the configured count, not Snakemake's (capped by --cores): the thread count changes float summation order
     torch.set_num_threads(cfg.threads)
+    if numerics.on():  # the reproducible mode (kgeval.numerics): deterministic kernels where torch has a choice
+        numerics.deterministic()
     trainer = Trainer(kg, model_name, model_hparams, cfg, seed=seed, device=device)
     work = Path(work_dir) / f"seed{seed}-{trainer.hash[:12]}.partial.pt"
     work.parent.mkdir(parents=True, exist_ok=True)

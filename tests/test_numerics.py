@@ -1,0 +1,64 @@
+"""The reproducible numerical mode (kgeval.numerics): in force in a fresh process after ``import kgeval``, off with
+KGEVAL_NUMERICS=native, recorded by ``describe``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from kgeval import numerics
+from kgeval.errors import ConfigError
+
+PROBE = ("import json, kgeval, torch; from kgeval import numerics; "
+         "torch.ones(4, 4) @ torch.ones(4, 4); print(json.dumps(numerics.describe()))")
+
+
+def _child(**env: str) -> dict:
+    clean = {k: v for k, v in os.environ.items() if k not in {*numerics.SETTINGS, numerics.MODE_VAR}}
+    clean.update(env)
+    out = subprocess.run([sys.executable, "-c", PROBE], env=clean, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo") as fh:
+            line = next(ln for ln in fh if ln.startswith("flags"))
+    except (OSError, StopIteration):
+        return set()
+    return set(line.split(":", 1)[1].split())
+
+
+@pytest.mark.skipif("avx2" not in _cpu_flags(), reason="the mode's branches need an AVX2 processor")
+def test_import_kgeval_pins_mkl_and_aten_in_a_fresh_process():
+    info = _child()
+    assert info["mode"] == "reproducible"
+    assert info["variables"]["MKL_CBWR"] == "AVX2" and info["variables"]["ONEDNN_MAX_CPU_ISA"] == "AVX512_CORE"
+    # what the libraries took, read back from them: MKL's service function and ATen's dispatcher
+    assert info["mkl_branch"] == "AVX2"
+    assert info["aten_cpu_capability"] == "AVX2"
+
+
+def test_native_mode_leaves_the_libraries_their_choice():
+    info = _child(KGEVAL_NUMERICS="native")
+    assert info["mode"] == "native"
+    assert all(info["variables"][k] is None for k in numerics.SETTINGS)
+    assert info["mkl_branch"] in {"AUTO", "OFF", None}
+
+
+def test_an_unknown_mode_is_one_line_naming_the_variable(monkeypatch):
+    monkeypatch.setenv(numerics.MODE_VAR, "fast")
+    with pytest.raises(ConfigError, match=r"\$KGEVAL_NUMERICS='fast': expected one of reproducible, native"):
+        numerics.mode()
+    assert numerics.on()  # the variables stay pinned until the mode is named right
+
+
+def test_environment_is_empty_when_off(monkeypatch):
+    monkeypatch.setenv(numerics.MODE_VAR, "native")
+    assert numerics.environment() == {} and not numerics.on()
+    monkeypatch.setenv(numerics.MODE_VAR, "reproducible")
+    assert numerics.environment() == numerics.SETTINGS
