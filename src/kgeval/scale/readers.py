@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CorruptFileError, InputError, KgevalError
+from ..io.unpickle import safe_load
 
 SPLITS = ("train", "valid", "test")
 
@@ -44,20 +45,15 @@ def read_wikikg2(root: str | Path) -> dict:
     """``train``/``valid``/``test`` (n, 3) int64 triples, ``num_entities``, ``num_relations`` and, where the
     files have them, ``test_head_neg``/``test_tail_neg`` (and valid's: OGB's fixed negatives, a row per triple,
     the test's checked against the entities)."""
-    import torch
-
     root = Path(root)
     out: dict = {}
     for split in SPLITS:
         path = root / "split" / "time" / f"{split}.pt"
         if not path.is_file():
             raise KgevalError(f"{path}: not found (an ogbl-wikikg2 folder has split/time/{split}.pt)")
-        # OGB pickles dicts of numpy arrays, which torch's weights-only loader refuses; the folder is the user's
-        # own download, named by the user
-        try:
-            d = torch.load(path, weights_only=False)
-        except Exception as exc:  # a truncated or foreign file: pickle, zip and torch each raise their own
-            raise CorruptFileError(path, f"not a readable torch file: {type(exc).__name__}: {exc}") from None
+        # OGB pickles dicts of numpy arrays, which torch's weights-only loader refuses; a pickle can run code, so
+        # it is read through the allow-list of numpy arrays and plain containers, and nothing else
+        d = safe_load(path, "an ogbl-wikikg2 split file (numpy arrays in a dict)")
         if not isinstance(d, dict):
             raise InputError(path, None, f"holds a {type(d).__name__}, expected a dict of head/relation/tail arrays")
         missing = [k for k in ("head", "relation", "tail") if k not in d]
