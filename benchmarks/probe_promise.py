@@ -323,6 +323,135 @@ def archive_cases(p: Probe) -> None:
         p.rows.append((f"extract_splits: {name}", "one line, nothing changed", got, ok))
 
 
+class _Marker:
+    """Unpickling this calls ``fn(*args)``: a data file that runs code (here it only creates a marker)."""
+
+    def __init__(self, fn, *args):
+        self.fn, self.args = fn, args
+
+    def __reduce__(self):
+        return self.fn, self.args
+
+
+def _kg2(root: Path, test: dict | None = None, legacy: bool = False, mapping: bytes | None = None,
+         tail: int = 3) -> Path:
+    """An ogbl-wikikg2 folder of OGB's layout (dicts of numpy int64 arrays), ``test`` replacing test.pt's dict,
+    ``mapping`` the bytes of mapping/nodeidx2entityid.csv.gz."""
+    import numpy as np
+    import torch
+
+    (root / "split/time").mkdir(parents=True)
+    t = np.array([[0, 0, 1], [1, 1, 2], [2, 0, tail]])
+    for name in ("train", "valid", "test"):
+        d = {"head": t[:, 0], "relation": t[:, 1], "tail": t[:, 2], "head_neg": np.zeros((3, 4), np.int64),
+             "tail_neg": np.ones((3, 4), np.int64)}
+        torch.save(test if name == "test" and test is not None else d, root / f"split/time/{name}.pt",
+                   _use_new_zipfile_serialization=not legacy)
+    if mapping is not None:
+        (root / "mapping").mkdir()
+        (root / "mapping/nodeidx2entityid.csv.gz").write_bytes(mapping)
+    return root
+
+
+def _gzip_bomb(line: bytes, gigabytes: float) -> bytes:
+    """A gzip of a few MB that expands to ``gigabytes`` of ``line`` repeated (one member, concatenated)."""
+    import zlib
+
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    member = c.compress(line * ((10 << 20) // len(line))) + c.flush()
+    h = zlib.compressobj(9, zlib.DEFLATED, 31)
+    return h.compress(b"node idx,entity id\n") + h.flush() + member * int(gigabytes * 100)
+
+
+def scale_cases(p: Probe) -> None:
+    """Issue 60: the scale stage's inputs: pickled files that run code, compressed bombs, NUL and long-line
+    splits, doctored ids in a graph file."""
+    import resource
+
+    import numpy as np
+    import torch
+
+    def marker_absent(f: Path) -> str | None:
+        return "the file's code ran (marker created)" if (f / "marker").exists() else None
+
+    def graph(f: Path, **arrays) -> list:
+        """``scale evaluate`` of the clean folder's graph with ``arrays`` replaced, and a model file for it."""
+        from kgeval.scale.store import save_arrays
+
+        _kg2(f / "kg")
+        main(["scale", "graph", "--from", "wikikg2", str(f / "kg"), "--out", str(f / "g")])
+        with np.load(f / "g/graph.npz") as z:
+            g = {n: z[n].copy() for n in z.files}
+        for name, (row, col, value) in arrays.items():
+            g[name][row, col] = value
+        save_arrays(f / "mine/graph.npz", g)
+        np.savez(f / "m.npz", model="distmult", entity=np.ones((4, 2)), relation=np.ones((2, 2)))
+        return ["scale", "evaluate", f / "mine/graph.npz", "--system", f"m={f / 'm.npz'}", "--out", f / "ev",
+                "--sample-size", "6"]
+
+    three = {"head": np.zeros(1, np.int64), "relation": np.zeros(1, np.int64), "tail": np.zeros(1, np.int64)}
+    payloads = {
+        "os.system": lambda f: _Marker(os.system, f"touch '{f / 'marker'}'"),
+        "os.mkdir": lambda f: _Marker(os.mkdir, str(f / "marker")),
+        "builtins.open": lambda f: _Marker(open, str(f / "marker"), "w"),
+        "an object array": lambda f: np.array([_Marker(os.mkdir, str(f / "marker"))], dtype=object),
+    }
+    for what, payload in payloads.items():
+        for legacy in (False, True):
+            p.case(f"scale graph --from wikikg2: test.pt runs {what} ({'legacy' if legacy else 'zip'})",
+                   lambda f, pl=payload, lg=legacy: ["scale", "graph", "--from", "wikikg2",
+                                                     _kg2(f / "mine/kg", three | {"note": pl(f)}, lg), "--out",
+                                                     f / "out"], extra=marker_absent)
+    p.case("scale graph --from wikikg2: test.pt holds tensors", lambda f: [
+        "scale", "graph", "--from", "wikikg2", _kg2(f / "mine/kg", {k: torch.zeros(1, dtype=torch.long)
+                                                                    for k in three}), "--out", f / "out"])
+    p.case("scale graph --from wikikg2: clean folder", lambda f: [
+        "scale", "graph", "--from", "wikikg2", _kg2(f / "mine/kg"), "--out", f / "out"], want_ok=True)
+    peak = {}
+
+    def bounded(f: Path) -> str | None:
+        grew = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak["before"]) / 1024
+        return f"peak memory grew {grew:.0f} MB" if grew > 1024 else None
+
+    for label, line, gb in (("2 GB of rows", b"0,Q0\n", 2), ("2 GB of NUL", b"\0", 2),
+                            ("2 GB in one line", b"x", 2)):
+        p.case(f"scale graph --from wikikg2: mapping gzip bomb, {label}", lambda f, ln=line, g=gb: (
+            peak.update(before=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss),
+            ["scale", "graph", "--from", "wikikg2", _kg2(f / "mine/kg", mapping=_gzip_bomb(ln, g)), "--out",
+             f / "out"])[1], extra=bounded)
+    p.case("scale graph --from wikikg2: mapping not gzip", lambda f: [
+        "scale", "graph", "--from", "wikikg2", _kg2(f / "mine/kg", mapping=b"node idx,entity id\n0,Q0\n"),
+        "--out", f / "out"])
+    p.case("scale graph --from wikikg2: one stray id 2^33, no mapping", lambda f: [
+        "scale", "graph", "--from", "wikikg2", _kg2(f / "mine/kg", tail=2**33), "--out", f / "out"])
+
+    def w5m(f: Path, train: bytes | None, size: int = 0) -> Path:
+        root = f / "w5m"  # beside the user's folder: the probe's fingerprint would read a 2 GB file whole
+        root.mkdir()
+        for split in ("train", "valid", "test"):
+            (root / f"wikidata5m_transductive_{split}.txt").write_text("Q1\tP1\tQ2\n")
+        if train is not None:
+            (root / "wikidata5m_transductive_train.txt").write_bytes(train)
+        if size:
+            os.truncate(root / "wikidata5m_transductive_train.txt", size)  # sparse: NUL bytes, never written
+        return root
+
+    for label, train, size in (("a 2 GB NUL split", b"", 2 << 30), ("a 2 MB line", b"Q1\tP1\t" + b"x" * 2_000_000,
+                                                                    0),
+                               ("an id with a NUL byte", b"Q1\tP1\tQ\x002\n", 0),
+                               ("an id with a trailing space", b"Q1\tP1\tQ2 \n", 0),
+                               ("an empty field", b"Q1\t\tQ2\n", 0), ("not UTF-8", b"Q1\tP1\tQ\xff\n", 0)):
+        p.case(f"scale graph --from wikidata5m: {label}", lambda f, t=train, s=size: [
+            "scale", "graph", "--from", "wikidata5m", w5m(f, t, s), "--out", f / "out"])
+    for label, arrays in (("a test id = the entity count", {"test": (0, 2, 4)}),
+                          ("a relation id -1", {"test": (1, 1, -1)}),
+                          ("a train id 2^31 - 1", {"train": (0, 0, 2**31 - 1)}),
+                          ("OGB negatives out of range", {"test_tail_neg": (2, 3, 4)}),
+                          ("negative OGB negatives", {"test_head_neg": (0, 0, -3)})):
+        p.case(f"scale evaluate of a graph file with {label}", lambda f, a=arrays: graph(f, **a))
+    p.case("scale evaluate of the clean graph file", lambda f: graph(f), want_ok=True)
+
+
 def _written(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path
@@ -368,6 +497,7 @@ def main_() -> int:
         campaign_cases(p)
         file_cases(p)
         archive_cases(p)
+        scale_cases(p)
         if a.slow:
             home_case(p)
     finally:

@@ -180,9 +180,8 @@ def test_wrong_sha_refused_before_unpickling(tmp_path, kg, monkeypatch):
     def must_not_run(*a, **k):
         raise AssertionError("the file was unpickled before its hash was checked")
 
-    monkeypatch.setattr(libkge._RestrictedUnpickler, "load", must_not_run)
-    monkeypatch.setattr(libkge._RestrictedUnpickler, "find_class", must_not_run)
-    monkeypatch.setattr(libkge.torch, "load", must_not_run)
+    monkeypatch.setattr(libkge, "safe_load", must_not_run)
+    monkeypatch.setattr("torch.load", must_not_run)
     wrong = hashlib.sha256(b"another file").hexdigest()
     with pytest.raises(ChecksumError) as err:
         load_libkge(path, kg, wrong)

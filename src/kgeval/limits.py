@@ -15,6 +15,10 @@ The limits are generous for every file the study uses and are raised with enviro
   40,932 questions at the default run depth of 1,000 is about 1.4 GB);
 * ``KGEVAL_MAX_LINE_KB``: bytes of one line, default 1024 KB;
 * ``KGEVAL_MAX_ROWS``: lines of one file, default 100,000,000.
+
+A reader that keeps what it parses (the scale stage's readers of real graphs) also bounds the lines by what the
+other files allow (:func:`measure`'s ``max_rows``) and what it will hold by the memory available
+(:func:`check_memory`; ``KGEVAL_MAX_MEMORY_MB`` sets it instead). A compressed file is never expanded to disk.
 """
 
 from __future__ import annotations
@@ -43,19 +47,54 @@ _OPENERS: dict[str, Callable[..., IO[bytes]]] = {".gz": gzip.open, ".bz2": bz2.o
 _SIZE_ONLY = (".zip", ".zst", ".tar")
 
 
-def limit(name: str) -> int:
-    """The limit ``name`` (``bytes``, ``line`` or ``rows``) in bytes or lines, from its variable or default."""
-    var, default, unit, _ = LIMITS[name]
+def env_number(var: str, words: str) -> int | None:
+    """The positive whole number in the environment variable ``var`` (None when unset); ``words``: its unit."""
     raw = os.environ.get(var, "").strip()
     if not raw:
-        return default * unit
+        return None
     try:
         value = int(raw.replace("_", ""))
     except ValueError:
         value = 0
     if value <= 0:
-        raise ConfigError(f"${var}={raw!r}: expected a positive whole number of {LIMITS[name][3]}")
-    return value * unit
+        raise ConfigError(f"${var}={raw!r}: expected a positive whole number of {words}")
+    return value
+
+
+def limit(name: str) -> int:
+    """The limit ``name`` (``bytes``, ``line`` or ``rows``) in bytes or lines, from its variable or default."""
+    var, default, unit, words = LIMITS[name]
+    value = env_number(var, words)
+    return (default if value is None else value) * unit
+
+
+def available_memory() -> int:
+    """Bytes kgeval may use for what it reads: ``KGEVAL_MAX_MEMORY_MB`` where set, else the memory the system
+    has available (Linux's MemAvailable: free memory and the page cache it can drop)."""
+    mb = env_number("KGEVAL_MAX_MEMORY_MB", "MB")
+    if mb is not None:
+        return mb * MB
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * KB
+    except (OSError, ValueError, IndexError):  # not Linux: the free pages
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - no way to ask: no bound of this kind
+        return 1 << 62
+
+
+def check_memory(path: str | Path, need: int, what: str) -> None:
+    """Refuse to parse ``path`` when holding what it holds (``what``) takes about ``need`` bytes, more than
+    :func:`available_memory`; checked before the parse, so a file is refused instead of the process killed."""
+    have = available_memory()
+    if need > have:
+        raise InputError(path, None, f"{what} need about {need:,} bytes of memory, more than the {have:,} "
+                                     "available (if the file is right, free memory or set "
+                                     "KGEVAL_MAX_MEMORY_MB=<MB> to what kgeval may use)")
 
 
 def _refuse(path: Path, line: int | None, name: str, what: str) -> InputError:
@@ -82,11 +121,23 @@ def check_size(path: str | Path) -> None:
 def scan(path: str | Path, keep: bool = False) -> bytes:
     """Check ``path`` against every limit, streaming it block by block; return its (uncompressed) bytes when
     ``keep``, else ``b""``. A refusal is an :class:`InputError` naming the file, the line and the limit."""
-    path = Path(path)
+    return _scan(Path(path), keep)[0]
+
+
+def measure(path: str | Path, max_rows: int | None = None, why: str = "") -> tuple[int, int]:
+    """Check ``path`` against every limit in constant memory, and its lines against ``max_rows`` (what the
+    other files allow, ``why`` saying so); its (uncompressed) bytes and lines, for the caller to weigh the
+    parse (:func:`check_memory`) before it starts."""
+    _, total, lines = _scan(Path(path), False, max_rows, why)
+    return total, lines
+
+
+def _scan(path: Path, keep: bool, bound: int | None = None, why: str = "") -> tuple[bytes, int, int]:
+    """:func:`scan`, also returning the bytes and lines read; ``bound``: a tighter limit on the lines."""
     max_bytes, max_line, max_rows = limit("bytes"), limit("line"), limit("rows")
     check_size(path)
     if path.suffix.lower() in _SIZE_ONLY and not keep:
-        return b""
+        return b"", path.stat().st_size, 0
     kept: list[bytes] = []
     total = rows = run = 0  # bytes so far, complete lines so far, bytes of the current line so far
     try:
@@ -111,11 +162,13 @@ def scan(path: str | Path, keep: bool = False) -> bytes:
                 rows += block.count(b"\n")
                 if rows > max_rows:
                     raise _refuse(path, max_rows + 1, "rows", f"more than {max_rows:,} lines")
+                if bound is not None and rows + (run > 0) > bound:
+                    raise InputError(path, bound + 1, f"more than {bound:,} lines: {why}")
                 if keep:
                     kept.append(block)
     except (OSError, EOFError, lzma.LZMAError, zlib.error) as exc:  # unreadable, or a damaged compressed stream
         raise InputError(path, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-    return b"".join(kept)
+    return b"".join(kept), total, rows + (run > 0)
 
 
 def read_bytes(path: str | Path) -> bytes:

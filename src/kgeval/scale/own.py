@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..errors import CorruptFileError, KgevalError
 from .readers import SPLITS, layout_inputs, read_wikidata5m, read_wikikg2
-from .store import SYNTHETIC, load_arrays, members, save_arrays
+from .store import SYNTHETIC, check_ids, load_arrays, members, save_arrays
 
 #: the layouts ``kgeval scale graph --from`` reads
 LAYOUTS = ("wikikg2", "wikidata5m")
@@ -67,12 +67,27 @@ def real_graph_step(layout: str, root: str | Path, out: str | Path, prefix: str 
 
 
 def open_graph(path: str | Path) -> tuple[dict[str, np.ndarray], int, int]:
-    """A graph file's triples (and a synthetic graph's planted arrays), its entity and relation counts."""
+    """A graph file's triples (and a synthetic graph's planted arrays), its entity and relation counts; every
+    id checked against the counts (:func:`.store.check_ids`)."""
     if "num_entities" in members(path):
         g = load_arrays(path, _REAL)
-        return g, int(g["num_entities"]), int(g["num_relations"])
-    g = load_arrays(path, SYNTHETIC)
-    return g, len(g["z"]), len(g["w"])
+        E, R = (_count(path, key, g[key]) for key in ("num_entities", "num_relations"))
+    else:
+        g = load_arrays(path, SYNTHETIC)
+        E, R = len(g["z"]), len(g["w"])
+    # triple keys are (h * R + r) * E + t in int64 (kgeval.data.kg.triple_keys)
+    if E * E * max(R, 1) >= 2**63:
+        raise CorruptFileError(path, f"{E:,} entities and {R:,} relations: more than kgeval's int64 triple keys hold")
+    for split in ("train", "valid", "test", "hidden"):
+        if split in g:
+            check_ids(path, split, g[split], [E, R, E], ["entity", "relation", "entity"])
+    return g, E, R
+
+
+def _count(path: str | Path, key: str, a: np.ndarray) -> int:
+    if a.shape != () or a.dtype.kind not in "iu" or int(a) < 1:
+        raise CorruptFileError(path, f"array {key!r} is {a.tolist()!r}: expected a positive whole number")
+    return int(a)
 
 
 def has_truth(path: str | Path) -> bool:
@@ -101,6 +116,8 @@ def load_system(path: str | Path, graph: str | Path, num_entities: int, num_rela
             x = np.concatenate([x.real, x.imag], 1)
         if f"{key}_names" in a:
             x = _by_name(x, a[f"{key}_names"], graph, what, path, key)
+            if len(x) != n:  # the graph's names are a row per id
+                raise CorruptFileError(graph, f"array {what!r} holds {len(x):,} names for the graph's {n:,} {what}")
         elif len(x) != n:
             raise CorruptFileError(path, f"{key!r} has {len(x):,} rows, the graph {graph} has {n:,} {what} (rows "
                                          f"are in the graph's id order, or named by '{key}_names')")

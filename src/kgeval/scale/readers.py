@@ -19,8 +19,12 @@ import numpy as np
 import pandas as pd
 
 from ..errors import CorruptFileError, InputError, KgevalError
+from ..io.unpickle import safe_load
+from ..limits import check_memory, env_number, measure
 
 SPLITS = ("train", "valid", "test")
+#: ids a graph may have beyond those its split files name, at the least (:func:`_id_bound`)
+_ID_SLACK = 1_000_000
 
 
 def layout_paths(layout: str, root: str | Path, prefix: str = "wikidata5m_transductive") -> tuple[list, list]:
@@ -44,20 +48,15 @@ def read_wikikg2(root: str | Path) -> dict:
     """``train``/``valid``/``test`` (n, 3) int64 triples, ``num_entities``, ``num_relations`` and, where the
     files have them, ``test_head_neg``/``test_tail_neg`` (and valid's: OGB's fixed negatives, a row per triple,
     the test's checked against the entities)."""
-    import torch
-
     root = Path(root)
     out: dict = {}
     for split in SPLITS:
         path = root / "split" / "time" / f"{split}.pt"
         if not path.is_file():
             raise KgevalError(f"{path}: not found (an ogbl-wikikg2 folder has split/time/{split}.pt)")
-        # OGB pickles dicts of numpy arrays, which torch's weights-only loader refuses; the folder is the user's
-        # own download, named by the user
-        try:
-            d = torch.load(path, weights_only=False)
-        except Exception as exc:  # a truncated or foreign file: pickle, zip and torch each raise their own
-            raise CorruptFileError(path, f"not a readable torch file: {type(exc).__name__}: {exc}") from None
+        # OGB pickles dicts of numpy arrays, which torch's weights-only loader refuses; a pickle can run code, so
+        # it is read through the allow-list of numpy arrays and plain containers, and nothing else
+        d = safe_load(path, "an ogbl-wikikg2 split file (numpy arrays in a dict)")
         if not isinstance(d, dict):
             raise InputError(path, None, f"holds a {type(d).__name__}, expected a dict of head/relation/tail arrays")
         missing = [k for k in ("head", "relation", "tail") if k not in d]
@@ -76,13 +75,14 @@ def read_wikikg2(root: str | Path) -> dict:
     allt = np.concatenate([out[s] for s in SPLITS])
     if (allt < 0).any():
         raise KgevalError(f"{root}: negative ids in the split files")
-    out["num_entities"] = int(allt[:, [0, 2]].max()) + 1 if len(allt) else 0
-    out["num_relations"] = int(allt[:, 1].max()) + 1 if len(allt) else 0
     for key, name, columns, cols in (("entities", "nodeidx2entityid", ("node idx", "entity id"), [0, 2]),
                                      ("relations", "reltype2relid", ("reltype", "rel id"), [1])):
+        ids = allt[:, cols]
+        top = int(ids.max()) + 1 if len(allt) else 0
+        bound, why = _id_bound(ids, top, key)
         path = root / "mapping" / f"{name}.csv.gz"
         if path.is_file():
-            out[key] = _mapping(path, columns)
+            out[key] = _mapping(path, columns, bound, why)
             n = len(out[key])
             for split in SPLITS:
                 over = np.flatnonzero((out[split][:, cols] >= n).any(axis=1))
@@ -90,7 +90,15 @@ def read_wikikg2(root: str | Path) -> dict:
                     raise InputError(root / "split" / "time" / f"{split}.pt", None,
                                      f"triple {over[0]} names id {out[split][over[0], cols].max()}, but "
                                      f"{path} maps only {n} ids")
-            out[f"num_{key}"] = n
+        else:  # without a mapping the largest id gives the count (OGB numbers ids densely from 0)
+            n = top
+            for split in SPLITS:
+                over = np.flatnonzero((out[split][:, cols] >= bound).any(axis=1))
+                if len(over):
+                    raise InputError(root / "split" / "time" / f"{split}.pt", None,
+                                     f"triple {over[0]} names id {out[split][over[0], cols].max():,}, more than "
+                                     f"{bound:,} {key}: {why}")
+        out[f"num_{key}"] = n
     for neg in ("head_neg", "tail_neg"):
         a = out.get(f"test_{neg}")
         if a is not None and len(a) and (a.min() < 0 or a.max() >= out["num_entities"]):
@@ -98,6 +106,26 @@ def read_wikikg2(root: str | Path) -> dict:
                              f"{neg!r} names entity {a.max() if a.max() >= 0 else a.min()}, outside the graph's "
                              f"{out['num_entities']} entities")
     return out
+
+
+def _id_bound(ids: np.ndarray, top: int, what: str) -> tuple[int, str]:
+    """How many ``what`` (entities or relations) a graph whose split files name ``ids`` (largest ``top`` - 1)
+    may have, and why: ``KGEVAL_MAX_IDS`` where set, else twice its distinct ids, or a million more than them in
+    a small graph. OGB numbers ids densely and a model has a row for each, so an id space far beyond the ids in
+    use is a stray id (one id 2^33 would make an 8.6-billion-entity graph) or a mapping that is not this graph's."""
+    explicit = env_number("KGEVAL_MAX_IDS", "ids")
+    if explicit is not None:
+        return explicit, "the limit KGEVAL_MAX_IDS sets"
+    if top <= 2 * ids.size + _ID_SLACK:  # a mark per id: memory of the order of the ids' own
+        seen = np.zeros(top, bool)
+        seen[ids.reshape(-1)] = True
+        distinct = int(np.count_nonzero(seen))
+    else:
+        distinct = len(np.unique(ids))
+    bound = max(2 * distinct, distinct + _ID_SLACK)
+    return bound, (f"the split files name {distinct:,} distinct {what}, and a graph may have at most twice "
+                   f"those or {_ID_SLACK:,} more (a stray id, or a mapping of another graph; if it is right, set "
+                   f"KGEVAL_MAX_IDS=<{what}>)")
 
 
 def _negatives(path: Path, name: str, value, n: int) -> np.ndarray:
@@ -109,8 +137,12 @@ def _negatives(path: Path, name: str, value, n: int) -> np.ndarray:
     return a.astype(np.int64, copy=False)
 
 
-def _mapping(path: Path, columns: tuple[str, str]) -> list[str]:
-    """The names of OGB's mapping file ``path`` (a header ``columns``, then index,name rows), in index order."""
+def _mapping(path: Path, columns: tuple[str, str], bound: int, why: str) -> list[str]:
+    """The names of OGB's mapping file ``path`` (a header ``columns``, then index,name rows), in index order; at
+    most ``bound`` rows (``why``), checked while the file streams, before pandas holds any of it."""
+    size, lines = measure(path, bound + 1, why)  # a header, then a row per id
+    # pandas holds each field as a Python str (about 60 bytes besides its text)
+    check_memory(path, 2 * size + 128 * lines, f"its {max(lines - 1, 0):,} rows")
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False, on_bad_lines="error")
     except pd.errors.ParserError as exc:  # pandas names the line
@@ -134,7 +166,16 @@ def read_wikidata5m(root: str | Path, prefix: str = "wikidata5m_transductive") -
     import pyarrow as pa
 
     root = Path(root)
-    splits = [_wikidata5m_split(root / f"{prefix}_{split}.txt", prefix) for split in SPLITS]
+    paths = [root / f"{prefix}_{split}.txt" for split in SPLITS]
+    for path in paths:
+        if not path.is_file():
+            raise KgevalError(f"{path}: not found (Wikidata5M's files are {prefix}_{{train,valid,test}}.txt)")
+    # each file streamed through the limits first (a NUL byte, an over-long line, too many lines: refused in
+    # constant memory), then what Arrow will hold weighed against the memory there is
+    sizes = [measure(path) for path in paths]
+    check_memory(max(zip((b for b, _ in sizes), paths))[1], sum(2 * b + 24 * n for b, n in sizes),
+                 f"the split files' {sum(n for _, n in sizes):,} lines")
+    splits = [_wikidata5m_split(path) for path in paths]
     # ids numbered in order of first appearance over the heads of train, valid, test, then their tails
     # (relations apart): Arrow's dictionary encoding numbers a column's distinct strings in that order, in C++,
     # and keeps each string once (pandas' str columns are Python objects under pandas 2: 4-5 GB at full size)
@@ -158,14 +199,12 @@ def read_wikidata5m(root: str | Path, prefix: str = "wikidata5m_transductive") -
     return out
 
 
-def _wikidata5m_split(path: Path, prefix: str):
+def _wikidata5m_split(path: Path):
     """One split file as an Arrow table of three string columns (head, relation, tail)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     from pyarrow import csv
 
-    if not path.is_file():
-        raise KgevalError(f"{path}: not found (Wikidata5M's files are {prefix}_{{train,valid,test}}.txt)")
     names = ["head", "relation", "tail"]
     if not path.stat().st_size:
         return pa.table({c: pa.array([], pa.string()) for c in names})
@@ -180,6 +219,13 @@ def _wikidata5m_split(path: Path, prefix: str):
     empty = pc.or_(pc.or_(pc.equal(t.column(0), ""), pc.equal(t.column(1), "")), pc.equal(t.column(2), ""))
     if pc.any(empty).as_py():
         raise InputError(path, _line_of_row(path, int(pc.index(empty, True).as_py())), "an empty field")
+    for i, name in enumerate(names):  # "Q5 " would be an entity apart from "Q5": ids are compared as written
+        col = t.column(i)
+        padded = pc.not_equal(pc.utf8_trim_whitespace(col), col)
+        if pc.any(padded).as_py():
+            row = int(pc.index(padded, True).as_py())
+            raise InputError(path, _line_of_row(path, row), f"the {name} {col[row].as_py()!r} begins or ends with "
+                                                            "white space (an id apart from the one without it)")
     return t
 
 

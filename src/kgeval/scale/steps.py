@@ -28,7 +28,7 @@ from .engine import rank_blocks, split_questions
 from .own import NEGATIVES, load_system, open_graph
 from .own import real_graph_step as real_graph_step  # the workflow's step reading a real graph's files
 from .shards import ANSWER_FIELDS, QUESTION_FIELDS, gather_arrays, shard_arrays, subset
-from .store import load_arrays, map_arrays, save_arrays
+from .store import check_ids, load_arrays, map_arrays, save_arrays
 from .synth import SHAPES, scaled, system, write_graph
 
 log = logging.getLogger(__name__)
@@ -115,9 +115,8 @@ def rank_shard_step(graph: str | Path, sample: str | Path, systems: int, shard: 
         raise KgevalError(f"scale shard {shard} of {shards}: need 0 <= shard < shards")
     g, questions, judged, known, answers = _setup(graph)
     drawn = load_arrays(sample, ("plan", "idx", "exact"))
+    _check_sample(sample, drawn, len(answers), len(questions))
     plan = drawn["plan"]
-    if len(plan) and (plan.min() < 0 or plan.max() >= len(questions)):
-        raise CorruptFileError(sample, f"plan names questions outside the graph's {len(questions)}")
     part = subset(questions, judged, plan[shard::shards], shard, shards)
     # beyond exact_max_answers only the sampled answers' ranks are read (evaluate_step): the other answers of
     # their questions need a score for the micro filter, not a count over every entity
@@ -153,6 +152,7 @@ def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Pa
     ``negatives_k`` uniform ones per question; negatives.csv's ``negatives`` says which (``ogb``, ``uniform:k``). ``names``: the systems' names in the tables (their numbers where None)."""
     g, questions, judged, _, answers = _setup(graph, filter_index=False)
     s = load_arrays(sample, ("idx", "plan", "exact"))
+    _check_sample(sample, s, len(answers), len(questions))
     idx, plan, exact = s["idx"], s["plan"], bool(s["exact"])
     N = len(answers)
     part = subset(questions, judged, plan)
@@ -162,6 +162,7 @@ def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Pa
     given, protocol = None, f"uniform:{negatives_k}"
     neg = map_arrays(graph, NEGATIVES)  # read only the rows of the answers ranked
     if len(neg) == len(NEGATIVES):  # read from OGB's folder: its protocol's own negatives
+        _check_negatives(graph, neg, len(g["test"]), questions.num_entities)
         given = negatives.given_negatives(g["test"], neg["test_head_neg"], neg["test_tail_neg"], part.questions,
                                           part.judged, want)
         protocol, negatives_k = "ogb", neg["test_tail_neg"].shape[1]
@@ -174,6 +175,22 @@ def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Pa
                                                part.judged, want, negatives_k, seed, given=given))
     _tables(np.stack(full), np.stack(sampled), idx, N, exact, tuple(hits), negatives_k, bootstrap, seed,
             out_exact, out_estimates, out_paired, out_negatives, out_tau, names, protocol)
+
+
+def _check_negatives(graph, neg: dict[str, np.ndarray], tests: int, E: int) -> None:
+    """OGB's negatives in the graph file: a row of entity ids per test triple, each id a graph's entity."""
+    for key, a in neg.items():
+        if a.ndim != 2 or len(a) != tests:
+            raise CorruptFileError(graph, f"array {key!r} has shape {a.shape}, expected a row per test triple "
+                                          f"({tests:,})")
+        check_ids(graph, key, a, [E] * a.shape[1], ["entity"] * a.shape[1])
+
+
+def _check_sample(sample, drawn: dict[str, np.ndarray], answers: int, questions: int) -> None:
+    """A sample file's answers (``idx``) and questions (``plan``): positions among the graph's ``answers``
+    ranked answers and its ``questions`` test questions."""
+    check_ids(sample, "idx", drawn["idx"].reshape(-1, 1), [answers], ["answer"])
+    check_ids(sample, "plan", drawn["plan"].reshape(-1, 1), [questions], ["question"])
 
 
 def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, out_exact, out_estimates,
@@ -223,6 +240,7 @@ def pools_step(graph: str | Path, sample: str | Path, rankings: list[str | Path]
     if "hidden" not in g:
         raise KgevalError(f"{graph}: a graph read from real files has no planted truth to judge pools by")
     plan = load_arrays(sample, ("plan",))["plan"]
+    check_ids(sample, "plan", plan.reshape(-1, 1), [len(questions)], ["question"])
     n = min(questions_n, len(plan))
     rows = np.sort(np.random.default_rng([seed, 53]).choice(len(plan), size=n, replace=False))
     tops = []

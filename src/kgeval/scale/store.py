@@ -82,3 +82,31 @@ def map_arrays(path: str | Path, names: tuple[str, ...]) -> dict[str, np.ndarray
                 out[name] = np.memmap(path, dtype=dtype, mode="r", offset=fh.tell(), shape=shape,
                                       order="F" if fortran else "C")
     return out
+
+
+#: values of an id array checked at a time: the check of a mapped array reads it in pieces of this many
+_CHECK_STEP = 1 << 23
+
+
+def check_ids(path: str | Path, name: str, a: np.ndarray, highs: list[int], words: list[str]) -> None:
+    """Every row of the id array ``name`` of the file ``path`` holds, in column j, an id of 0 to
+    ``highs[j]`` - 1 (``words[j]``: what it counts, "entity" or "relation"); else one line naming the file, the
+    array, the row and the bound. A graph file's ids index the model's rows and the filter's keys: one out of
+    range is an IndexError deep inside the ranking, and a negative one silently another entity's row."""
+    if a.ndim != 2 or a.shape[1] != len(highs) or a.dtype.kind not in "iu":
+        raise CorruptFileError(path, f"array {name!r} is a {a.ndim}-d {a.dtype} array of shape {a.shape}, "
+                                     f"expected integer ids, {len(highs)} a row")
+    high = np.asarray(highs, np.int64)
+    step = max(1, _CHECK_STEP // max(1, len(highs)))
+    for start in range(0, len(a), step):  # in pieces: a mapped array is read once, never held whole
+        block = np.asarray(a[start:start + step])
+        bad = (block < 0) | (block >= high)
+        if bad.any():
+            row, col = np.argwhere(bad)[0]
+            raise CorruptFileError(path, f"array {name!r} row {start + row:,} names {words[col]} "
+                                         f"{int(block[row, col]):,}, outside 0 to {int(high[col]) - 1:,} (the "
+                                         f"graph's {int(high[col]):,} {_plural(words[col])})")
+
+
+def _plural(word: str) -> str:
+    return word[:-1] + "ies" if word.endswith("y") else word + "s"
