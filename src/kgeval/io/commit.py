@@ -23,6 +23,7 @@ import shutil
 from pathlib import Path
 
 from ..errors import KgevalError
+from .pause import pause_point
 from .signals import deferred_stop_signals
 from .temps import old_name
 
@@ -90,9 +91,11 @@ def replace_together(puts: list[tuple[Path, Path]], removes: list[Path] = (), ke
             for folder in plan.made:
                 step = folder
                 folder.mkdir()
-            for new, dest in plan.puts:
+            for i, (new, dest) in enumerate(plan.puts):
                 step = dest
                 os.replace(new, dest)
+                if i == 0:
+                    pause_point("commit_midway")  # one output in place, the rest not: the kill tests' point
             if keep is not None:
                 _write(keep / DONE, "")
         except BaseException as exc:

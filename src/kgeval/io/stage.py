@@ -14,6 +14,7 @@ from ..errors import InputError
 from .commit import replace_together, restore_abandoned
 from .lock import FolderLock, folders_locked
 from .paths import current_umask, is_within, require_inputs, same_path
+from .pause import pause_point
 from .temps import alive, make_part, owner_prefix, sweep
 
 MANIFEST = ".kgeval-outputs.json"
@@ -237,6 +238,7 @@ class OutputStage:
         return puts, removes, gone, manifest
 
     def commit(self) -> None:
+        pause_point("commit_start")  # every temporary complete, nothing moved: the kill tests' first point
         # mkstemp creates the file 0600; give it the mode an ordinary open() would, so that on a shared cluster the
         # group can read results when the umask allows it
         umask = current_umask()
