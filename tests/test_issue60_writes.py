@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 pytest.importorskip("starlette")
+from test_baselines import SC, installed  # noqa: E402, F401, F811 (a fixture)
 from test_campaign_evidence import ENTS, NAMES, RELS, TEST, TRAIN, VALID  # noqa: E402
 
 from kgeval.campaign.build import create_campaign  # noqa: E402
@@ -95,3 +96,28 @@ def test_a_lone_surrogate_in_a_sheet_names_its_line(tmp_path):
         sheet._read_sheet = saved
     assert formats_read is formats._read_sheet
     assert str(info.value).startswith(f"{tmp_path / 's.xlsx'}:2: tail_name 'B\\udc80' holds a lone surrogate")
+
+
+def test_frequency_replaces_what_popularity_wrote_and_a_tag_is_one_word(installed, workdir, capsys):  # noqa: F811
+    """Item 7: ``--out``'s help says an earlier baseline's files are replaced, whichever kind wrote them; item 9:
+    a tag with a space would make each TREC line seven fields."""
+    import gzip
+
+    import kgeval
+    from kgeval.cli import main as cli_main
+    from kgeval.errors import BadValueError
+
+    user, config = installed
+    args = ["--out", "runs", "--dataset", "Synth", "--testsets", SC, "--depth", "5", "--config", str(config)]
+    assert cli_main(["baseline", "popularity", *args]) == 0
+    assert cli_main(["baseline", "frequency", *args]) == 0
+    lines = gzip.open(user / "runs" / f"{SC}.run.gz", "rt").read().splitlines()
+    assert lines and {line.split()[5] for line in lines} == {"frequency"}
+    assert all(len(line.split()) == 6 for line in lines)
+    capsys.readouterr()
+    assert cli_main(["baseline", "popularity", *args, "--tag", "a b"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("kgeval: error:") and "'a b'" in err and "\n" not in err
+    with pytest.raises(BadValueError, match="tag"):
+        kgeval.baseline("popularity", "runs", [SC], dataset="Synth", depth=5, config=config, tag="a\tb")
+    assert gzip.open(user / "runs" / f"{SC}.run.gz", "rt").read().splitlines() == lines  # untouched
