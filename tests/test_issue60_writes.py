@@ -121,3 +121,30 @@ def test_frequency_replaces_what_popularity_wrote_and_a_tag_is_one_word(installe
     with pytest.raises(BadValueError, match="tag"):
         kgeval.baseline("popularity", "runs", [SC], dataset="Synth", depth=5, config=config, tag="a\tb")
     assert gzip.open(user / "runs" / f"{SC}.run.gz", "rt").read().splitlines() == lines  # untouched
+
+
+@pytest.mark.parametrize("header, row, problem", [
+    ("micro_mrr", "7.5", "holds '7.5': this metric's values lie in [0, 1]"),
+    ("micro_hits@10", "-0.1", "holds '-0.1': this metric's values lie in [0, 1]"),
+    ("micro_mr", "0.5", "holds '0.5': this metric's values lie at least 1"),
+])
+def test_reanalyze_refuses_a_rank_metric_outside_its_range(tmp_path, header, row, problem):
+    """Item 9: an MRR of 7.5 would rank its system first without a word; the line of the value is named."""
+    from test_reanalyze import hand_tables
+
+    from kgeval.analysis.reanalyze import reanalyze
+
+    hand_tables(tmp_path / "r")
+    (tmp_path / "r/FB-Test-S/evaluation.csv").write_text(f"System,{header}\nA,{'2' if 'mr' == header[-2:] else '0.2'}"
+                                                         f"\nB,{row}\n")
+    with pytest.raises(InputError) as info:
+        reanalyze(tmp_path / "r", tmp_path / "o")
+    assert str(info.value).endswith(f"FB-Test-S/evaluation.csv:3: column {header!r} {problem}")
+
+
+def test_metric_ranges_by_column_name():
+    from kgeval.analysis.metric_ranges import metric_range
+
+    assert metric_range("micro_mrr") == metric_range("MRR") == metric_range("hits@3") == (0.0, 1.0)
+    assert metric_range("macro_mr") == (1.0, np.inf)
+    assert metric_range("micro_zmrr") is None and metric_range("micro_amrr") is None and metric_range("p") is None
