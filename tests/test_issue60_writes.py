@@ -148,3 +148,16 @@ def test_metric_ranges_by_column_name():
     assert metric_range("micro_mrr") == metric_range("MRR") == metric_range("hits@3") == (0.0, 1.0)
     assert metric_range("macro_mr") == (1.0, np.inf)
     assert metric_range("micro_zmrr") is None and metric_range("micro_amrr") is None and metric_range("p") is None
+
+
+def test_an_error_names_the_destination_of_a_kgeval_temporary(tmp_path):
+    """A temporary's name (and a temporary of a temporary, as a step writing atomically into a stage's file makes)
+    is never shown: the error names the output it becomes."""
+    from kgeval.errors import user_paths
+    from kgeval.io.temps import make_part
+
+    part = make_part(tmp_path / "graph.npz")
+    assert part.parent == tmp_path and part.name.startswith(".kgeval-part-") and part.name.endswith("-graph.npz.part")
+    assert user_paths(f"{part}: No space left on device") == f"{tmp_path / 'graph.npz'}: No space left on device"
+    nested = make_part(part)
+    assert user_paths(f"'{nested}'") == f"'{tmp_path / 'graph.npz'}'"
