@@ -5,9 +5,10 @@ checks three things: the exit status, that stderr is one ``kgeval: error: …`` 
 must succeed) and that no file the user owns changed. It prints ``case | expected | got | ok`` and exits 1 when
 any case fails.
 
-    python benchmarks/probe_promise.py [--out probe.tsv] [--slow]
+    python benchmarks/probe_promise.py [--out probe.tsv] [--slow] [--kills]
 
-``--slow`` adds two processes building one fresh ``$KGEVAL_HOME`` at once (about a minute). It needs no data
+``--slow`` adds two processes building one fresh ``$KGEVAL_HOME`` at once (about a minute); ``--kills`` adds a
+SIGKILL inside every writing command's commit, then a rerun (11 cases, several minutes). It needs no data
 mirror and no network. The HTTP routes are h49b's probe; this one covers files and the command line.
 """
 
@@ -486,10 +487,103 @@ def home_case(p: Probe) -> None:
     p.rows.append(("two processes on one fresh KGEVAL_HOME", "both succeed", got, ok))
 
 
+# ---- kills inside every command's commit (issue 60, item 3) ---------------------------------------------------
+TEMPORARY = (".kgeval-part-", ".kgeval-old-", ".kgeval-staging-", ".kgeval-trash-")
+
+
+def _kgeval(args: list, pause: str | None = None) -> tuple[int | None, str]:
+    """``kgeval ARGS`` in a subprocess; with ``pause`` held at that point (``KGEVAL_PAUSE_AT``) and SIGKILLed
+    there: (None, "") once killed, or the exit status and stderr of a run that never got there."""
+    import signal
+
+    import kgeval
+
+    env = dict(os.environ, PYTHONPATH=str(Path(kgeval.__file__).parents[1]))
+    env.pop("KGEVAL_PAUSE_AT", None)
+    if pause is not None:
+        env["KGEVAL_PAUSE_AT"] = f"{pause}=600"
+    proc = subprocess.Popen([sys.executable, "-m", "kgeval.cli", *map(str, args)], env=env, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if pause is None:
+        proc.communicate()
+        return proc.returncode, ""
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if f"paused at {pause}" in line:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return None, ""
+    return proc.wait(), "".join(seen)[-200:]
+
+
+def _outputs(folder: Path) -> dict[str, str]:
+    return {k: v for k, v in fingerprint(folder).items() if not Path(k).name.startswith(".")}
+
+
+def _temporaries(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.rglob("*") if p.name.startswith(TEMPORARY))
+
+
+def kill_cases(p: Probe) -> None:
+    """Each writing command killed (SIGKILL) at a point inside its commit, into a fresh folder and over its own
+    earlier outputs, then run again: no temporary may remain, the outputs must equal an uninterrupted run's, and
+    the user's files beside them must not change."""
+    base = Path(tempfile.mkdtemp(prefix="kills ", dir=p.base))
+    graph = base / "in" / "graph.npz"
+    assert _kgeval(["scale", "graph", "--shape", "wikikg2", "--factor", "0.0005", "--out", graph.parent])[0] == 0
+    db = base / "in" / "c.db"
+    sheet(base / "in" / "sheet.tsv", 6)
+    assert _kgeval(["campaign", "create", db, "--sheet", base / "in" / "sheet.tsv"])[0] == 0
+    commands = {
+        "scale graph": lambda out: ["scale", "graph", "--shape", "wikikg2", "--factor", "0.0005", "--out", out],
+        "scale evaluate": lambda out: ["scale", "evaluate", graph, "--out", out, "--systems", "2", "--k", "5",
+                                       "--sample-size", "50", "--negatives", "20", "--bootstrap", "100",
+                                       "--pool-depths", "1,5", "--pool-questions", "50", "--plan-budget", "20"],
+        "campaign export": lambda out: ["campaign", "export", db, out],
+    }
+    for command, args in commands.items():
+        ref = base / f"{command} ref"
+        _kgeval(args(ref))
+        want = _outputs(ref)
+        for point in ("commit_start", "commit_midway"):
+            for earlier in (False, True):
+                if command == "scale evaluate" and earlier:
+                    continue  # the slowest command: its fresh folder only
+                out = base / f"{command} {point} {earlier}"
+                out.mkdir()
+                (out / "mine.txt").write_text("the user's\n")
+                if earlier:
+                    _kgeval(args(out))
+                rc, err = _kgeval(args(out), pause=point)
+                left = _temporaries(out)
+                rerun = _kgeval(args(out))[0]
+                got = ("never reached the point: " + err if rc is not None else
+                       f"rc {rerun}; {len(left)} temporaries after the kill, {len(_temporaries(out))} after the rerun"
+                       + ("" if _outputs(out) == {**want, "mine.txt": _outputs(out).get("mine.txt")} else
+                          "; outputs differ from an uninterrupted run")
+                       + ("" if (out / "mine.txt").read_text() == "the user's\n" else "; the user's file changed"))
+                ok = rc is None and rerun == 0 and not _temporaries(out) and "differ" not in got and "user" not in got
+                p.rows.append((f"kill -9 in {command} at {point}{' over earlier outputs' if earlier else ''}",
+                               "rerun whole, no temporary", got, ok))
+    out = base / "create"
+    out.mkdir()
+    rc, err = _kgeval(["campaign", "create", out / "c.db", "--sheet", base / "in" / "sheet.tsv"],
+                      pause="campaign_create_before_rename")
+    half = (out / "c.db").exists()
+    rerun = _kgeval(["campaign", "create", out / "c.db", "--sheet", base / "in" / "sheet.tsv"])[0]
+    got = (f"rc {rerun}; campaign file after the kill: {half}; {len(_temporaries(out))} temporaries after the rerun"
+           if rc is None else "never reached the point: " + err)
+    p.rows.append(("kill -9 in campaign create before its rename", "no file, rerun whole, no temporary", got,
+                   rc is None and not half and rerun == 0 and not _temporaries(out)))
+
+
 def main_() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=None, help="also write the table as TSV here")
     ap.add_argument("--slow", action="store_true", help="add the two-process KGEVAL_HOME case (about a minute)")
+    ap.add_argument("--kills", action="store_true", help="add the kills inside every command's commit (SIGKILL, "
+                    "then a rerun; several minutes)")
     a = ap.parse_args()
     base = Path(tempfile.mkdtemp(prefix="kgeval probe "))
     p = Probe(base)
@@ -500,6 +594,8 @@ def main_() -> int:
         scale_cases(p)
         if a.slow:
             home_case(p)
+        if a.kills:
+            kill_cases(p)
     finally:
         for d in base.rglob("*"):
             if d.is_dir():

@@ -81,14 +81,19 @@ class MeasureError(KgevalError, ValueError):
 
 
 # the temporary names that outputs are written under (kgeval.io.OutputStage): a staging folder inside the output
-# folder, and ``.<name>.<8 random characters>.part`` beside a destination
+# folder, and ``.kgeval-part-<host>-<pid>-<8 random characters>-<name>.part`` beside a destination (before it,
+# ``.<name>.<8 random characters>.part``)
 _STAGING = re.compile(r"/\.kgeval-staging-[A-Za-z0-9._-]+?-\d+-[a-z0-9_]{8}(?=/|\b)")
 _PART = re.compile(r"(?<![^/\s'\"(])\.([^/\s'\"]+?)\.[a-z0-9_]{8}\.part\b")
+_KGEVAL_PART = re.compile(r"(?<![^/\s'\"(])\.kgeval-part-[A-Za-z0-9._-]+?-\d+-[a-z0-9_]{8}-([^/\s'\"]+?)\.part\b")
 
 
 def user_paths(text: str) -> str:
     """``text`` with every staging folder or temporary ``.part`` file replaced by the output it becomes: an
     error names the path the user gave or will find, never a temporary one."""
+    previous = None
+    while previous != text:  # a temporary of a temporary names its destination too
+        previous, text = text, _KGEVAL_PART.sub(r"\1", text)
     return _PART.sub(r"\1", _STAGING.sub("", text))
 
 

@@ -50,6 +50,7 @@ from ..published import (  # RELEASE: the release's tables, pinned to the author
     RELEASE,
 )
 from . import families, figures, study
+from .metric_ranges import first_out_of_range
 from .release_checks import check_depth, check_pvalues
 from .selections import FIG3, FIG4, FIG5, FIG6, MACRO_STUDY, MICRO_STUDY, TABLE3, TABLE4
 
@@ -120,6 +121,8 @@ def _numbers(path: Path, df: pd.DataFrame, column: str) -> pd.Series:
         raise InputError(path, int(df.index[first]) + 2, f"column {column!r} holds {text.iloc[first]!r}: a metric "
                                                           "value is a finite number (leave the cell empty where "
                                                           "there is none)")
+    if (bad := first_out_of_range(column, values.to_numpy(dtype=float), df.columns)) is not None:  # MRR 7.5
+        raise InputError(path, int(df.index[bad[0]]) + 2, f"column {column!r} holds {text.iloc[bad[0]]!r}: {bad[1]}")
     return values
 
 

@@ -46,6 +46,9 @@ def baseline(kind: str = "popularity", out: str | os.PathLike = "runs", testsets
 
     if kind not in KINDS:
         raise BadValueError("kind", f"{kind!r} is not a baseline (baselines: {', '.join(KINDS)})")
+    if tag is not None and (not isinstance(tag, str) or not tag or any(ch.isspace() for ch in tag)):
+        # a TREC run line is six whitespace-separated fields: a tag with a space would make it seven
+        raise BadValueError("tag", f"{tag!r}: a run's tag is one word, without spaces or tabs")
     check_path(out, "out")
     check_path(workdir, "workdir")
     check_path(config, "config", nullable=True)
@@ -61,6 +64,7 @@ def baseline(kind: str = "popularity", out: str | os.PathLike = "runs", testsets
     kg = KnowledgeGraph.load(files[names[0]]["kg"])
     questions = {name: load_questions(files[name]["questions"], kg) for name in names}
     inputs = [cfg_path, *{p for f in files.values() for p in f.values()}]
-    with OutputStage(f"baseline {kind}", inputs=inputs, folder=out) as stage:
+    # one command name for both kinds: a frequency baseline replaces what a popularity one wrote, as --out says
+    with OutputStage("baseline", inputs=inputs, folder=out) as stage:
         written = write_baseline_runs(kg, questions, kind, stage.root, depth, tag or kind)
     return {name: Path(out) / path.name for name, (path, _) in written.items()}

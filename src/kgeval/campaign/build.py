@@ -9,6 +9,8 @@ terms from a sampling plan and the study's runs.
 from __future__ import annotations
 
 import errno
+import json
+import logging
 import sqlite3
 from pathlib import Path
 
@@ -18,7 +20,9 @@ import pandas as pd
 from ..errors import InputError
 from .live import add_comparisons
 from .sheet import read_items
-from .store import connect, create
+from .store import create
+
+log = logging.getLogger(__name__)
 
 COMPARISON_COLUMNS = ("a", "b", "metric", "base", "lo", "hi", "item", "c1", "c0")
 
@@ -113,17 +117,16 @@ def create_campaign(db: str | Path, sheet: str | Path, plan_items: str | Path | 
     try:
         info = {"title": title or items[0]["batch"] or Path(sheet).stem, "sheet": str(sheet), "order": order}
         info.update(({"k": str(k)} if k is not None else {}) | plan_expectation(plan_items))
-        create(db, items, info)
-        if comps:
-            conn = connect(db)
-            add_comparisons(conn, comps, c1, c0)
-            conn.close()
-        if evidence is not None:
-            from .evidence import store
 
-            conn = connect(db)
-            store(conn, evidence)
-            conn.close()
+        def fill(conn):  # inside the create: the file appears with its comparisons and evidence, or not at all
+            if comps:
+                add_comparisons(conn, comps, c1, c0)
+            if evidence is not None:
+                from .evidence import store
+
+                store(conn, evidence)
+
+        create(db, items, info, fill)
     except sqlite3.Error as exc:
         if "full" in str(exc):
             raise OSError(errno.ENOSPC, "No space left on device", str(db)) from None
@@ -132,6 +135,10 @@ def create_campaign(db: str | Path, sheet: str | Path, plan_items: str | Path | 
 
 
 def _evidence(kg: str | Path, templates: str | Path | None, items: list[dict]) -> list[dict | None]:
+    """Each item's evidence from ``kg``. Refused in one line: a graph none of whose entities, relations and
+    facts match a single item (another dataset's graph: the campaign would serve no evidence, and nothing said
+    why), and a name that UTF-8 cannot store (a lone surrogate), which would fail the create half way. A graph
+    that knows only some items is used, with one warning line saying how many have none."""
     from ..data.kg import KnowledgeGraph
     from ..home import default_file
     from ..pools.annotation.templates import load_templates
@@ -139,4 +146,53 @@ def _evidence(kg: str | Path, templates: str | Path | None, items: list[dict]) -
 
     if not Path(kg).is_file():
         raise InputError(kg, None, "no such file (the dataset's kg.npz, for the items' evidence)")
-    return build(KnowledgeGraph.load(kg), items, load_templates(templates or default_file("annotations/templates.tsv")))
+    graph = KnowledgeGraph.load(kg)
+    out = build(graph, items, load_templates(templates or default_file("annotations/templates.tsv")))
+    missing = sum(e is None for e in out)
+    if missing == len(out):
+        raise InputError(kg, None, f"knows none of the sheet's {len(out)} items (their entities or relations are "
+                                   "not in this graph): give the kg.npz of the dataset the sheet was drawn from, "
+                                   "or no --kg")
+    if missing:
+        log.warning("%s: %d of the sheet's %d items have entities or relations this graph does not know: they are "
+                    "served without evidence", kg, missing, len(out))
+    bad = _unstorable(graph, out)
+    if bad is not None:
+        raise InputError(kg, None, f"{bad}: a name with a lone surrogate, which a campaign file (UTF-8) cannot "
+                                   "store: fix the name and save the graph again")
+    return out
+
+
+def _unstorable(graph, evidence: list[dict | None]) -> str | None:
+    """The first entity or relation whose name UTF-8 cannot encode, when some item's evidence holds one."""
+    for e in evidence:
+        if e is None:
+            continue
+        try:
+            json.dumps(e, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            break
+    else:
+        return None
+    names = [("entity", i, n) for i, n in enumerate(graph.entity_names or graph.entities)]
+    names += [("relation", i, n) for i, n in enumerate(graph.relations)]
+    for kind, i, name in names:  # only on this error path: the scan stops at the first
+        if not _encodes(name):
+            return f"{kind} {i} {name!r} holds {bad_char(name)}"
+    return "a name"
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def bad_char(text: str) -> str:
+    """``U+D800``: the first code point of ``text`` that UTF-8 cannot encode."""
+    for ch in text:
+        if 0xD800 <= ord(ch) <= 0xDFFF:
+            return f"U+{ord(ch):04X}"
+    return "a surrogate"

@@ -8,10 +8,13 @@ sheet whose items are not all numbers is served in its row order.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from ..errors import InputError
 from ..pools.annotation.formats import EXPORT_HEADER, _read_sheet
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def read_items(sheet: str | Path, plan_items: str | Path | None = None) -> list[dict]:
@@ -27,6 +30,10 @@ def read_items(sheet: str | Path, plan_items: str | Path | None = None) -> list[
     for line, fields in rows:
         fields = fields + [""] * (len(header) - len(fields))
         row = {c: fields[col[c]] for c in need}
+        for c, text in row.items():  # an .xlsx cell's &#xD800; gives one: a campaign file (UTF-8) cannot hold it
+            if _SURROGATE.search(text):
+                raise InputError(sheet, line, f"{c} {text!r} holds a lone surrogate, which a campaign file (UTF-8) "
+                                              "cannot store")
         for c in ("item", "head_id", "relation", "tail_id", "question"):
             if not row[c]:
                 raise InputError(sheet, line, f"empty {c}")

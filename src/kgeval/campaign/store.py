@@ -15,10 +15,13 @@ import os
 import secrets
 import sqlite3
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import InputError
+from ..io.pause import pause_point
+from ..io.temps import make_part
 
 SCHEMA_VERSION = 2
 ROLES = ("annotator", "adjudicator", "curator")
@@ -154,18 +157,20 @@ def write(conn: sqlite3.Connection):
     conn.execute("COMMIT")
 
 
-def create(path: str | Path, items: list[dict], meta: dict[str, str]) -> None:
-    """A new campaign file with ``items`` (dicts of :data:`ITEM_COLUMNS`, in serving order); an existing file is
-    refused, never replaced. Written under a temporary name and renamed into place when complete."""
+def create(path: str | Path, items: list[dict], meta: dict[str, str],
+           fill: Callable[[sqlite3.Connection], None] | None = None) -> None:
+    """A new campaign file with ``items`` (dicts of :data:`ITEM_COLUMNS`, in serving order), then whatever
+    ``fill`` writes through a connection to it (the comparisons, the evidence); an existing file is refused,
+    never replaced. All of it is written under a temporary name (kgeval's, :mod:`kgeval.io.temps`, so that a
+    killed create leaves nothing the next one keeps) and renamed into place when complete: a failure at any point
+    leaves no campaign file, and the corrected create is not refused."""
     path = Path(path)
     if path.exists():
         raise InputError(path, None, "already exists: a campaign file is never replaced (choose another name)")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)  # owner only, whatever the umask
+        tmp = make_part(path)  # created 0600 (mkstemp): owner only, whatever the umask
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror, str(path)) from None
-    os.close(fd)
     try:
         conn = sqlite3.connect(str(tmp), isolation_level=None)
         conn.execute("PRAGMA foreign_keys = ON")
@@ -180,6 +185,16 @@ def create(path: str | Path, items: list[dict], meta: dict[str, str]) -> None:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.close()
+        if fill is not None:
+            conn = connect(tmp)
+            try:
+                fill(conn)
+            finally:
+                conn.close()
+        pause_point("campaign_create_before_rename")
+        if path.exists():  # another create finished meanwhile: its file stays
+            raise InputError(path, None, "already exists: a campaign file is never replaced (choose another "
+                                         "name)")
         os.replace(tmp, path)
     except BaseException as exc:
         for p in (tmp, Path(f"{tmp}-journal"), Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
@@ -189,7 +204,7 @@ def create(path: str | Path, items: list[dict], meta: dict[str, str]) -> None:
             raise OSError(exc.errno, exc.strerror, str(path)) from None
         if isinstance(exc, sqlite3.Error) and "full" in str(exc):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from None
-        if isinstance(exc, sqlite3.Error | OSError):
+        if isinstance(exc, sqlite3.Error | OSError | UnicodeEncodeError):
             raise InputError(path, None, f"cannot be created: {exc}") from None
         raise
 

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .stage import OutputStage
+from .temps import is_temporary
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,12 @@ def set_aside(path: str | Path, reason: str) -> Path:
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` if the block succeeds, else delete it
-    (an :class:`OutputStage` of one file)."""
+    (an :class:`OutputStage` of one file). A ``path`` that is itself a stage's temporary file (a command's
+    output, written through a step that writes atomically) is written directly: its stage renames it, and a
+    second temporary would double the disk a large file takes."""
+    if is_temporary(path):
+        yield Path(path)
+        return
     with OutputStage("") as stage:
         yield stage.path(path)
 

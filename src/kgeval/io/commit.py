@@ -19,12 +19,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import shutil
 from pathlib import Path
 
 from ..errors import KgevalError
+from .pause import pause_point
 from .signals import deferred_stop_signals
+from .temps import old_name
 
 JOURNAL = "journal.json"
 DONE = "done"
@@ -56,7 +57,7 @@ class _Plan:
     def _backup_name(self, dest: Path, i: int) -> Path:
         if self.keep is not None:
             return self.keep / str(i)
-        return dest.with_name(f".{dest.name}.{secrets.token_hex(4)}.old")
+        return old_name(dest)  # kgeval's name: the next write into this folder sweeps it if a kill leaves it
 
     def journal(self) -> dict:
         return {"backups": [[str(d.absolute()), None if b is None else b.name] for d, b in self.backups],
@@ -67,7 +68,7 @@ def replace_together(puts: list[tuple[Path, Path]], removes: list[Path] = (), ke
     """Rename each ``(new, dest)`` of ``puts`` onto ``dest`` and remove each path of ``removes`` (files): all of
     it, or, when any step fails, none of it. ``keep`` is an empty folder on the destinations' filesystem for the
     backups and the journal (removed at the end unless something could not be put back); without it each backup
-    lies beside its file as ``.<name>.<random>.old`` until the end."""
+    lies beside its file as ``.kgeval-old-<host>-<pid>-<random>-<name>`` until the end."""
     plan = _Plan(list(puts), list(removes), keep)
     step = None
     with deferred_stop_signals():  # a stop signal waits until the set is in place or rolled back
@@ -90,9 +91,11 @@ def replace_together(puts: list[tuple[Path, Path]], removes: list[Path] = (), ke
             for folder in plan.made:
                 step = folder
                 folder.mkdir()
-            for new, dest in plan.puts:
+            for i, (new, dest) in enumerate(plan.puts):
                 step = dest
                 os.replace(new, dest)
+                if i == 0:
+                    pause_point("commit_midway")  # one output in place, the rest not: the kill tests' point
             if keep is not None:
                 _write(keep / DONE, "")
         except BaseException as exc:

@@ -9,6 +9,7 @@ test), :func:`pause_point` returns at once.
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 PAUSE_ENV = "KGEVAL_PAUSE_AT"
@@ -33,4 +34,6 @@ def pause_point(name: str) -> None:
         if not sep or not key.strip() or not seconds >= 0:
             raise ValueError(f"${PAUSE_ENV}={spec!r}: {item!r} is not name=seconds (seconds >= 0)")
         if key.strip() == name:
+            # said on stderr, so that a test kills the process once it is here rather than after a guessed delay
+            print(f"kgeval: paused at {name} (process {os.getpid()})", file=sys.stderr, flush=True)
             time.sleep(seconds)

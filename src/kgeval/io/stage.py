@@ -14,6 +14,8 @@ from ..errors import InputError
 from .commit import replace_together, restore_abandoned
 from .lock import FolderLock, folders_locked
 from .paths import current_umask, is_within, require_inputs, same_path
+from .pause import pause_point
+from .temps import alive, make_part, owner_prefix, sweep
 
 MANIFEST = ".kgeval-outputs.json"
 STAGING = ".kgeval-staging-"
@@ -100,10 +102,9 @@ class OutputStage:
         self._check(dest)
         if not dest.parent.is_dir():
             self._makedirs(dest.parent)
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-        os.close(fd)
-        self._files.append((Path(tmp), dest))
-        return Path(tmp)
+        tmp = make_part(dest)  # named as kgeval's, so that the next command here sweeps it if this one is killed
+        self._files.append((tmp, dest))
+        return tmp
 
     @property
     def root(self) -> Path:
@@ -116,16 +117,17 @@ class OutputStage:
 
     @staticmethod
     def _prefix(kind: str) -> str:
-        return f"{kind}{socket.gethostname()}-{os.getpid()}-"
+        return owner_prefix(kind)
 
     def _recover_abandoned(self) -> None:
         """Under the folder's lock: put back what a commit killed part way had set aside (its journal says what),
-        and remove the staging folders of killed commands. Only this machine's, of processes that are gone; a
-        running command's stay."""
+        and remove the staging folders and temporary files of killed commands. Only this machine's, of processes
+        that are gone; a running command's stay."""
+        sweep(self.folder)
         for kind in (TRASH, STAGING):
             for path in sorted(self.folder.glob(f"{kind}{socket.gethostname()}-*")):
                 pid = path.name[len(f"{kind}{socket.gethostname()}-"):].split("-")[0]
-                if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+                if not pid.isdigit() or int(pid) == os.getpid() or alive(int(pid)):
                     continue
                 if kind == STAGING:
                     shutil.rmtree(path, ignore_errors=True)
@@ -236,6 +238,7 @@ class OutputStage:
         return puts, removes, gone, manifest
 
     def commit(self) -> None:
+        pause_point("commit_start")  # every temporary complete, nothing moved: the kill tests' first point
         # mkstemp creates the file 0600; give it the mode an ordinary open() would, so that on a shared cluster the
         # group can read results when the umask allows it
         umask = current_umask()
@@ -270,9 +273,7 @@ class OutputStage:
                 if keep is not None and folder == self.folder:
                     tmp = keep / "outputs.json"
                 else:  # beside a named file: a temporary file in its folder, renamed with the rest
-                    fd, name = tempfile.mkstemp(prefix=f"{MANIFEST}.", suffix=".part", dir=folder)
-                    os.close(fd)
-                    tmp = Path(name)
+                    tmp = make_part(folder / MANIFEST)
                     self._files.append((tmp, folder / MANIFEST))  # discarded with the rest on an error
                 with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
                     json.dump(manifest, fh, indent=2, sort_keys=True)
@@ -356,12 +357,3 @@ def _relative(name) -> bool:
         return False
     return all(part not in ("", ".", "..") and not part.startswith(".") for part in name.split("/"))
 
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # alive, under another user
-        return True
-    return True
