@@ -117,6 +117,15 @@ def test_a_whole_request_and_a_kept_alive_connection_are_served_and_then_timed(s
     assert data.startswith(b"HTTP/1.1 408 ")  # the half head timed, from its first byte
 
 
+def test_a_body_announced_and_never_sent_is_timed_too(server):
+    """A whole head announcing a body that never comes held the connection as a half head did."""
+    port, token = server
+    with socket.create_connection(("127.0.0.1", port), timeout=BOUND) as s:
+        s.sendall(f"POST /api/{token}/judge HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{{".encode())
+        data, _ = _closed_after(s)
+    assert data.startswith(b"HTTP/1.1 408 ")
+
+
 def test_serve_runs_uvicorn_with_the_guard(tmp_path, monkeypatch):
     """serve() hands uvicorn the guarded protocol at the documented timeout (before: uvicorn's own, none)."""
     import uvicorn

@@ -5,19 +5,21 @@ header timeout does (nginx's ``client_header_timeout``, Apache's ``RequestReadTi
 ``timeout_keep_alive`` runs only between requests, so a client that sends a head one byte at a time, or opens a
 connection and sends nothing, holds it for as long as it likes, and enough of them hold every file descriptor.
 
-The guard is uvicorn's own HTTP/1.1 protocol (h11), with a timer armed when a head is awaited and cancelled once h11
-has parsed it; the body is read by the gate, which bounds its size (:mod:`kgeval.campaign.gate`).
+The same timer covers the body announced by a whole head (a body that never comes held the connection as well):
+the whole request, head and body, must arrive within the timeout; a judgment's body is at most 20 kB (the gate,
+:mod:`kgeval.campaign.gate`). The guard is uvicorn's own HTTP/1.1 protocol (h11), with a timer armed when a request
+is awaited and cancelled once h11 has read all of it.
 """
 
 from __future__ import annotations
 
 import functools
 
-HEAD_TIMEOUT = 10.0  # seconds for a whole request head: a browser sends it in one packet, a person never waits
+HEAD_TIMEOUT = 10.0  # seconds for a whole request: a browser sends one in a packet or two, a person never waits
 
 
 def _reply(head_timeout: float) -> bytes:
-    body = f"the request head was not complete within {head_timeout:g} s\n".encode()
+    body = f"the request was not complete within {head_timeout:g} s\n".encode()
     return (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
             b"content-length: %d\r\n\r\n%s" % (len(body), body))
 
@@ -43,7 +45,7 @@ def protocol(head_timeout: float = HEAD_TIMEOUT) -> type:
             if self._head_timer is None and self.conn.their_state is h11.IDLE:
                 self._arm()  # the next request's first bytes on a kept-alive connection
             super().data_received(data)
-            if self.conn.their_state is not h11.IDLE:  # the head is parsed: the request runs
+            if self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):  # the whole request is in
                 self._disarm()
 
         def connection_lost(self, exc) -> None:
@@ -61,10 +63,11 @@ def protocol(head_timeout: float = HEAD_TIMEOUT) -> type:
 
         def _timed_out(self) -> None:
             self._head_timer = None
-            if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+            if self.transport.is_closing() or self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):
                 return
-            if self.conn.our_state is h11.IDLE and self.conn.trailing_data[0]:  # a head begun: say why
-                self.transport.write(reply)  # raw: h11 sends no response before it has parsed a request
+            begun = self.conn.their_state is h11.SEND_BODY or self.conn.trailing_data[0]
+            if begun and self.conn.our_state in (h11.IDLE, h11.SEND_RESPONSE):  # nothing sent yet: say why
+                self.transport.write(reply)  # raw: h11 has no response for a request it has not parsed
             self.transport.close()
 
     return HeadTimeoutProtocol
