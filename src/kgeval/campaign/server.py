@@ -204,7 +204,7 @@ class RedactedLog:
 
 def serve(db: str | Path, host: str = "127.0.0.1", port: int = 8765) -> None:
     """Serve until interrupted (uvicorn, one process: SQLite has one writer anyway), closing a connection whose
-    request head is not complete in time (:mod:`kgeval.campaign.slow`)."""
+    request (head and body) is not complete in time (:mod:`kgeval.campaign.slow`)."""
     import uvicorn
 
     from .slow import protocol

@@ -26,8 +26,8 @@ def _reply(head_timeout: float) -> bytes:
 
 @functools.cache
 def protocol(head_timeout: float = HEAD_TIMEOUT) -> type:
-    """uvicorn's h11 protocol class with a header timeout of ``head_timeout`` seconds (``uvicorn.run(...,
-    http=protocol())``)."""
+    """uvicorn's h11 protocol class that answers 408 to a request (head and body) not in ``head_timeout`` seconds
+    after it began, and closes the connection (``uvicorn.run(..., http=protocol())``)."""
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
