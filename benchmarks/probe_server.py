@@ -1,6 +1,6 @@
 """Probe the new surfaces as an attacker and a careless user would (issue 49), on loopback only, bounded.
 
-    python benchmarks/probe_server.py [--out OUT] [--budget-s 300] [--big-mb 400]
+    python benchmarks/probe_server.py [--out OUT] [--budget-s 300] [--big-mb 400] [--slow 50]
 
 A small campaign (a hand-written 6-item sheet) served by ``kgeval campaign serve`` as its own process on
 127.0.0.1, then every case below sent over a raw socket (so that nothing in a client library repairs a request):
@@ -9,7 +9,10 @@ front of a deep or huge body, JSON of every wrong type and range, Unicode, the C
 another person's, the token in the query or a header instead of the path, path traversal in the static route;
 a chunked POST of ``--big-mb`` MB with a forged token, the server's RSS read before and after (psutil); then a
 campaign file missing its ``judgments`` table given to ``serve``; then, in this process, sampling sidecars
-tampered, the PyKEEN evaluator's arguments and ``reanalyze``'s inputs. Each case prints
+tampered, the PyKEEN evaluator's arguments and ``reanalyze``'s inputs. Slow clients (issue 60), at once, each
+bounded by ``SLOW_BOUND_S``: ``--slow`` half-sent heads held open while a whole request is timed, a connection that
+sends nothing, a head trickled a byte a second, a kept-alive connection's half second head, and a whole head
+whose announced body never comes. Each case prints
 ``case | expected | got`` and counts as found when ``got`` is not what was expected; the exit status is 1 if any
 was. Count-bounded (the fixed list) and time-bounded (``--budget-s``: cases past it are skipped and counted).
 """
@@ -136,7 +139,94 @@ def big_chunked(port: int, path: str, csrf: str, megabytes: int, bound_s: float)
     return status, float(sent[0])
 
 
-def campaign_cases(p: Probe, tmp: Path, big_mb: int) -> None:
+SLOW_BOUND_S = 40.0  # a slow connection still open after this long counts as held
+
+
+def _until_closed(sock: socket.socket, bound_s: float) -> tuple[str, float]:
+    """(the status the server sent before closing, or ``closed`` or ``held``; seconds until then)."""
+    sock.settimeout(1.0)
+    start, data = time.monotonic(), b""
+    while time.monotonic() - start < bound_s:
+        try:
+            more = sock.recv(65536)
+        except TimeoutError:
+            continue
+        except OSError:
+            break
+        if not more:
+            break
+        data += more
+    else:
+        return "held", bound_s
+    line = data.split(b"\r\n", 1)[0].split()
+    return (line[1].decode() if len(line) > 1 else "closed"), time.monotonic() - start
+
+
+def slow_cases(p: Probe, port: int, token: str, n_slow: int) -> None:
+    """The slow-client family: every connection opened at once, then each one's end awaited (bounded)."""
+    conns: dict[str, socket.socket] = {}
+    head = f"GET /api/{token}/session HTTP/1.1\r\nHost: x\r\n".encode()
+    for i in range(n_slow):
+        conns[f"half head {i}"] = socket.create_connection(("127.0.0.1", port), timeout=10)
+        conns[f"half head {i}"].sendall(head + b"X-Slow: ")
+    conns["nothing sent"] = socket.create_connection(("127.0.0.1", port), timeout=10)
+    kept = socket.create_connection(("127.0.0.1", port), timeout=10)
+    kept.sendall(head + b"\r\n")
+    first = _until_closed_or_response(kept)
+    kept.sendall(head + b"X-Slow: ")
+    conns["kept-alive, then a half head"] = kept
+    body = socket.create_connection(("127.0.0.1", port), timeout=10)
+    body.sendall(f"POST /api/{token}/judge HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{{".encode())
+    conns["whole head, body never sent"] = body
+    start = time.monotonic()
+    p.case(f"a whole request beside {n_slow} half heads", {"200"}, lambda: http(port, "GET", f"/api/{token}/session"))
+    p.case("  answered within 5 s", lambda g: g < 5, lambda: round(time.monotonic() - start, 2))
+    trickle = socket.create_connection(("127.0.0.1", port), timeout=10)
+    whole = head + b"Connection: close\r\n\r\n"
+
+    def drip():
+        try:
+            for byte in whole:
+                trickle.sendall(bytes([byte]))
+                time.sleep(1.0)
+        except OSError:
+            pass
+    threading.Thread(target=drip, daemon=True).start()
+    conns["a head at a byte a second"] = trickle
+    ends = {}
+    threads = [threading.Thread(target=lambda k=k, c=c: ends.__setitem__(k, _until_closed(c, SLOW_BOUND_S)))
+               for k, c in conns.items()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(SLOW_BOUND_S + 10)
+    for c in conns.values():
+        c.close()
+    got = [ends.get(f"half head {i}", ("held", 0))[0] for i in range(n_slow)]
+    p.case(f"{n_slow} half heads: 408 and closed", {f"{n_slow} x 408"},
+           lambda: ", ".join(f"{got.count(v)} x {v}" for v in sorted(set(got))))
+    p.case("  the last closed after (s)", lambda g: g < SLOW_BOUND_S,
+           lambda: round(max(ends.get(f"half head {i}", ("", SLOW_BOUND_S))[1] for i in range(n_slow)), 1))
+    p.case("kept-alive: first answer", {"200"}, lambda: first)
+    for name, want in (("nothing sent", {"closed"}), ("kept-alive, then a half head", {"408"}),
+                       ("a head at a byte a second", {"408"}), ("whole head, body never sent", {"closed", "400",
+                                                                                             "408", "413"})):
+        p.case(f"slow: {name}", want, lambda n=name: ends.get(n, ("held", 0))[0])
+
+
+def _until_closed_or_response(sock: socket.socket) -> str:
+    """The status of one whole response on a kept-alive connection (read to its Content-Length)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = next(int(x.split(b":")[1]) for x in head.split(b"\r\n") if x.lower().startswith(b"content-length:"))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head.split()[1].decode()
+
+
+def campaign_cases(p: Probe, tmp: Path, big_mb: int, n_slow: int = 50) -> None:
     import sqlite3
 
     from kgeval.campaign.build import create_campaign
@@ -267,6 +357,7 @@ def campaign_cases(p: Probe, tmp: Path, big_mb: int) -> None:
         p.case(f"chunked {big_mb} MB, known token: status", {"413"}, lambda: status)
         p.case(f"  RSS {before:.0f} -> {after:.0f} MB, client pushed {taken:.0f} MB",
                lambda g: g < 20, lambda: round(after - before, 1))
+        slow_cases(p, port, a, n_slow)
         p.case("the server still answers", {"200"}, lambda: http(port, "GET", f"/api/{a}/session"))
         p.case("no traceback in the server's log", {"none"}, lambda: "none" if "Traceback" not in (
             tmp / "serve.log").read_text() else "Traceback")
@@ -400,6 +491,8 @@ def main_() -> int:
     ap.add_argument("--out", default=None, help="a folder for the campaign files (default: a temporary one)")
     ap.add_argument("--budget-s", type=float, default=300.0, help="skip the cases left after this many seconds")
     ap.add_argument("--big-mb", type=int, default=400, help="the size of the big chunked POST")
+    ap.add_argument("--slow", type=int, default=50, choices=range(1, 201), metavar="1..200",
+                    help="half-sent heads held open at once")
     ap.add_argument("--part", choices=("all", "http", "library"), default="all",
                     help="http: the server's cases only (they run against an older kgeval too, for a baseline)")
     args = ap.parse_args()
@@ -411,7 +504,7 @@ def main_() -> int:
         tmp.mkdir(parents=True, exist_ok=True)
         threading.current_thread().name = "probe"
         if args.part in ("all", "http"):
-            campaign_cases(p, tmp, args.big_mb)
+            campaign_cases(p, tmp, args.big_mb, args.slow)
         if args.part in ("all", "library"):
             library_cases(p, tmp)
     found = [r for r in p.rows if not r[3]]

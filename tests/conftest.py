@@ -144,6 +144,14 @@ def installed_home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("kgeval-home")
 
 
+@pytest.fixture(autouse=True)
+def _no_build_into_the_users_cache(installed_home, monkeypatch) -> None:
+    """Outside a workflow folder kgeval builds into $KGEVAL_HOME whichever way it is installed: a test that
+    names none builds into this session's, never into the user's ~/.cache/kgeval."""
+    if not os.environ.get("KGEVAL_HOME"):
+        monkeypatch.setenv("KGEVAL_HOME", str(installed_home))
+
+
 @pytest.fixture
 def as_installed(installed_home, tmp_path, monkeypatch) -> Path:
     """kgeval as installed from a wheel: no checkout to run the workflow in (data built into ``installed_home``

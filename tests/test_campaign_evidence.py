@@ -105,6 +105,54 @@ def test_create_stores_evidence_and_next_serves_it(tmp_path):
     assert got["evidence"] == evidence.build(kg, [item("/m/f1", RELS[0], "/m/g3")], TEMPLATES)[0]
 
 
+def test_an_items_evidence_is_served_within_its_cap_with_a_note_of_what_was_cut(tmp_path):
+    """Issue 60, item 10: a 100 kB entity label made one item's evidence 1.1 MB; each text is now cut to MAX_TEXT
+    characters with a note saying how many more were cut, the lists to their caps (the counts the page turns into
+    "N more" kept), at create and, for a file created before the cap, when served."""
+    long = "L" * 100_000
+    names = [long if n in ("Genre One", "Film One") else n for n in NAMES]
+    kg = graph()
+    kg.entity_names = names
+    whole = evidence.build(kg, ITEMS[:1], TEMPLATES)[0]
+    assert len(json.dumps(whole)) > 500_000  # as in the issue: the label in every fact and known answer
+    cut = evidence.capped(whole)
+    keep = evidence.MAX_TEXT - 40
+    note = f"… [{100_000 + len('Is  a genre of ?') + 100_000 - keep:,} more characters cut]"
+    assert cut["head"]["facts"][0] == "Is " + "L" * (keep - 3) + note
+    assert cut["head"]["n_facts"] == 3 and cut["questions"][0]["count"] == 2
+    assert cut["questions"][1] == whole["questions"][1]  # "Is Genre Three a genre of …?": short, served whole
+    texts = [t for side in ("head", "tail") for key in ("types", "facts") for t in cut[side][key]]
+    texts += [t for q in cut["questions"] for t in (q["question"], *q["known"])]
+    assert max(len(t) for t in texts) == evidence.MAX_TEXT - 40 + len(note) <= evidence.MAX_TEXT
+    assert len(json.dumps(cut, ensure_ascii=False).encode()) < 4_000  # 7 texts here, 34 at most
+    many = {"head": {"types": ["t"] * 9, "n_facts": 2, "facts": ["f"] * 12}, "tail": {}, "questions": [
+        {"question": "q", "known": ["n"] * 30, "count": 30}] * 5}
+    small = evidence.capped(many)
+    assert (len(small["head"]["types"]), len(small["head"]["facts"]), small["head"]["n_facts"]) == (
+        evidence.N_TYPES, evidence.N_FACTS, 12)  # the page says "7 more known facts"
+    assert len(small["questions"]) == 2 and [len(q["known"]) for q in small["questions"]] == [evidence.N_ANSWERS] * 2
+    assert small["tail"] == {"types": [], "n_facts": 0, "facts": []}
+    assert evidence.capped(cut) == cut  # capped twice (at create, then served): the same
+
+    # a campaign file created before the cap holds the whole body: what the server sends is the capped one
+    kg.save(tmp_path / "kg.npz")
+    sheet = tmp_path / "sheet.tsv"
+    sheet.write_text("batch\titem\thead_id\trelation\ttail_id\thead_name\ttail_name\tquestion\tlabel\tsource_link"
+                     "\tnote\nb\t7\t/m/f1\t/film/film/genre\t/m/g3\tFilm\tGenre Three\tIs Genre Three a genre "
+                     "of Film?\t\t\t\n")
+    (tmp_path / "t.tsv").write_text("relation\ttemplate\tsource\n/film/film/genre\tIs {tail} a genre of {head}?"
+                                    "\thand\n")
+    create_campaign(tmp_path / "c.db", sheet, kg=tmp_path / "kg.npz", templates=tmp_path / "t.tsv")
+    conn = connect(tmp_path / "c.db")
+    assert len(conn.execute("SELECT body FROM evidence").fetchone()[0]) < 4_000  # stored capped
+    with conn:
+        conn.execute("UPDATE evidence SET body = ?", (json.dumps(whole),))
+    tok = add_person(conn, "ana", "annotator")
+    reply = TestClient(create_app(tmp_path / "c.db")).get(f"/api/{tok}/next")
+    assert reply.json()["evidence"] == cut
+    assert len(reply.content) < 4_000
+
+
 def test_metric_names_and_ranges():
     assert metric_name("P@k", 10) == "P@10" and metric_name("RBP", 10) == "RBP" and metric_name("P@k", None) == "P@k"
     assert metric_range("P@k", 10) == 1.0 and metric_range("RR@k", 5) == 1.0

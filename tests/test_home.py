@@ -77,20 +77,93 @@ def test_load_testset_without_a_workflow_builds_into_the_user_cache(workdir, tmp
     pd.testing.assert_frame_equal(sc.questions, there.questions)
 
 
-@pytest.mark.slow
-def test_load_testset_outside_the_checkout_runs_the_checkouts_workflow(workdir, tmp_path, monkeypatch):
-    """An editable install used from a folder outside its checkout: load_testset runs the checkout's Snakefile
-    with --directory there (schema and manifest found next to the Snakefile, not in the empty folder) and reads
-    the same judgments as in the workflow folder."""
-    assert api.data._repo_root() == ROOT
+_FIRST_CALL = """
+import sys
+from kgeval import api, home
+assert home.checkout_root() is not None, "not an editable-style import"  # the checkout's own src/
+sc = api.load_testset("Synth-Test-S-C", config=sys.argv[1])
+print(len(sc.qrels), sc.files["tsv"])
+"""
+
+
+def test_two_first_calls_from_an_empty_folder_build_once_into_kgeval_home(tmp_path):
+    """Issue 60, item 4: an editable install (the checkout's src/ imported) used from an empty folder builds into
+    $KGEVAL_HOME, not into the folder (before: resources/, logs/ and .snakemake/ appeared there); two such first
+    calls at once both succeed, one building under the cache's lock and the other using what it built (before:
+    both ran snakemake in the folder and one failed, naming a log the other overwrote)."""
+    import os
+    import subprocess
+    import sys
+
     user = tmp_path / "anywhere"
     user.mkdir()
-    monkeypatch.chdir(user)
-    sc = api.load_testset(SC, config=ROOT / "config/tiny.yaml")
-    assert sc.files["tsv"] == user / "resources/testsets" / f"{SC}.tsv"
-    there = api.load_testset(SC, workdir=workdir, config="config/tiny.yaml")
-    pd.testing.assert_frame_equal(sc.qrels, there.qrels)
-    pd.testing.assert_frame_equal(sc.questions, there.questions)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "KGEVAL_HOME": str(tmp_path / "cache")}
+    procs = [subprocess.Popen([sys.executable, "-c", _FIRST_CALL, str(ROOT / "config/tiny.yaml")], cwd=user,
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    tsv = tmp_path / "cache/resources/testsets" / f"{SC}.tsv"
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+        assert out.split() == [str(len(api.load_testset(SC, config=ROOT / "config/tiny.yaml",
+                                                         workdir=tmp_path / "cache").qrels)), str(tsv)]
+    assert list(user.iterdir()) == []  # nothing written where the user stands
+    assert not list((tmp_path / "cache/resources").glob(".staging-*"))
+
+
+def test_a_workflow_folder_builds_under_the_lock_and_each_process_names_its_own_log(tmp_path, monkeypatch):
+    """In a workflow folder the data are built by snakemake: a second process waits for the first's build under
+    the lock of resources/ and uses its files instead of running snakemake beside it; a failed build names a log
+    of this process alone (before: one logs/kgeval-api-build.log that a concurrent build overwrote)."""
+    import fcntl
+    import os
+    import threading
+
+    from kgeval.data.cache import LOCK
+
+    (tmp_path / "Snakefile").write_text("")
+    (tmp_path / "resources").mkdir()
+    targets = [tmp_path / "resources/testsets/T.tsv"]
+    runs: list = []
+    monkeypatch.setattr(api.data, "_build_with_workflow", lambda *args: runs.append(args))
+    fd = os.open(tmp_path / "resources" / LOCK, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another process building
+    worker = threading.Thread(target=api.data.build_data, args=(tmp_path, tmp_path / "c.yaml", targets))
+    worker.start()
+    worker.join(2.0)
+    assert worker.is_alive() and runs == []  # waiting
+    targets[0].parent.mkdir()
+    targets[0].write_text("built by the other process\n")
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+    worker.join(60)
+    assert not worker.is_alive() and runs == []  # found built: no second snakemake
+    assert api.data.build_log(tmp_path) == tmp_path / "logs" / f"kgeval-api-build.{os.getpid()}.log"
+    monkeypatch.undo()
+    monkeypatch.setattr(api.data, "_follow", lambda cmd, workdir, fh, log: fh.write("failed\n") and 1)
+    with pytest.raises(api.DataUnavailableError, match=rf"log: {tmp_path}/logs/kgeval-api-build\.{os.getpid()}\.log"):
+        api.data.build_data(tmp_path, tmp_path / "c.yaml", [tmp_path / "resources/testsets/U.tsv"])
+    assert (tmp_path / "logs" / f"kgeval-api-build.{os.getpid()}.log").read_text() == "failed\n"
+
+
+def test_the_data_root_is_the_cache_outside_a_workflow_folder_whatever_the_install(tmp_path, monkeypatch):
+    """The checkout kgeval's code runs from (an editable install) no longer makes every folder a workflow folder:
+    the data root is the folder itself only with a Snakefile or a resources/ in it."""
+    monkeypatch.setenv("KGEVAL_HOME", str(tmp_path / "cache"))
+    assert api.data._repo_root() == ROOT  # these tests import the checkout's src/
+    assert api.data._data_root(tmp_path) == tmp_path / "cache"
+    assert api.data.build_log(tmp_path / "cache") is None  # built by kgeval.data.cache, under its lock
+    import argparse
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)  # kgeval evaluate's and sample-plan's --resources default
+    args = argparse.Namespace(config=None, schema=None, templates=None, resources="resources")
+    home.packaged_defaults(args)
+    assert args.resources == str(tmp_path / "cache" / "resources")
+    (tmp_path / "resources").mkdir()
+    assert api.data._data_root(tmp_path) == tmp_path
+    assert api.data._data_root(ROOT) == ROOT
 
 
 def test_a_failed_build_names_the_mirror(tmp_path, monkeypatch):

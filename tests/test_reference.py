@@ -197,6 +197,7 @@ def test_evaluate_builds_only_the_missing_data_once(workdir, tmp_path, monkeypat
 
     w = tmp_path / "w"
     shutil.copytree(workdir / "config", w / "config")
+    (w / "Snakefile").write_text("")  # a workflow folder: its data go to its resources/, not to KGEVAL_HOME
     monkeypatch.chdir(w)
     calls = []
 

@@ -5,9 +5,11 @@ The default configuration (``config/config.yaml``, ``schema.yaml``, ``resources.
 the wheel copies them into the package as ``kgeval/_data/`` with the checkout's layout (``setup.py``), so that a
 relative path of the default configuration (``manifest: config/resources.tsv``) means the same file in both.
 
-The data a test set needs are built, outside a checkout, into the user cache: ``$KGEVAL_HOME/resources`` (default
-the platform's user cache folder: ``~/.cache/kgeval`` on Linux, ``~/Library/Caches/kgeval`` on macOS,
-``%LOCALAPPDATA%\\kgeval\\Cache`` on Windows), laid out as the workflow's own ``resources/``.
+The data a test set needs are built, outside a workflow folder (:func:`workflow_folder`), into the user cache:
+``$KGEVAL_HOME/resources`` (default the platform's user cache folder: ``~/.cache/kgeval`` on Linux,
+``~/Library/Caches/kgeval`` on macOS, ``%LOCALAPPDATA%\\kgeval\\Cache`` on Windows), laid out as the workflow's own
+``resources/``, for a wheel and an editable install alike: where the package's code lives does not decide where a
+user's data go.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ def checkout_root() -> Path | None:
     """The checkout kgeval runs from (an editable install or ``PYTHONPATH=src``), when it holds the workflow."""
     root = Path(__file__).resolve().parents[2]
     return root if (root / "Snakefile").is_file() and (root / "config").is_dir() else None
+
+
+def workflow_folder(folder: str | os.PathLike = ".") -> bool:
+    """Whether ``folder`` is a workflow folder, whose own ``resources/`` holds the data: it has a ``Snakefile``
+    (a checkout, where Snakemake jobs run) or a ``resources/`` the workflow built."""
+    folder = Path(folder)
+    return (folder / "Snakefile").is_file() or (folder / "resources").is_dir()
 
 
 def resource_root() -> Path | None:
@@ -71,10 +80,9 @@ def locate_defaults(config: dict) -> dict:
 
 def packaged_defaults(args) -> None:
     """``kgeval evaluate``'s default paths (``--config``, ``--schema``, ``--templates``, ``--resources``) where the
-    working folder lacks them: the installed files, and the user cache's data outside a checkout."""
+    working folder lacks them: the installed files, and the user cache's data outside a workflow folder."""
     for key in ("config", "schema", "templates"):
         if getattr(args, key, None) is not None:
             setattr(args, key, str(default_file(getattr(args, key))))
-    workflow_here = Path("Snakefile").is_file() or checkout_root() is not None
-    if getattr(args, "resources", None) == "resources" and not Path("resources").is_dir() and not workflow_here:
+    if getattr(args, "resources", None) == "resources" and not workflow_folder("."):
         args.resources = str(data_home())

@@ -50,13 +50,12 @@ def _load_config(workdir: Path, config: str | os.PathLike | None) -> tuple[dict[
 
 
 def _data_root(workdir: Path) -> Path:
-    """Where a test set's data are: the workflow folder ``workdir`` inside a checkout or where its
-    ``resources/`` exists; for an installed wheel elsewhere, the user cache (:func:`kgeval.home.data_home`)."""
-    from ..home import cache_home
+    """Where a test set's data are: ``workdir`` when it is a workflow folder (a ``Snakefile`` or a ``resources/``:
+    :func:`kgeval.home.workflow_folder`), else the user cache (:func:`kgeval.home.cache_home`), whichever way
+    kgeval is installed."""
+    from ..home import cache_home, workflow_folder
 
-    if (workdir / "Snakefile").is_file() or (workdir / "resources").is_dir() or _repo_root() is not None:
-        return workdir
-    return cache_home()
+    return workdir if workflow_folder(workdir) else cache_home()
 
 
 def data_files(workdir: str | os.PathLike, dataset: str, testset: str) -> dict[str, Path]:
@@ -73,23 +72,49 @@ def data_files(workdir: str | os.PathLike, dataset: str, testset: str) -> dict[s
     return {"kg": kg_file(resources, dataset), "tsv": files["tsv"], "questions": files["questions"]}
 
 
+def _in_cache(workdir: Path) -> bool:
+    from ..home import cache_home
+
+    return workdir.resolve() == cache_home().resolve()
+
+
+def build_log(workdir: Path) -> Path | None:
+    """The log of this process's workflow build in ``workdir`` (None where the data are built without the
+    workflow): one per process, so that a concurrent build never overwrites the log an error names."""
+    if _in_cache(workdir) or not ((workdir / "Snakefile").is_file() or _repo_root() is not None):
+        return None
+    return workdir / "logs" / f"kgeval-api-build.{os.getpid()}.log"
+
+
 def build_data(workdir: Path, config_path: Path, targets: list[Path]) -> None:
-    """Build only ``targets`` with the workflow (``snakemake --cores 1``), once, into ``workdir``; without a
-    workflow (an installed wheel), with the data stage's functions (:mod:`kgeval.data.cache`)."""
-    snakefile = workdir / "Snakefile"
-    extra: list[str] = []
-    if not snakefile.is_file():
-        root = _repo_root()
-        if root is None:
-            _build_without_workflow(workdir, config_path, targets)
+    """Build only ``targets`` into ``workdir``, once: in a workflow folder with the workflow (``snakemake --cores
+    1``), in the user cache and without a workflow (an installed wheel) with the data stage's functions
+    (:mod:`kgeval.data.cache`). Either way under the lock of ``workdir/resources``: a second process waits, then
+    uses what the first built."""
+    from ..data.cache import LOCK
+    from ..io.lock import waiting_lock
+
+    log = build_log(workdir)
+    if log is None:
+        _build_without_workflow(workdir, config_path, targets)
+        return
+    with waiting_lock(workdir / "resources" / LOCK, f"building {workdir / 'resources'}"):
+        if all(t.is_file() for t in targets):  # built by the process this one waited for
             return
+        _build_with_workflow(workdir, config_path, targets, log)
+
+
+def _build_with_workflow(workdir: Path, config_path: Path, targets: list[Path], log: Path) -> None:
+    extra: list[str] = []
+    if not (workdir / "Snakefile").is_file():
+        root = _repo_root()
+        assert root is not None  # build_log answered None otherwise
         extra = ["--snakefile", str(root / "Snakefile"), "--directory", str(workdir)]
     rel = [str(t.relative_to(workdir)) if t.is_relative_to(workdir) else str(t) for t in targets]
     exe = shutil.which("snakemake") or str(Path(sys.executable).with_name("snakemake"))
     args = ["--cores", "1", "--configfile", str(config_path), "--replace-workflow-config", *extra]
     cmd = [exe, *args, "--", *rel]
     shown = " ".join(["cd", str(workdir), "&&", "snakemake", *args, *rel])
-    log = workdir / "logs" / "kgeval-api-build.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w", encoding="utf-8") as fh:
         returncode = _follow(cmd, workdir, fh, log)
@@ -97,6 +122,7 @@ def build_data(workdir: Path, config_path: Path, targets: list[Path]) -> None:
         raise DataUnavailableError(
             f"could not build the test set's data (log: {log}); without network access set KGEVAL_MIRROR to a "
             f"data mirror folder (or `mirror:` in the config) and run: {shown}")
+    log.unlink()  # built: snakemake keeps its own log of the run in .snakemake/log/
 
 
 _STEPS = re.compile(r"^(\d+) of (\d+) steps")  # snakemake's "3 of 7 steps (43%) done"

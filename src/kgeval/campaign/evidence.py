@@ -5,6 +5,12 @@ item's questions' other known answers ("… is … listed under 'produced by'?" 
 Never a model's score, rank or the prior: they would anchor the judge. Computed once, at ``campaign create``,
 into the table ``evidence`` (one JSON body per item) so that serving an item is one primary-key read.
 
+What one item serves is bounded whatever the graph's names (:func:`capped`, at create and when served): at most
+:data:`N_TYPES` types and :data:`N_FACTS` facts per entity, :data:`N_ANSWERS` names per question, and each text at
+most :data:`MAX_TEXT` characters, a longer one cut with a note of how much was cut (in them): at most 34 texts, about 12 kB
+of JSON for Latin text, where a 100 kB entity label made one item's evidence 1.1 MB. A list the cap shortens shows
+on the page as "N more known facts" and "and N more", from the counts kept beside it.
+
 Types: the dataset's entity types where it ships them; else derived from the relations' domains and ranges
 (``relation_specific.txt``: an entity that heads a fact of relation r is of r's domain type, its tail of r's
 range type), the most frequent three; a dataset with neither gets the subject type of the relation path
@@ -25,6 +31,7 @@ from ..pools.annotation.templates import _words, relation_question
 N_FACTS = 5  # facts shown per entity: enough to tell Troy the city from Troy the film, few enough to read
 N_TYPES = 3
 N_ANSWERS = 8  # names listed per question; the page gives the count of the rest
+MAX_TEXT = 300  # characters of one type, fact, question or name served: a long real name and two in a fact fit
 TABLE = "CREATE TABLE IF NOT EXISTS evidence (item INTEGER PRIMARY KEY REFERENCES items (id), body TEXT NOT NULL)"
 
 
@@ -139,6 +146,32 @@ def coverage(evidence: list[dict | None], min_facts: int = 3) -> dict[str, float
     return {"items": n, "facts": facts / n if n else float("nan"), "answers": answers / n if n else float("nan")}
 
 
+def _cut(text) -> str:
+    """``text`` in at most :data:`MAX_TEXT` characters, the note of a cut included (so that a text cut once is
+    served as it is stored)."""
+    text = str(text)
+    if len(text) <= MAX_TEXT:
+        return text
+    keep = MAX_TEXT - 40  # room for the note: "… [1,234,567,890 more characters cut]" is 37
+    return f"{text[:keep]}… [{len(text) - keep:,} more characters cut]"
+
+
+def capped(body: dict) -> dict:
+    """``body`` (one item's evidence) within the served bounds: the lists cut to :data:`N_TYPES`,
+    :data:`N_FACTS` and :data:`N_ANSWERS` (their counts ``n_facts`` and ``count`` kept, which the page turns into
+    "N more"), and each text to :data:`MAX_TEXT` characters with a note of how many more were cut."""
+    def entity(e: dict) -> dict:
+        return {"types": [_cut(t) for t in e.get("types", [])[:N_TYPES]],
+                "n_facts": max(int(e.get("n_facts", 0)), len(e.get("facts", []))),
+                "facts": [_cut(f) for f in e.get("facts", [])[:N_FACTS]]}
+
+    questions = [{"question": _cut(q.get("question", "")),
+                  "known": [_cut(n) for n in q.get("known", [])[:N_ANSWERS]],
+                  "count": max(int(q.get("count", 0)), len(q.get("known", [])))}
+                 for q in body.get("questions", [])[:2]]
+    return {"head": entity(body.get("head", {})), "tail": entity(body.get("tail", {})), "questions": questions}
+
+
 def store(conn: sqlite3.Connection, evidence: list[dict | None]) -> None:
     """Write the evidence of the items (in serving order) into the campaign file."""
     from .store import write
@@ -147,13 +180,15 @@ def store(conn: sqlite3.Connection, evidence: list[dict | None]) -> None:
     with write(conn):
         conn.execute(TABLE)
         conn.executemany("INSERT INTO evidence VALUES (?, ?)",
-                         [(i, json.dumps(e, ensure_ascii=False)) for i, e in zip(ids, evidence) if e is not None])
+                         [(i, json.dumps(capped(e), ensure_ascii=False)) for i, e in zip(ids, evidence)
+                          if e is not None])
 
 
 def read(conn: sqlite3.Connection, item: int) -> dict | None:
-    """The item's evidence, or None (no evidence: a campaign created without the graph, or an older file)."""
+    """The item's evidence within the served bounds (:func:`capped`: a file created before them holds it whole),
+    or None (no evidence: a campaign created without the graph, or an older file)."""
     try:
         row = conn.execute("SELECT body FROM evidence WHERE item = ?", (item,)).fetchone()
     except sqlite3.OperationalError:  # no such table: created without ``--kg``
         return None
-    return None if row is None else json.loads(row[0])
+    return None if row is None else capped(json.loads(row[0]))

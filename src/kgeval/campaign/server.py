@@ -203,7 +203,10 @@ class RedactedLog:
 
 
 def serve(db: str | Path, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Serve until interrupted (uvicorn, one process: SQLite has one writer anyway)."""
+    """Serve until interrupted (uvicorn, one process: SQLite has one writer anyway), closing a connection whose
+    request (head and body) is not complete in time (:mod:`kgeval.campaign.slow`)."""
     import uvicorn
 
-    uvicorn.run(create_app(db), host=host, port=port, access_log=False, log_level="warning")
+    from .slow import protocol
+
+    uvicorn.run(create_app(db), host=host, port=port, access_log=False, log_level="warning", http=protocol())

@@ -171,8 +171,10 @@ def prepare_data(a: argparse.Namespace, missing: list[Path], command_line: str) 
         raise InputError(missing[0], None, f"missing: build it with the workflow (snakemake --cores all "
                                            f"{' '.join(str(m) for m in missing)}) or rerun without --no-build")
     workdir = res.resolve().parent
-    print(f"kgeval: building the missing data ({len(missing)} file(s): {', '.join(str(m) for m in missing)}) with "
-          f"the workflow in {workdir}; log: {workdir / 'logs' / 'kgeval-api-build.log'}", file=sys.stderr)
+    log = api_data.build_log(workdir)
+    how = f"with the workflow in {workdir}; log: {log}" if log is not None else f"into {res}"
+    print(f"kgeval: building the missing data ({len(missing)} file(s): {', '.join(str(m) for m in missing)}) "
+          f"{how}", file=sys.stderr)
     try:
         api_data.build_data(workdir, Path(a.config).resolve(), [m.resolve() for m in missing])
     except DataUnavailableError as exc:
