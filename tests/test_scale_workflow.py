@@ -23,7 +23,7 @@ from kgeval.config import validate_config
 from kgeval.errors import ConfigError
 
 E, R = 30, 3
-SCALE = {"k": 5, "negatives": 10, "sample_size": 40, "bootstrap": 100, "shards": 2}
+SCALE = {"k": 5, "negatives": 10, "sample_size": 100, "bootstrap": 100, "shards": 2}
 
 
 def _tiny_config():

@@ -71,7 +71,7 @@ def open_graph(path: str | Path) -> tuple[dict[str, np.ndarray], int, int]:
     if "num_entities" in members(path):
         g = load_arrays(path, _REAL)
         return g, int(g["num_entities"]), int(g["num_relations"])
-    g = load_arrays(path, SYNTHETIC)
+    g = load_arrays(path, SYNTHETIC, optional=("seed",))  # the seed of its planted systems
     return g, len(g["z"]), len(g["w"])
 
 

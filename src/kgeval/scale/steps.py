@@ -73,7 +73,10 @@ def _scorers(graph, g, questions, systems: int, models, seed: int) -> list:
     if "z" not in g:
         raise KgevalError(f"{graph}: a graph read from real files has no planted systems: evaluate trained models "
                           "on it (models=[FILE.npz, ...]; kgeval scale evaluate --system NAME=FILE.npz)")
-    return [lambda s=s: system(g, s, seed=seed) for s in range(systems)]
+    # the planted systems are the graph's: drawn with its own seed, so that another evaluation seed redraws only
+    # the sample and the negatives, and the spread of the estimates shows on fixed systems
+    own = int(g["seed"]) if "seed" in g else seed
+    return [lambda s=s: system(g, s, seed=own) for s in range(systems)]
 
 
 def _realistic(judged, n_candidates, score, n_gt, n_eq, want: np.ndarray) -> np.ndarray:
@@ -188,16 +191,18 @@ def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, ou
     for m in metrics:
         vals = np.stack([v[m] for v in values])
         drawn = vals[:, idx] if exact else vals
-        means, halves = estimate.interval(drawn, N)
+        # the interval is skewness-corrected (estimate.bounds), so not symmetric: half_width is half its length
+        means, lows, highs = estimate.bounds(drawn, N)
         for s in range(systems):
             ex = float(vals[s].mean()) if exact else np.nan
-            rows.append({"system": label[s], "metric": m, "estimate": float(means[s]), "half_width": float(halves[s]),
+            rows.append({"system": label[s], "metric": m, "estimate": float(means[s]),
+                         "half_width": float(highs[s] - lows[s]) / 2, "low": float(lows[s]), "high": float(highs[s]),
                          "n": len(idx), "population": N, "exact": ex,
-                         "covered": bool(abs(means[s] - ex) <= halves[s]) if exact else None})
-        for (a, b), (d, h) in estimate.paired(drawn, N).items():
+                         "covered": bool(lows[s] <= ex <= highs[s]) if exact else None})
+        for (a, b), (d, lo, hi) in estimate.paired(drawn, N).items():
             ex = float(vals[a].mean() - vals[b].mean()) if exact else np.nan
-            pairs.append({"metric": m, "a": label[a], "b": label[b], "difference": d, "half_width": h, "exact": ex,
-                          "covered": bool(abs(d - ex) <= h) if exact else None})
+            pairs.append({"metric": m, "a": label[a], "b": label[b], "difference": d, "half_width": (hi - lo) / 2,
+                          "low": lo, "high": hi, "exact": ex, "covered": bool(lo <= ex <= hi) if exact else None})
     write_csv(pd.DataFrame(rows), out_estimates)
     write_csv(pd.DataFrame(pairs), out_paired)
     cmp = negatives.compare(1.0 / full, 1.0 / sampled, reps=bootstrap, seed=seed)
