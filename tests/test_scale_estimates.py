@@ -89,6 +89,7 @@ def test_skewness_corrected_interval_covers_heavy_tailed_reciprocal_ranks_where_
     with pytest.raises(KgevalError, match="sample size 99: need 100 <= n"):
         sample(N, MIN_SAMPLE - 1, seed=0)
     assert len(sample(50, 50, seed=0)) == 50  # fewer answers than the floor: all of them
+    assert coverage(rr, N, reps=3, seed=0)[0] == 1.0  # the whole population: its mean, whatever the sum's order
 
 
 def test_coverage_by_exact_enumeration():

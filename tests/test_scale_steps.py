@@ -39,6 +39,14 @@ def test_sampled_path_equals_the_exact_path_on_the_same_sample(tmp_path, graph):
     pd.testing.assert_frame_equal(full["paired"][["metric", "a", "b", "difference", "half_width"]],
                                   part["paired"][["metric", "a", "b", "difference", "half_width"]])
     assert full["exact"]["value"].notna().all() and part["exact"]["value"].isna().all()
+    # a table of NaN says why in its rows
+    assert (full["exact"]["note"] == "every test answer ranked").all()
+    assert part["exact"]["note"].str.startswith("not computed: ").all()
+    assert part["exact"]["note"].str.contains("exceed exact_max_answers, so only the 300 sampled").all()
+    # the best/worst MRR ratio under both protocols, beside tau
+    neg = part["negatives"]
+    for col, key in (("mrr_full", "best_worst_ratio_full"), ("mrr_sampled", "best_worst_ratio_sampled")):
+        assert part["tau"][key] == pytest.approx(neg[col].max() / neg[col].min())
     assert full["estimates"]["covered"].mean() >= 0.75
     mrr = full["exact"][full["exact"]["metric"] == "mrr"]["value"].to_numpy()
     assert (np.diff(mrr) < 0).all()  # the planted order

@@ -163,6 +163,9 @@ def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Pa
     want = np.searchsorted(part.rows, answers if exact else answers[idx])
     full, sampled = [], []
     scorers = _scorers(graph, g, questions, len(rankings), models, seed)
+    if models is None:  # the tables name planted systems by number: say which is best
+        log.info("systems 0-%d: DistMult over the planted vectors plus noise %s of their scale (0 the best)",
+                 len(rankings) - 1, ", ".join(f"{(s + 1) * 0.2:g}" for s in range(len(rankings))))
     given, protocol = None, f"uniform:{negatives_k}"
     neg = map_arrays(graph, NEGATIVES)  # read only the rows of the answers ranked
     if len(neg) == len(NEGATIVES):  # read from OGB's folder: its protocol's own negatives
@@ -186,8 +189,15 @@ def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, ou
     label = list(range(systems)) if names is None else list(names)
     values = [estimate.per_answer(f, hits) for f in full]
     metrics = list(values[0])
+    # a table of NaN says why in its own rows: beyond exact_max_answers only the sampled answers were ranked
+    note = "every test answer ranked" if exact else (
+        f"not computed: {N:,} test answers exceed exact_max_answers, so only the {len(idx):,} sampled answers' "
+        "questions were ranked; estimates.csv holds their estimates with 95 % intervals")
+    if not exact:
+        log.info("exact.csv: %s", note)
     write_csv(pd.DataFrame([{"system": label[s], "metric": m, "value": float(values[s][m].mean()) if exact else np.nan,
-                             "answers": N if exact else 0} for s in range(systems) for m in metrics]), out_exact)
+                             "answers": N if exact else 0, "note": note}
+                            for s in range(systems) for m in metrics]), out_exact)
     rows, pairs = [], []
     for m in metrics:
         vals = np.stack([v[m] for v in values])
@@ -207,10 +217,16 @@ def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, ou
     write_csv(pd.DataFrame(rows), out_estimates)
     write_csv(pd.DataFrame(pairs), out_paired)
     cmp = negatives.compare(1.0 / full, 1.0 / sampled, reps=bootstrap, seed=seed)
+    ratio = [float(np.max(v) / np.min(v)) if np.min(v) > 0 else float("inf") for v in (cmp["full"], cmp["sampled"])]
+    # the order can survive sampled negatives while the gaps between systems shrink: say both
+    log.info("sampled negatives (%s): best/worst MRR ratio %.1f under full ranking, %.1f sampled, Kendall's tau "
+             "%.2f: the order %s, the gaps %s", protocol, ratio[0], ratio[1], cmp["tau"],
+             "holds" if cmp["tau"] == 1 else "changes", "shrink" if ratio[1] < ratio[0] else "do not shrink")
     write_csv(pd.DataFrame({"system": label, "mrr_full": cmp["full"], "mrr_sampled": cmp["sampled"],
                             "difference": cmp["difference"], "answers": full.shape[1],
                             "negatives": protocol}), out_negatives)
     write_json(out_tau, {"metric": "mrr", "negatives": negatives_k, "systems": systems, "tau": cmp["tau"],
+                         "best_worst_ratio_full": ratio[0], "best_worst_ratio_sampled": ratio[1],
                          "tau_interval_95": cmp["tau_interval"], "bootstrap": bootstrap, "answers": full.shape[1],
                          "interval": "percentile bootstrap over the ranked answers"})
 
