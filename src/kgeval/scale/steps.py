@@ -22,6 +22,7 @@ import torch
 from ..errors import CorruptFileError, KgevalError
 from ..io import write_csv, write_json
 from ..metrics.ranks import micro_ranks
+from ..progress import Progress
 from . import estimate, negatives
 from .engine import rank_blocks, split_questions
 from .filterindex import BoundedAnswerIndex
@@ -172,13 +173,16 @@ def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Pa
         given = negatives.given_negatives(g["test"], neg["test_head_neg"], neg["test_tail_neg"], part.questions,
                                           part.judged, want)
         protocol, negatives_k = "ogb", neg["test_tail_neg"].shape[1]
-    for sys_, path in enumerate(rankings):
-        r = load_arrays(path, _RANKING_NAMES)
-        if not np.array_equal(r["q_idx"], plan):
-            raise CorruptFileError(path, f"ranks {len(r['q_idx'])} questions, not the {len(plan)} of {sample}")
-        full.append(_realistic(part.judged, r["n_candidates"], r["score"], r["n_gt"], r["n_eq"], want))
-        sampled.append(negatives.sampled_ranks(scorers[sys_]().to(_device()), part.questions,
-                                               part.judged, want, negatives_k, seed, given=given))
+    # a system's sampled negatives take seconds to a minute at full shape: a line per system, with the time left
+    with Progress(len(rankings), "scale evaluate: systems (ranks, sampled negatives)", unit="systems") as bar:
+        for sys_, path in enumerate(rankings):
+            r = load_arrays(path, _RANKING_NAMES)
+            if not np.array_equal(r["q_idx"], plan):
+                raise CorruptFileError(path, f"ranks {len(r['q_idx'])} questions, not the {len(plan)} of {sample}")
+            full.append(_realistic(part.judged, r["n_candidates"], r["score"], r["n_gt"], r["n_eq"], want))
+            sampled.append(negatives.sampled_ranks(scorers[sys_]().to(_device()), part.questions,
+                                                   part.judged, want, negatives_k, seed, given=given))
+            bar.update(1)
     _tables(np.stack(full), np.stack(sampled), idx, N, exact, tuple(hits), negatives_k, bootstrap, seed,
             out_exact, out_estimates, out_paired, out_negatives, out_tau, names, protocol)
 
@@ -248,6 +252,8 @@ def pools_step(graph: str | Path, sample: str | Path, rankings: list[str | Path]
     n = min(questions_n, len(plan))
     rows = np.sort(np.random.default_rng([seed, 53]).choice(len(plan), size=n, replace=False))
     tops = []
+    log.info("pools: reading %d systems' top lists, then pooling %d of %d ranked questions at depths %s",
+             len(rankings), n, len(plan), depths)
     for path in rankings:
         r = load_arrays(path, ("q_idx", "run_entity"))
         if not np.array_equal(r["q_idx"], plan):
@@ -263,6 +269,7 @@ def pools_step(graph: str | Path, sample: str | Path, rankings: list[str | Path]
     write_csv(pools, out_pools)
     write_csv(bounds if label is None else bounds.assign(system=bounds["system"].map(label)), out_bounds)
     if out_plan is not None:
+        log.info("pools: drawing a sampling plan of %d judgments", plan_budget)
         plan_ = sampling_plan(part.questions, tops, truth, max(depths), plan_budget, seed)
         write_csv(plan_ if label is None else plan_.assign(a=plan_["a"].map(label), b=plan_["b"].map(label)),
                   out_plan)
