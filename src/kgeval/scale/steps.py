@@ -30,6 +30,7 @@ from .own import NEGATIVES, load_system, open_graph
 from .own import real_graph_step as real_graph_step  # the workflow's step reading a real graph's files
 from .shards import ANSWER_FIELDS, QUESTION_FIELDS, gather_arrays, shard_arrays, subset
 from .store import load_arrays, map_arrays, save_arrays
+from .summary import summary_step as summary_step  # the workflow's step writing a run's summary page
 from .synth import SHAPES, scaled, system, write_graph
 
 log = logging.getLogger(__name__)
