@@ -71,3 +71,13 @@ def test_write_columns_writes_the_bytes_of_write_rows(tmp_path):
     assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes()
     write_columns(tmp_path / "empty.txt", [np.array([], str)])
     assert (tmp_path / "empty.txt").read_bytes() == b""
+
+
+def test_generation_logs_its_share_of_the_total(caplog):
+    # the progress line counts distinct triples against all those wanted (the splits and the hidden 10 %), so
+    # it has a share and a time left, not a bare count
+    want = SPEC.train + SPEC.valid + SPEC.test + int(np.ceil(SPEC.hidden * (SPEC.train + SPEC.valid + SPEC.test)))
+    with caplog.at_level("INFO", logger="kgeval.progress"):
+        generate(SPEC, seed=3)
+    lines = [r.getMessage() for r in caplog.records if "scale synth" in r.getMessage()]
+    assert lines and f"{want:,}/{want:,} triples (100.0 %)" in lines[-1] and "left 0:00" in lines[-1]

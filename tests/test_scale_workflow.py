@@ -23,7 +23,7 @@ from kgeval.config import validate_config
 from kgeval.errors import ConfigError
 
 E, R = 30, 3
-SCALE = {"k": 5, "negatives": 10, "sample_size": 40, "bootstrap": 100, "shards": 2}
+SCALE = {"k": 5, "negatives": 10, "sample_size": 100, "bootstrap": 100, "shards": 2}
 
 
 def _tiny_config():
@@ -103,9 +103,10 @@ def _snakemake(folder: Path, *args: str) -> subprocess.CompletedProcess:
 def test_a_real_graph_takes_the_synthetic_shapes_rules(folder):
     out = _snakemake(folder, "--dry-run", "--quiet", "rules").stdout
     jobs = dict(re.findall(r"^(scale_\w+)\s+(\d+)$", out, re.M))
-    # the graph read from its files, one sample, a job per shard, a gather per model, the tables; no pools
+    # the graph read from its files, one sample, a job per shard, a gather per model, the tables and their
+    # summary page; no pools
     assert jobs == {"scale_real_graph": "1", "scale_sample": "1", "scale_rank": "2", "scale_gather_model": "2",
-                    "scale_evaluate": "1", "scale_all": "1"}, out
+                    "scale_evaluate": "1", "scale_summary": "1", "scale_all": "1"}, out
 
 
 @pytest.mark.slow

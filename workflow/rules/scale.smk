@@ -200,6 +200,32 @@ rule scale_pools:
         "../scripts/scale_pools.py"
 
 
+# one markdown page per graph: what the run found, in the report
+rule scale_summary:
+    input:
+        exact="results/scale/{shape}/exact.csv",
+        estimates="results/scale/{shape}/estimates.csv",
+        negatives="results/scale/{shape}/negatives.csv",
+        tau="results/scale/{shape}/negatives_tau.json",
+    output:
+        summary=report(
+            "results/scale/{shape}/summary.md",
+            caption="../report/scale_summary.rst",
+            category="9. Scale",
+            subcategory="{shape}",
+        ),
+    log:
+        "logs/scale_summary/{shape}.log",
+    wildcard_constraints:
+        shape=alternatives(SCALE_ALL),
+    conda:
+        "../../envs/models.yaml"
+    params:
+        planted=lambda w: w.shape in SCALE_SHAPES,
+    script:
+        "../scripts/scale_summary.py"
+
+
 SCALE_OUTPUTS = (
     expand("results/scale/{shape}/{table}.csv", shape=SCALE_SHAPES, table=SCALE_TABLES)
     + expand("results/scale/{shape}/negatives_tau.json", shape=SCALE_SHAPES)
@@ -207,6 +233,7 @@ SCALE_OUTPUTS = (
         "results/scale/{shape}/{table}.csv", shape=SCALE_REAL, table=SCALE_REAL_TABLES
     )
     + expand("results/scale/{shape}/negatives_tau.json", shape=SCALE_REAL)
+    + expand("results/scale/{shape}/summary.md", shape=SCALE_ALL)
 )
 
 

@@ -73,7 +73,7 @@ def open_graph(path: str | Path) -> tuple[dict[str, np.ndarray], int, int]:
         g = load_arrays(path, _REAL)
         E, R = (_count(path, key, g[key]) for key in ("num_entities", "num_relations"))
     else:
-        g = load_arrays(path, SYNTHETIC)
+        g = load_arrays(path, SYNTHETIC, optional=("seed",))  # the seed of its planted systems
         E, R = len(g["z"]), len(g["w"])
     # triple keys are (h * R + r) * E + t in int64 (kgeval.data.kg.triple_keys)
     if E * E * max(R, 1) >= 2**63:

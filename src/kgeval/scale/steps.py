@@ -19,16 +19,18 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..data.questions import AnswerIndex
 from ..errors import CorruptFileError, KgevalError
 from ..io import write_csv, write_json
 from ..metrics.ranks import micro_ranks
+from ..progress import Progress
 from . import estimate, negatives
 from .engine import rank_blocks, split_questions
+from .filterindex import BoundedAnswerIndex
 from .own import NEGATIVES, load_system, open_graph
 from .own import real_graph_step as real_graph_step  # the workflow's step reading a real graph's files
 from .shards import ANSWER_FIELDS, QUESTION_FIELDS, gather_arrays, shard_arrays, subset
 from .store import check_ids, load_arrays, map_arrays, save_arrays
+from .summary import summary_step as summary_step  # the workflow's step writing a run's summary page
 from .synth import SHAPES, scaled, system, write_graph
 
 log = logging.getLogger(__name__)
@@ -60,7 +62,8 @@ def _setup(graph: str | Path, filter_index: bool = True):
     answers (judged rows of the test answers, in micro_ranks' order: the population of the estimates)."""
     g, E, R = open_graph(graph)
     questions, judged = split_questions(g["test"].astype(np.int64), E, R)
-    known = AnswerIndex(np.concatenate([g["train"], g["valid"]]).astype(np.int64), E, R) if filter_index else None
+    # in bounded pieces: the whole-split build peaked at 4.6 GB at ogbl-wikikg2's shape, above the ranking itself
+    known = BoundedAnswerIndex([g["train"], g["valid"]], E, R) if filter_index else None
     return g, questions, judged, known, np.flatnonzero(judged.label == 1)
 
 
@@ -73,7 +76,10 @@ def _scorers(graph, g, questions, systems: int, models, seed: int) -> list:
     if "z" not in g:
         raise KgevalError(f"{graph}: a graph read from real files has no planted systems: evaluate trained models "
                           "on it (models=[FILE.npz, ...]; kgeval scale evaluate --system NAME=FILE.npz)")
-    return [lambda s=s: system(g, s, seed=seed) for s in range(systems)]
+    # the planted systems are the graph's: drawn with its own seed, so that another evaluation seed redraws only
+    # the sample and the negatives, and the spread of the estimates shows on fixed systems
+    own = int(g["seed"]) if "seed" in g else seed
+    return [lambda s=s: system(g, s, seed=own) for s in range(systems)]
 
 
 def _realistic(judged, n_candidates, score, n_gt, n_eq, want: np.ndarray) -> np.ndarray:
@@ -159,6 +165,9 @@ def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Pa
     want = np.searchsorted(part.rows, answers if exact else answers[idx])
     full, sampled = [], []
     scorers = _scorers(graph, g, questions, len(rankings), models, seed)
+    if models is None:  # the tables name planted systems by number: say which is best
+        log.info("systems 0-%d: DistMult over the planted vectors plus noise %s of their scale (0 the best)",
+                 len(rankings) - 1, ", ".join(f"{(s + 1) * 0.2:g}" for s in range(len(rankings))))
     given, protocol = None, f"uniform:{negatives_k}"
     neg = map_arrays(graph, NEGATIVES)  # read only the rows of the answers ranked
     if len(neg) == len(NEGATIVES):  # read from OGB's folder: its protocol's own negatives
@@ -166,13 +175,16 @@ def evaluate_step(graph: str | Path, sample: str | Path, rankings: list[str | Pa
         given = negatives.given_negatives(g["test"], neg["test_head_neg"], neg["test_tail_neg"], part.questions,
                                           part.judged, want)
         protocol, negatives_k = "ogb", neg["test_tail_neg"].shape[1]
-    for sys_, path in enumerate(rankings):
-        r = load_arrays(path, _RANKING_NAMES)
-        if not np.array_equal(r["q_idx"], plan):
-            raise CorruptFileError(path, f"ranks {len(r['q_idx'])} questions, not the {len(plan)} of {sample}")
-        full.append(_realistic(part.judged, r["n_candidates"], r["score"], r["n_gt"], r["n_eq"], want))
-        sampled.append(negatives.sampled_ranks(scorers[sys_]().to(_device()), part.questions,
-                                               part.judged, want, negatives_k, seed, given=given))
+    # a system's sampled negatives take seconds to a minute at full shape: a line per system, with the time left
+    with Progress(len(rankings), "scale evaluate: systems (ranks, sampled negatives)", unit="systems") as bar:
+        for sys_, path in enumerate(rankings):
+            r = load_arrays(path, _RANKING_NAMES)
+            if not np.array_equal(r["q_idx"], plan):
+                raise CorruptFileError(path, f"ranks {len(r['q_idx'])} questions, not the {len(plan)} of {sample}")
+            full.append(_realistic(part.judged, r["n_candidates"], r["score"], r["n_gt"], r["n_eq"], want))
+            sampled.append(negatives.sampled_ranks(scorers[sys_]().to(_device()), part.questions,
+                                                   part.judged, want, negatives_k, seed, given=given))
+            bar.update(1)
     _tables(np.stack(full), np.stack(sampled), idx, N, exact, tuple(hits), negatives_k, bootstrap, seed,
             out_exact, out_estimates, out_paired, out_negatives, out_tau, names, protocol)
 
@@ -199,29 +211,44 @@ def _tables(full, sampled, idx, N, exact, hits, negatives_k, bootstrap, seed, ou
     label = list(range(systems)) if names is None else list(names)
     values = [estimate.per_answer(f, hits) for f in full]
     metrics = list(values[0])
+    # a table of NaN says why in its own rows: beyond exact_max_answers only the sampled answers were ranked
+    note = "every test answer ranked" if exact else (
+        f"not computed: {N:,} test answers exceed exact_max_answers, so only the {len(idx):,} sampled answers' "
+        "questions were ranked; estimates.csv holds their estimates with 95 % intervals")
+    if not exact:
+        log.info("exact.csv: %s", note)
     write_csv(pd.DataFrame([{"system": label[s], "metric": m, "value": float(values[s][m].mean()) if exact else np.nan,
-                             "answers": N if exact else 0} for s in range(systems) for m in metrics]), out_exact)
+                             "answers": N if exact else 0, "note": note}
+                            for s in range(systems) for m in metrics]), out_exact)
     rows, pairs = [], []
     for m in metrics:
         vals = np.stack([v[m] for v in values])
         drawn = vals[:, idx] if exact else vals
-        means, halves = estimate.interval(drawn, N)
+        # the interval is skewness-corrected (estimate.bounds), so not symmetric: half_width is half its length
+        means, lows, highs = estimate.bounds(drawn, N)
         for s in range(systems):
             ex = float(vals[s].mean()) if exact else np.nan
-            rows.append({"system": label[s], "metric": m, "estimate": float(means[s]), "half_width": float(halves[s]),
+            rows.append({"system": label[s], "metric": m, "estimate": float(means[s]),
+                         "half_width": float(highs[s] - lows[s]) / 2, "low": float(lows[s]), "high": float(highs[s]),
                          "n": len(idx), "population": N, "exact": ex,
-                         "covered": bool(abs(means[s] - ex) <= halves[s]) if exact else None})
-        for (a, b), (d, h) in estimate.paired(drawn, N).items():
+                         "covered": bool(lows[s] <= ex <= highs[s]) if exact else None})
+        for (a, b), (d, lo, hi) in estimate.paired(drawn, N).items():
             ex = float(vals[a].mean() - vals[b].mean()) if exact else np.nan
-            pairs.append({"metric": m, "a": label[a], "b": label[b], "difference": d, "half_width": h, "exact": ex,
-                          "covered": bool(abs(d - ex) <= h) if exact else None})
+            pairs.append({"metric": m, "a": label[a], "b": label[b], "difference": d, "half_width": (hi - lo) / 2,
+                          "low": lo, "high": hi, "exact": ex, "covered": bool(lo <= ex <= hi) if exact else None})
     write_csv(pd.DataFrame(rows), out_estimates)
     write_csv(pd.DataFrame(pairs), out_paired)
     cmp = negatives.compare(1.0 / full, 1.0 / sampled, reps=bootstrap, seed=seed)
+    ratio = [float(np.max(v) / np.min(v)) if np.min(v) > 0 else float("inf") for v in (cmp["full"], cmp["sampled"])]
+    # the order can survive sampled negatives while the gaps between systems shrink: say both
+    log.info("sampled negatives (%s): best/worst MRR ratio %.1f under full ranking, %.1f sampled, Kendall's tau "
+             "%.2f: the order %s, the gaps %s", protocol, ratio[0], ratio[1], cmp["tau"],
+             "holds" if cmp["tau"] == 1 else "changes", "shrink" if ratio[1] < ratio[0] else "do not shrink")
     write_csv(pd.DataFrame({"system": label, "mrr_full": cmp["full"], "mrr_sampled": cmp["sampled"],
                             "difference": cmp["difference"], "answers": full.shape[1],
                             "negatives": protocol}), out_negatives)
     write_json(out_tau, {"metric": "mrr", "negatives": negatives_k, "systems": systems, "tau": cmp["tau"],
+                         "best_worst_ratio_full": ratio[0], "best_worst_ratio_sampled": ratio[1],
                          "tau_interval_95": cmp["tau_interval"], "bootstrap": bootstrap, "answers": full.shape[1],
                          "interval": "percentile bootstrap over the ranked answers"})
 
@@ -244,6 +271,8 @@ def pools_step(graph: str | Path, sample: str | Path, rankings: list[str | Path]
     n = min(questions_n, len(plan))
     rows = np.sort(np.random.default_rng([seed, 53]).choice(len(plan), size=n, replace=False))
     tops = []
+    log.info("pools: reading %d systems' top lists, then pooling %d of %d ranked questions at depths %s",
+             len(rankings), n, len(plan), depths)
     for path in rankings:
         r = load_arrays(path, ("q_idx", "run_entity"))
         if not np.array_equal(r["q_idx"], plan):
@@ -259,6 +288,7 @@ def pools_step(graph: str | Path, sample: str | Path, rankings: list[str | Path]
     write_csv(pools, out_pools)
     write_csv(bounds if label is None else bounds.assign(system=bounds["system"].map(label)), out_bounds)
     if out_plan is not None:
+        log.info("pools: drawing a sampling plan of %d judgments", plan_budget)
         plan_ = sampling_plan(part.questions, tops, truth, max(depths), plan_budget, seed)
         write_csv(plan_ if label is None else plan_.assign(a=plan_["a"].map(label), b=plan_["b"].map(label)),
                   out_plan)

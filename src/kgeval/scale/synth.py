@@ -112,7 +112,9 @@ def generate(spec: ScaleSpec, seed: int = 0, show_progress: bool = True) -> dict
     keys = []
     have = 0
     n_chunks = 0
-    with Progress(None, "scale synth: triples", interval=30 if show_progress else 1e9) as bar:
+    # counted in distinct triples against the total wanted, so that the log line has a share and a time left
+    with Progress(want, "scale synth: distinct triples", unit="triples",
+                  interval=30 if show_progress else 1e9) as bar:
         while have < want:
             # each chunk's own stream: the triples do not depend on how many chunks came before in a run
             r_ = np.random.default_rng([seed, n_chunks])
@@ -130,8 +132,8 @@ def generate(spec: ScaleSpec, seed: int = 0, show_progress: bool = True) -> dict
             n_chunks += 1
             if n_chunks % 8 == 0 or have + len(keys[-1]) >= want:
                 keys = [_distinct(np.concatenate(keys))]
-            have = len(keys[0]) if len(keys) == 1 else have + len(keys[-1])
-            bar.update(1, triples=have)
+            before, have = have, len(keys[0]) if len(keys) == 1 else have + len(keys[-1])
+            bar.update(min(have, want) - min(before, want), chunks=n_chunks)
     allk = _distinct(np.concatenate(keys)) if len(keys) > 1 else keys[0]
     if len(allk) < want:
         raise KgevalError(f"scale synth: only {len(allk):,} distinct triples for {want:,} wanted")
