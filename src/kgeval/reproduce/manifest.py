@@ -115,7 +115,12 @@ def read_table(path: str | Path, text: bool = False) -> pa.Table | pd.DataFrame:
             return pq.read_table(path)
         if text:
             return pd.read_csv(path, dtype=str, keep_default_na=False)
-        return pd.read_csv(path, float_precision="round_trip", keep_default_na=False, na_values=[""])
+        raw = pd.read_csv(path, dtype=str, keep_default_na=False)
+        typed = pd.read_csv(path, keep_default_na=False, na_values=[""])
+        for c in typed.columns[[k == "f" for k in typed.dtypes.map(lambda d: d.kind)]]:
+            # Python's float() rounds every text correctly: each value's exact bits, whatever pandas' parser does
+            typed[c] = raw[c].replace("", "nan").to_numpy(dtype=object).astype(np.float64)
+        return typed
     except (OSError, pa.ArrowException, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise InputError(path, None, f"unreadable table: {str(exc).splitlines()[0] if str(exc) else exc}") from None
 
