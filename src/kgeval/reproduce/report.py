@@ -128,7 +128,8 @@ def _flags(env: dict[str, Any]) -> set[str]:
 
 def _unknown(side: Side) -> str:
     p = side.provenance or {}
-    known = ", ".join(f"{k} {str(p[k])[:19]}" for k in ("cpu", "kgeval_commit", "date", "cores") if p.get(k))
+    cut = {"cpu": None, "kgeval_commit": 12, "date": 10, "cores": None}
+    known = ", ".join(f"{k.removeprefix('kgeval_')} {str(p[k])[:n]}" for k, n in cut.items() if p.get(k))
     return (f"environment of {side.label}: unknown (no manifest.json)"
             + (f"; its provenance.json says {known}" if known else ""))
 
