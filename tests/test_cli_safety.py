@@ -94,6 +94,8 @@ def env(workdir, synth_dir, synth_kg, pooled, tmp_path_factory):
     from kgeval.scale.steps import graph_step
 
     graph_step("wikikg2", 0.0005, 0, d / "scale.npz")  # kgeval scale evaluate's input
+    (d / "rr/metrics/T").mkdir(parents=True)  # kgeval reproduce's results folder, compared with itself
+    (d / "rr/metrics/T/evaluation.csv").write_text("System,micro_mrr\nA,0.5\n")
     return {"dir": d, "work": workdir}
 
 
@@ -132,6 +134,7 @@ def argv(cmd: str, env: dict, out: Path | None) -> list[str]:
                      "--workdir", str(w), "--config", str(d / "tiny.yaml")],
         "scale": ["scale", "evaluate", str(d / "scale.npz"), "--out", out, "--systems", "2", "--k", "5",
                   "--sample-size", "50", "--negatives", "20", "--bootstrap", "100", "--pool-depths", "1,5"],
+        "reproduce": ["reproduce", str(d / "rr"), "--against", str(d / "rr")],
     }[cmd]
 
 
@@ -140,14 +143,14 @@ SAME = {"build-kg": "splits/train.txt", "synth": "triples.tsv", "fetch": "resour
         "annotate-export": "triples.tsv", "annotate-disagreements": "b.A.tsv", "annotate-merge": "b.A.tsv",
         "reanalyze": "release", "model-table": None, "docs-figures": "results", "evaluate": "Synth-Test-S.run",
         "sample-estimate": "sp/scores", "sample-plan": "pack", "campaign": "b.tsv", "baseline": "tiny.yaml",
-        "scale": "scale.npz"}
+        "scale": "scale.npz", "reproduce": None}
 #: an input of each command to take away (None: the command reads none)
 MISSING = {"build-kg": "splits/valid.txt", "synth": None, "fetch": "resources.tsv", "validate-config": "tiny.yaml",
            "annotate-export": "triples.tsv", "annotate-disagreements": "b.B.tsv", "annotate-merge": "b.tsv",
            "reanalyze": "release", "model-table": "model_quality.csv", "docs-figures": "results",
            "evaluate": "Synth-Test-S.run", "sample-estimate": "sp/labels.txt",
            "sample-plan": "pack/runs/Synth-Test-S-C/top10.parquet", "campaign": "b.tsv", "baseline": "tiny.yaml",
-           "scale": "scale.npz"}
+           "scale": "scale.npz", "reproduce": "rr/metrics/T/evaluation.csv"}
 
 
 def fingerprint(folder: Path) -> dict[str, str]:

@@ -30,6 +30,7 @@ LAYERS = [
     {"kp"},
     {"scale"},  # kgeval at millions of entities (issue 53): the block engine, graphs at scale, estimates
     {"tables"},
+    {"reproduce"},  # the content manifest of a run or pack and the bitwise comparison of two (issue 61)
     {"external"},
     {"api"},  # the Python API (kgeval.api), which the command line may call
     {"integrations"},  # PyKEEN, ir_datasets, ranx on top of the API

@@ -18,7 +18,7 @@ _numerics.apply()
 __version__ = "0.1.0"
 
 __all__ = ["__version__", "TestCollection", "Result", "load_testset", "evaluate", "place", "compare",
-           "resolve_measures", "DataUnavailableError", "plan", "estimate", "SamplingPlan", "baseline"]
+           "resolve_measures", "DataUnavailableError", "plan", "estimate", "SamplingPlan", "baseline", "reproduce"]
 
 if TYPE_CHECKING:
     from .api import (
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         load_testset,
         place,
         plan,
+        reproduce,
         resolve_measures,
     )
 

@@ -87,6 +87,7 @@ KP_VARIANTS = "results/kp/{dataset}/variants.csv"
 MODEL_QUALITY = "results/tables/model_quality.csv"
 FINDINGS = "results/tables/findings.csv"
 RUN_TIMES = "results/tables/run_times.csv"
+RUN_MANIFEST = "results/manifest.json"
 BENCHMARKS = "logs/benchmarks"
 TRAIN_BENCHMARK = "logs/benchmarks/train_model/{dataset}/{model}/seed{seed}.tsv"
 

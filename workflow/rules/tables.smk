@@ -80,6 +80,28 @@ rule run_times:
         "../scripts/run_times.py"
 
 
+# The run's content manifest (kgeval.reproduce): digests of the values of its models, score dumps and metric
+# tables, its verdicts and the environment that made them; kgeval reproduce compares two runs, or a run and a
+# pack (which carries its run's manifest), with it.
+rule manifest:
+    input:
+        unpack(get_manifest_inputs),
+    output:
+        manifest=RUN_MANIFEST,
+    log:
+        "logs/manifest.log",
+    benchmark:
+        "logs/benchmarks/manifest.tsv"
+    conda:
+        "../../envs/analysis.yaml"
+    params:
+        config=config,
+        # the study's lock file (issue 61): its hash and the installed packages that differ from it
+        lock="requirements.lock",
+    script:
+        "../scripts/manifest.py"
+
+
 # The reference pack: the placement tables of every test set, compact, with their provenance, in a folder of the
 # repository that can be committed; kgeval evaluate places against it when no local results exist. A target of
 # its own (not part of rule all): snakemake --cores 1 reference/<config name>
@@ -89,6 +111,8 @@ rule pack_reference:
         runs=get_reference_dumps,
         # the run's wall and job time: facts the docs quote (kgeval.tables.facts)
         run_times=RUN_TIMES,
+        # the run's content manifest, copied into the pack: kgeval reproduce compares a rerun with it
+        manifest=RUN_MANIFEST,
     output:
         pack=directory("reference/{name}"),
     log:
@@ -109,4 +133,4 @@ rule pack_reference:
         "../scripts/pack_reference.py"
 
 
-add_final_outputs([MODEL_QUALITY, FINDINGS, RUN_TIMES])
+add_final_outputs([MODEL_QUALITY, FINDINGS, RUN_TIMES, RUN_MANIFEST])

@@ -17,4 +17,5 @@ run_step(
     runs=snakemake.params.runs,
     k=snakemake.params.k,
     run_times=snakemake.input.run_times,
+    manifest=snakemake.input.manifest,
 )

@@ -21,6 +21,7 @@ from . import (  # each registers its commands
     campaign,
     data,
     evaluate,
+    reproduce,
     sampling,
     scale,
     tables,
@@ -28,7 +29,7 @@ from . import (  # each registers its commands
 from .evaluate import _ARGV
 from .options import COMMANDS, Formatter, Parser, Runner
 
-COMMAND_MODULES = (data, annotate, sampling, tables, baseline, evaluate, campaign, scale)
+COMMAND_MODULES = (data, annotate, sampling, tables, baseline, evaluate, campaign, scale, reproduce)
 
 
 def build_parser() -> tuple[Parser, dict[str, Runner]]:

@@ -11,6 +11,8 @@ Layout of a pack (that of a results folder, so that placement reads either)::
                                             with the study systems the judgments decide (kgeval.bounds)
     provenance.json                         kgeval version and commit, date, machine and CPU, config hash, cores,
                                             jobs, and per test set its systems, rows and bytes
+    manifest.json                           the run's content manifest (kgeval.reproduce.manifest): digests of
+                                            its models', dumps' and tables' values, verdicts, environment
 
 The parquet files are zstd-compressed (level 19) with dictionary-encoded ``qid`` and ``System``, ``entity`` as
 int32, and a metric as float32 only where that is exact (every value survives the round trip), else float64: a
@@ -40,6 +42,7 @@ from ..metrics.registry import metric
 from .facts import write_facts
 
 PROVENANCE = "provenance.json"
+MANIFEST = "manifest.json"  # the run's content manifest (kgeval.reproduce.manifest.MANIFEST)
 PACKED = MICRO_STUDY + MACRO_STUDY  # the metrics placement ranks and tests on (kgeval.external.placement.HEADLINE)
 KEYS = {"per_answer": ["qid", "entity"], "per_question": ["qid"]}
 
@@ -105,10 +108,12 @@ def provenance_record(config: dict[str, Any], name: str, cores: int, jobs: int, 
 
 def pack(evaluation: dict[str, str | Path], per_answer: dict[str, str | Path], per_question: dict[str, str | Path],
          out: str | Path, provenance: dict[str, Any], metrics: list[str] = PACKED,
-         runs: dict[str, dict[str, str | Path]] | None = None, k: int = 10) -> dict[str, Any]:
+         runs: dict[str, dict[str, str | Path]] | None = None, k: int = 10,
+         manifest: str | Path | None = None) -> dict[str, Any]:
     """Pack each test set's ``evaluation.csv`` and per-item tables (paths by test set) into ``out``, and with
     ``runs`` (pooled test set → system → score dump folder) each system's top ``k`` there; returns the provenance
-    written (``out/provenance.json``), with each test set's systems, rows and bytes."""
+    written (``out/provenance.json``), with each test set's systems, rows and bytes. ``manifest``: the run's
+    manifest.json, copied byte for byte (its table digests hold for the pack's columns: they hash values)."""
     out = Path(out)
     record = dict(provenance)
     record["testsets"] = {}
@@ -137,6 +142,8 @@ def pack(evaluation: dict[str, str | Path], per_answer: dict[str, str | Path], p
             entry[f"{kind}_rows"] = len(df)
         entry["bytes"] = sum(p.stat().st_size for p in folder.iterdir())
         record["testsets"][t] = entry
+    if manifest is not None:
+        shutil.copyfile(manifest, out / MANIFEST)
     record["bytes"] = sum(e["bytes"] for e in record["testsets"].values()) + sum(
         e["bytes"] for e in record.get("runs", {}).values())
     (out / PROVENANCE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

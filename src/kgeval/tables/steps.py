@@ -257,18 +257,19 @@ def findings_step(names: dict[str, str], evaluations: dict[str, str], tables: di
 def pack_reference_step(evaluation: dict[str, str], per_answer: dict[str, str], per_question: dict[str, str],
                         out: str, config: dict[str, Any], name: str, cores: int, benchmark_dir: str,
                         runs: dict[str, dict[str, str]] | None = None, k: int = 10,
-                        run_times: str | None = None) -> dict:
+                        run_times: str | None = None, manifest: str | None = None) -> dict:
     """Pack the run's placement tables into ``out`` (a folder that can be committed) with its provenance, and
     the top ``k`` of every system's dump on each pooled test set (``runs``); the job count is the number of
     benchmark files the run wrote. ``run_times`` (the run's ``run_times.csv``) adds its wall time and summed job
-    time, so that the docs quote them from the pack's facts instead of typing them after each run (issue 52)."""
+    time, so that the docs quote them from the pack's facts instead of typing them after each run (issue 52);
+    ``manifest`` (the run's manifest.json) is copied into the pack, for ``kgeval reproduce`` (issue 61)."""
     from .reference import pack, provenance_record
 
     jobs = sum(1 for _ in Path(benchmark_dir).rglob("*.tsv")) if Path(benchmark_dir).is_dir() else 0
     prov = provenance_record(config, name, cores, jobs)
     if run_times is not None:
         prov["run_times"] = run_time_totals(run_times)
-    record = pack(evaluation, per_answer, per_question, out, prov, runs=runs, k=k)
+    record = pack(evaluation, per_answer, per_question, out, prov, runs=runs, k=k, manifest=manifest)
     log.info("reference pack %s: %s test sets, %s bytes", out, len(record["testsets"]), f"{record['bytes']:,}")
     return record
 

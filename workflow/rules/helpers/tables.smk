@@ -151,3 +151,22 @@ def get_reference_tables(wildcards):
             ("per_question", PER_QUESTION),
         )
     }
+
+
+def get_manifest_inputs(wildcards):
+    """What the run's manifest hashes: every selected model, every score dump, every test set's metric tables
+    and the findings table (kgeval.reproduce.manifest)."""
+    return {
+        "models": expand(MODEL, dataset=TESTED_DATASETS, model=SYSTEMS),
+        "dumps": [
+            SCORES.format(testset=t, model=s)
+            for t in TEST_SETS
+            for s in testset_systems(t)
+        ],
+        "tables": [
+            template.format(testset=t)
+            for t in TEST_SETS
+            for template in (EVALUATION, PER_ANSWER, PER_QUESTION)
+        ],
+        "findings": FINDINGS,
+    }
