@@ -28,13 +28,16 @@ def bootstrap_weights(n: int, repeats: int, rng: np.random.Generator) -> np.ndar
 
 
 def bootstrap_taus(items_a: np.ndarray, items_b: np.ndarray, repeats: int = 1000, seed: int = 0,
-                   keys_a: np.ndarray | None = None, keys_b: np.ndarray | None = None) -> np.ndarray:
+                   keys_a: np.ndarray | None = None, keys_b: np.ndarray | None = None,
+                   weights_b: np.ndarray | None = None) -> np.ndarray:
     """τ-b between the column means of ``repeats`` bootstrap resamples of two item matrices; NaN where a side
     has no untied pair (or no item drawn).
 
     Without keys the two sides are resampled independently (different samples). With ``keys_a``/``keys_b``
     (the unit of each item, e.g. an answer's triple and side) the units of both sides are resampled together:
-    a unit drawn k times weighs k on each side that has it, so items the two sides share stay paired."""
+    a unit drawn k times weighs k on each side that has it, so items the two sides share stay paired.
+    ``weights_b``: a fixed weight per item of ``items_b`` (Table 4's relation re-weighting), so that side's
+    metric is the weighted mean; a resample multiplies it by the item's multiplicity."""
     rng = np.random.default_rng(seed)
     if keys_a is None or keys_b is None:
         wa = bootstrap_weights(len(items_a), repeats, rng)
@@ -43,6 +46,8 @@ def bootstrap_taus(items_a: np.ndarray, items_b: np.ndarray, repeats: int = 1000
         _, inv = np.unique(np.concatenate([np.asarray(keys_a), np.asarray(keys_b)]), return_inverse=True)
         w = bootstrap_weights(int(inv.max()) + 1, repeats, rng)
         wa, wb = w[:, inv[: len(items_a)]], w[:, inv[len(items_a):]]
+    if weights_b is not None:
+        wb = wb * np.asarray(weights_b, dtype=np.float32)[None, :]
     with np.errstate(invalid="ignore", divide="ignore"):
         a = resample_means(items_a, wa)
         b = resample_means(items_b, wb)
@@ -51,7 +56,8 @@ def bootstrap_taus(items_a: np.ndarray, items_b: np.ndarray, repeats: int = 1000
 
 def bootstrap_tau(items_a: np.ndarray, items_b: np.ndarray, repeats: int = 1000, seed: int = 0,
                   level: float = 0.95, method: str = "bca", keys_a: np.ndarray | None = None,
-                  keys_b: np.ndarray | None = None) -> tuple[float, float, float]:
+                  keys_b: np.ndarray | None = None, weights_b: np.ndarray | None = None
+                  ) -> tuple[float, float, float]:
     """τ-b between the system rankings of two item matrices, with a bootstrap interval (``bootstrap_taus``:
     independent sides, or paired through ``keys_a``/``keys_b``).
 
@@ -67,7 +73,7 @@ def bootstrap_tau(items_a: np.ndarray, items_b: np.ndarray, repeats: int = 1000,
     if method == "percentile":
         lo, hi = np.nanquantile(taus, [(1 - level) / 2, 1 - (1 - level) / 2])
     elif method == "bca":
-        lo, hi = bca_interval(tau, taus, tau_jackknife(items_a, items_b, keys_a, keys_b), level)
+        lo, hi = bca_interval(tau, taus, tau_jackknife(items_a, items_b, keys_a, keys_b, weights_b), level)
     else:
         raise ValueError(f"unknown bootstrap interval method {method!r} (bca or percentile)")
     return tau, float(lo), float(hi)

@@ -126,6 +126,7 @@ def rankings_step(original: dict, sample: dict, complete: dict, out_dir: str, ta
                 "system rankings per question side and relation category (micro metrics).", label="tab:categories")
 
     t4 = study.reweighting_taus(ev_s, ev_sc, pd.read_csv(complete["reweighted"]), TABLE4)
+    write_csv(_claim_taus(orig, samp, comp, systems, bootstrap, seed), out / "claim_taus.csv")
     t = _out(tables_dir, "table4")
     write_table(t4, t["csv"], t["md"], t["tex"], caption=f"Table 4: Kendall's τ with {samp.name} of {comp.name}'s micro "
                 f"metrics, as they are (Complete) and re-weighted to {samp.name}'s relation distribution (Sparse).",
@@ -159,6 +160,19 @@ def rankings_step(original: dict, sample: dict, complete: dict, out_dir: str, ta
     write_csv(taus, out / "incomplete_judgments_tau.csv")
     log.info("figure 4 (published, micro MRR): %s",
              f4[(f4["Flavour"] == "published") & (f4["Metric"] == FIG3)][["Depth", "tau"]].to_dict("records"))
+
+
+def _claim_taus(orig: TestSetFiles, samp: TestSetFiles, comp: TestSetFiles, systems: list[str], bootstrap: int,
+                seed: int) -> pd.DataFrame:
+    """Intervals for the findings' claim 1 and Table 4 (``study.claim_taus``); the Sparse weights come from each
+    completed-set answer's relation and the sampled set's relation shares, as ``metrics.reweighted_table``."""
+    io, _ = orig.items(["micro_mrr"], [], systems)
+    is_, _ = samp.items(TABLE4, [], systems)
+    ic, _ = comp.items(TABLE4, [], systems)
+    qs = load_questions(comp.files["questions"], comp.kg)
+    relation = pd.Series(qs.relation, index=qs.qid).loc[ic.info["qid"]].to_numpy()
+    weights = study.reweighted_weights(relation, samp.testset().positives[:, 1])
+    return study.claim_taus(io, is_, ic, weights, TABLE4, bootstrap, seed)
 
 
 def _is_unified(metrics: pd.Series) -> pd.Series:
