@@ -1,8 +1,9 @@
 """The findings' claims decided on intervals: each claim's rule as threshold checks on its statistics with their
-95 % intervals (:mod:`kgeval.analysis.verdicts`). The τ intervals are the BCa bootstrap intervals over the test
-items that Figures 4 and 5 carry (paired between the sampled and the completed set) and ``claim_taus.csv`` adds
-for claim 1 and Table 4; a comparison of two τ uses the conservative difference interval
-(``verdicts.difference``). A claim without checks is decided on its point values, and the table says why."""
+95 % intervals (:mod:`kgeval.analysis.verdicts`). The τ intervals are those of ``claim_taus.csv`` (the analysis
+step's): intervals of the τ between the systems' population means (``resampling.order_interval``, whose
+coverage ``benchmarks/verdict_coverage.py`` measures; the bootstrap intervals of the figures do not cover that τ).
+A comparison of two τ uses the conservative difference interval (``verdicts.difference``). A claim without
+checks, or a run without ``claim_taus.csv``, is decided on its point values, and the table says so."""
 
 from __future__ import annotations
 
@@ -32,20 +33,18 @@ def _d1(b: list[bool]) -> str:
     return YES if b[0] else PARTLY if b[1] else NO
 
 
-def _depth_interval(df: pd.DataFrame, metric: str, depth: int) -> tuple[float, float, float]:
-    """(τ, lo, hi) of the published flavour's ``metric`` at ``depth`` (the bootstrap interval of Figures 4/5;
-    NaN where the run had no per-item tables at that depth)."""
-    sub = df[(df["Flavour"] == "published") & (df["Metric"] == metric) & (df["Depth"] == depth)]
+def _depth_interval(o: Outputs, figure: pd.DataFrame, metric: str, depth: int) -> tuple[float, float, float]:
+    """(τ, lo, hi) of τ(S, S-C(depth)) of ``metric``: the point from Figure 4's or 5's published rows, the
+    interval from ``claim_taus.csv`` (NaN where this run has none)."""
+    sub = figure[(figure["Flavour"] == "published") & (figure["Metric"] == metric) & (figure["Depth"] == depth)]
     if sub.empty:
         raise Missing(f"depth {depth} τ of {metric}")
-    r = sub.iloc[0]
-    lo, hi = (float(r["tau_low"]), float(r["tau_high"])) if "tau_low" in sub else (float("nan"),) * 2
-    return float(r["tau"]), lo, hi
+    return _interval(o.claim_taus, f"depth {depth}", metric, float(sub["tau"].iloc[0]))
 
 
 def _c3(o: Outputs, v: dict[str, float]) -> list[Check]:
     f4 = o.need("figure4")
-    t2, tmax = _depth_interval(f4, "micro_mrr", 2), _depth_interval(f4, "micro_mrr", int(v["depth"]))
+    t2, tmax = _depth_interval(o, f4, "micro_mrr", 2), _depth_interval(o, f4, "micro_mrr", int(v["depth"]))
     return [difference("τ(deepest) − τ(2)", tmax, t2, "<"), Check("τ(deepest)", *tmax, "<=", 0.0)]
 
 
@@ -55,8 +54,8 @@ def _d3(b: list[bool]) -> str:
 
 def _c4(o: Outputs, v: dict[str, float]) -> list[Check]:
     f5, d = o.need("figure5"), int(v["depth"])
-    return [difference(f"macro − micro {label} τ", _depth_interval(f5, f"macro_{m}", d),
-                       _depth_interval(f5, f"micro_{m}", d), ">")
+    return [difference(f"macro − micro {label} τ", _depth_interval(o, f5, f"macro_{m}", d),
+                       _depth_interval(o, f5, f"micro_{m}", d), ">")
             for label, m in (("MRR", "mrr"), ("Hits@10", "hits@10"))]
 
 

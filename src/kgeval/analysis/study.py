@@ -16,7 +16,7 @@ from ..data.kg import CATEGORIES, KnowledgeGraph
 from ..metrics.kendall import system_codes, tau_b
 from ..metrics.registry import higher_is_better
 from .items import ItemTable
-from .resampling import DEFAULT_SIZES, bootstrap_tau, stability_taus, subsample_masks
+from .resampling import DEFAULT_SIZES, bootstrap_tau, order_interval, stability_taus, subsample_masks
 from .significance import discriminative_power, paired_t_pvalues, tukey_hsd_pvalues
 
 
@@ -151,22 +151,19 @@ def reweighted_weights(relation_b: np.ndarray, relation_reference: np.ndarray) -
     return (np.array([share.get(int(r), 0.0) for r in ids]) / n)[inverse]
 
 
-def claim_taus(original: ItemTable, sample: ItemTable, complete: ItemTable, weights: np.ndarray,
-               metrics: list[str], repeats: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """The τ of the findings' claims that no figure's table carries, each with its BCa bootstrap 95 % interval
-    (paired through the item keys): claim 1's τ(O, S) of micro MRR, and Table 4's ("Sparse": the completed
-    set's items weighted by ``weights``, the sampled set's relation shares; "Complete": unweighted)."""
+CLAIM_TAU_COLUMNS = ["Statistic", "Metric", "tau", "tau_low", "tau_high"]
+
+
+def claim_taus(pairs: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, np.ndarray | None]],
+               level: float = 0.95) -> pd.DataFrame:
+    """The τ the findings' claims decide on, each with the interval of the τ between the systems' population
+    means (``resampling.order_interval``). ``pairs``: (statistic, metric) → (items of side a, items of side
+    b, item weights of side b or None)."""
     rows = []
-    for m in ("micro_mrr",):
-        tau, lo, hi = bootstrap_tau(original.matrices[m], sample.matrices[m], repeats, seed,
-                                    keys_a=original.keys[m], keys_b=sample.keys[m])
-        rows.append({"Statistic": "original-sample", "Metric": m, "tau": tau, "tau_low": lo, "tau_high": hi})
-    for label, w in (("Complete", None), ("Sparse", weights)):
-        for m in metrics:
-            tau, lo, hi = bootstrap_tau(sample.matrices[m], complete.matrices[m], repeats, seed,
-                                        keys_a=sample.keys[m], keys_b=complete.keys[m], weights_b=w)
-            rows.append({"Statistic": f"table4 {label}", "Metric": m, "tau": tau, "tau_low": lo, "tau_high": hi})
-    return pd.DataFrame(rows, columns=["Statistic", "Metric", "tau", "tau_low", "tau_high"])
+    for (statistic, metric), (a, b, w) in pairs.items():
+        tau, lo, hi = order_interval(a, b, level, w)
+        rows.append({"Statistic": statistic, "Metric": metric, "tau": tau, "tau_low": lo, "tau_high": hi})
+    return pd.DataFrame(rows, columns=CLAIM_TAU_COLUMNS)
 
 
 # ---- Figure 2 -----------------------------------------------------------------------------------------------
