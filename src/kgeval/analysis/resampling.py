@@ -68,9 +68,11 @@ def bootstrap_tau(items_a: np.ndarray, items_b: np.ndarray, repeats: int = 1000,
     corrects that median bias. Two test sets that share most of their items (FB-Test-S and FB-Test-S-C(d)) must
     also be resampled paired: resampled independently, nearly every resample falls below the estimate and no
     interval built from the resamples holds it. ``method="percentile"``: the plain percentile interval.
-    Returns (τ on the full data, lower, upper)."""
-    tau = float(tau_b_many(items_a.mean(0)[None, :], items_b.mean(0))[0])
-    taus = bootstrap_taus(items_a, items_b, repeats, seed, keys_a, keys_b)
+    ``weights_b``: fixed item weights of side b (see ``bootstrap_taus``). Returns (τ on the full data, lower,
+    upper)."""
+    mean_b = items_b.mean(0) if weights_b is None else np.average(items_b, axis=0, weights=weights_b)
+    tau = float(tau_b_many(items_a.mean(0)[None, :], mean_b)[0])
+    taus = bootstrap_taus(items_a, items_b, repeats, seed, keys_a, keys_b, weights_b)
     if method == "percentile":
         lo, hi = np.nanquantile(taus, [(1 - level) / 2, 1 - (1 - level) / 2])
     elif method == "bca":
