@@ -249,9 +249,11 @@ def findings_step(names: dict[str, str], evaluations: dict[str, str], tables: di
                  "threshold and the verdict depends on it (`point`: the verdict of the point values; "
                  "kgeval.analysis.findings, kgeval.analysis.verdicts).\n\n")
         fh.write(to_markdown(df[["claim", "paper", "ours", "holds", "point"]], 4))
-        fh.write("\nIntervals (BCa bootstrap over the test items, 95 %) against the rules' thresholds:\n\n")
+        fh.write("\nIntervals (95 %, of the τ between the systems' population means: "
+                 "kgeval.analysis.resampling.order_interval) against the rules' thresholds:\n\n")
         for claim, interval, open_text in zip(df["claim"], df["interval"], df["undecided"]):
-            fh.write(f"- {claim.split(' ', 1)[0]} {interval}" + (f"; **{open_text}**" if open_text else "") + "\n")
+            fh.write(f"- {claim.split(' ', 1)[0]} {interval or 'not measured'}"
+                     + (f"; **{open_text}**" if open_text else "") + "\n")
         fh.write("\nRules:\n\n")
         for claim, rule in zip(df["claim"], df["rule"]):
             fh.write(f"- {claim.split(' ', 1)[0]} {rule}\n")
