@@ -329,7 +329,7 @@ def test_claim_11f_kp_robust_to_the_sample_size():
     assert row(F.Outputs(NAMES), "11f")["holds"] == "not measured"
 
 
-def test_findings_without_inputs_read_na_and_the_step_writes_four_columns(tmp_path):
+def test_findings_without_inputs_read_na_and_the_step_writes_the_interval_columns(tmp_path):
     out = F.findings(F.Outputs(NAMES))
     assert len(out) == len(F.CLAIMS) >= 12 and set(out["holds"]) == {"not measured"}
     ev_o, ev_s = tmp_path / "o.csv", tmp_path / "s.csv"
@@ -340,9 +340,14 @@ def test_findings_without_inputs_read_na_and_the_step_writes_four_columns(tmp_pa
     csv, md = tmp_path / "f.csv", tmp_path / "f.md"
     findings_step(NAMES, {"O": str(ev_o), "S": str(ev_s)}, {"figure2_kl": str(kl)}, str(csv), str(md))
     df = pd.read_csv(csv)
-    assert list(df.columns) == ["claim", "paper", "ours", "holds"]
+    # claim and holds keep their names and meanings (kgeval reproduce reads them); the intervals come beside
+    assert list(df.columns) == ["claim", "paper", "ours", "holds", "point", "interval", "threshold", "undecided",
+                                "rule"]
     assert df["holds"].tolist()[:3] == ["no", "yes", "not measured"]
+    # no claim_taus.csv: claim 1 is decided on its point value and says so; claim 2 has no interval by nature
+    assert df["interval"].tolist()[:2] == ["τ(O, S) -1.0000 (no interval) ≥ 0.6; τ(O, S) -1.0000 (no interval) ≥ 0.3",
+                                           "none: the test sets' relation counts, no system or sample to resample"]
     text = md.read_text()
-    assert "| claim | paper | ours | holds |" in text and "\n- 1. yes: τ ≥ 0.6" in text
+    assert "| claim | paper | ours | holds | point |" in text and "\n- 1. yes: τ ≥ 0.6" in text
     with pytest.raises(ValueError, match="unknown table"):
         findings_step(NAMES, {}, {"figure9": "x"}, str(csv), str(md))

@@ -79,6 +79,7 @@ rule analysis_rankings:
             category="6. Beyond the paper",
         ),
         incomplete_tau="results/analysis/incomplete_judgments_tau.csv",
+        claim_taus=CLAIM_TAUS,
     log:
         "logs/analysis_rankings.log",
     benchmark:

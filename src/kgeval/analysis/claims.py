@@ -10,9 +10,11 @@ from typing import Any
 import pandas as pd
 
 from .selections import MACRO_STUDY, MICRO_STUDY
+from .verdicts import UNDECIDED, Check  # noqa: F401  (UNDECIDED: the findings import it from here)
 
 YES, NO, PARTLY, NA = "yes", "no", "partly", "not measured"
-UNDECIDED = "undecided"  # the existing judgments allow both verdicts (kgeval.bounds)
+# UNDECIDED: an interval of the statistic (kgeval.analysis.verdicts) or the existing judgments (kgeval.bounds)
+# allow both verdicts
 
 # thresholds of the predicates (documented in each claim's rule)
 STRONG_TAU = 0.6          # "keeps the ranking": τ at least this
@@ -59,6 +61,7 @@ class Outputs:
     bounds_counts: pd.DataFrame | None = None  # results/bounds/<complete>/judgments_to_decide.csv
     hoyt_size_trend: pd.DataFrame | None = None  # results/tables/hoyt_size_trend.csv
     sampling_budgets: pd.DataFrame | None = None  # results/sampling/<complete>/sampling_budgets.csv
+    claim_taus: pd.DataFrame | None = None  # results/analysis/claim_taus.csv (claim 1's and Table 4's intervals)
 
     def need(self, name: str) -> Any:
         value = getattr(self, name)
@@ -85,6 +88,11 @@ class Claim:
     # (label, τ interval lo, hi, threshold, paper's value or None) per compared quantity: the verdict becomes
     # "undecided" when an interval holds the threshold or the paper's value (see :func:`bounded_verdict`)
     bounds: Callable[[Outputs, dict[str, float]], list[tuple[str, float, float, float, float | None]]] | None = None
+    # the rule as threshold checks on the statistics with their 95 % intervals (kgeval.analysis.verdicts):
+    # ``checks`` lists them, ``decide`` maps their outcomes to the verdict (``holds`` at the point values)
+    checks: Callable[[Outputs, dict[str, float]], list[Check]] | None = None
+    decide: Callable[[list[bool]], str] | None = None
+    no_interval: str = ""  # why the claim is decided on its point values (the findings' ``interval`` column)
 
 
 def grade(checks: list[bool]) -> str:

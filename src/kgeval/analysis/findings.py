@@ -36,6 +36,7 @@ from .claims import (
     Outputs,
     grade,
 )
+from .findings_intervals import COLUMNS, SHORT, _c1, _c3, _c4, _c5, _d1, _d3, interval_verdict_of
 from .findings_kp import _h11, _h11b, _h11c, _h11e, _h11f, _h12, _m11, _m11b, _m11c, _m11d, _m11e, _m11f, _m12
 from .selections import TABLE4
 from .study import tau_between
@@ -280,9 +281,6 @@ def _h10(v: dict[str, float]) -> str:
 
 
 
-_SHORT = {"micro_mr": "MR", "micro_mrr": "MRR", "micro_hits@1": "H@1", "micro_hits@3": "H@3", "micro_hits@10": "H@10"}
-
-
 def _shown(printed: str) -> str:
     """A printed value of the paper (kgeval.published) as the findings table shows it: a true minus sign."""
     return printed.replace("-", "−")
@@ -293,15 +291,17 @@ CLAIMS: list[Claim] = [
           _shown(PAPER_TAU_BETWEEN["FB-Test-O", "FB-Test-S", "micro_mrr"]),
           f"yes: τ ≥ {STRONG_TAU}; partly: 0.3 ≤ τ < {STRONG_TAU}; no: below", _m1,
           lambda v: f"{v['tau']:.4f}",
-          lambda v: YES if v["tau"] >= STRONG_TAU else PARTLY if v["tau"] >= 0.3 else NO),
+          lambda v: YES if v["tau"] >= STRONG_TAU else PARTLY if v["tau"] >= 0.3 else NO, checks=_c1, decide=_d1),
     Claim("2. Relation distributions (Figure 2): KLD(S‖O), KLD(O‖full), KLD(S-C‖O)", "0.0889 / 0.2789 / 0.2386",
           f"yes: all three within {KLD_REL:.0%} of the paper's; partly: the same order; no: otherwise", _m2,
-          lambda v: f"{v['s_o']:.4f} / {v['o_full']:.4f} / {v['sc_o']:.4f}", _h2),
+          lambda v: f"{v['s_o']:.4f} / {v['o_full']:.4f} / {v['sc_o']:.4f}", _h2,
+          no_interval="none: the test sets' relation counts, no system or sample to resample"),
     Claim("3. Micro τ(S, S-C(d)) falls with pooling depth (micro MRR, depth 2 and 10)",
           f"{_shown(PAPER_FIGURE4[2, 'micro_mrr'])} → {_shown(PAPER_FIGURE4[10, 'micro_mrr'])}",
           "yes: τ(deepest) < τ(2) and ≤ 0; partly: it falls but stays positive; no: it does not fall", _m3,
           lambda v: f"{v['tau2']:.4f} → {v['taumax']:.4f} (depth {int(v['depth'])})",
-          lambda v: (YES if v["taumax"] <= 0 else PARTLY) if v["taumax"] < v["tau2"] else NO),
+          lambda v: (YES if v["taumax"] <= 0 else PARTLY) if v["taumax"] < v["tau2"] else NO, checks=_c3,
+          decide=_d3),
     Claim("4. Macro τ falls less than micro (deepest pool, MRR and Hits@10)",
           "MRR 0.1795 vs −0.2308; Hits@10 gap 0.14",
           "yes: macro τ > micro τ for MRR and Hits@10; partly: for one; no: for neither; undecided: the τ interval of "
@@ -309,45 +309,52 @@ CLAIMS: list[Claim] = [
           "macro value (micro metrics have no exact bounds, so micro τ is today's)", _m4,
           lambda v: (f"MRR {v['macro']:.4f} vs {v['micro']:.4f}; Hits@10 {v['macro10']:.4f} vs "
                      f"{v['micro10']:.4f} (depth {int(v['depth'])})"),
-          lambda v: grade([v["macro"] > v["micro"], v["macro10"] > v["micro10"]]), bounds=_b4),
+          lambda v: grade([v["macro"] > v["micro"], v["macro10"] > v["micro10"]]), bounds=_b4, checks=_c4,
+          decide=grade),
     Claim("4b. The judged pool reorders the systems by macro metrics: τ(S, S-C(deepest)) of RR@k and Success@k "
           "with every labelling of the unjudged triples (kgeval.bounds)", "macro MRR τ 0.1795",
           f"τ-a today (unjudged = not relevant); yes: both below {STRONG_TAU}; partly: one; no: neither; undecided: "
           f"some interval over every labelling of the unjudged triples holds {STRONG_TAU} or the paper's value",
           _m4b, lambda v: (f"RR {v['rr']:.4f}, Success {v['s10']:.4f} (depth {int(v['depth'])}; undecided pairs "
                            f"{int(v['undecided_rr'])} and {int(v['undecided_s10'])} of {int(v['pairs'])})"),
-          lambda v: grade([v["rr"] < STRONG_TAU, v["s10"] < STRONG_TAU]), bounds=_b4b),
+          lambda v: grade([v["rr"] < STRONG_TAU, v["s10"] < STRONG_TAU]), bounds=_b4b,
+          no_interval="the exact τ interval over every labelling of the unjudged triples (kgeval.bounds)"),
     Claim("5. Table 4: with the sparse relation distribution every micro τ stays below 0.4",
-          ", ".join(f"{_SHORT[k]} {_shown(v)}" for k, v in PAPER_TABLE4["Sparse"].items()),
+          ", ".join(f"{SHORT[k]} {_shown(v)}" for k, v in PAPER_TABLE4["Sparse"].items()),
           f"yes: all five τ < {TABLE4_LIMIT}; partly: some; no: none", _m5,
           lambda v: ", ".join(f"{k.replace('micro_', '').replace('hits', 'H')} {x:.4f}" for k, x in v.items()),
-          lambda v: grade([x < TABLE4_LIMIT for x in v.values()])),
+          lambda v: grade([x < TABLE4_LIMIT for x in v.values()]), checks=_c5, decide=grade),
     Claim("6. Figure 6: HittER's per-relation median micro MRR similar on O and S-C, slightly lower on S",
           "O ≈ S-C, S lower",
           f"yes: |O − S-C| ≤ {MEDIAN_SIMILAR:.0%} of the larger and S below both; partly: one of the two; no: neither",
-          _m6, lambda v: f"O {v['o']:.4f}, S {v['s']:.4f}, S-C {v['sc']:.4f}", _h6),
+          _m6, lambda v: f"O {v['o']:.4f}, S {v['s']:.4f}, S-C {v['sc']:.4f}", _h6,
+          no_interval="none: medians over relations of one system (not resampled)"),
     Claim("7. Figure 7(a): at 80 % of FB-Test-O macro metrics keep τ ≥ 0.95, micro MRR and Hits@10 about 0.8",
           "macro ≥ 0.95; micro ≈ 0.8",
           f"yes: every macro τ ≥ {STABLE_TAU} and both micro τ in [{ABOUT_08[0]}, {ABOUT_08[1]}]; partly: one of the "
           "two; no: neither", _m7,
           lambda v: (f"macro min {v['macro_min']:.4f}; micro MRR {v['micro_mrr']:.4f}, Hits@10 "
-                     f"{v['micro_hits10']:.4f} (at {v['size']:.0%})"), _h7),
+                     f"{v['micro_hits10']:.4f} (at {v['size']:.0%})"), _h7,
+          no_interval="none: the statistic is itself a mean over subsamples (Figure 7)"),
     Claim("8. Figure 7(c): on FB-Test-S-C micro metrics almost as stable as macro; micro Hits@10 the most stable",
           "micro ≈ macro; micro Hits@10 highest",
           f"mean τ over all sizes; yes: micro mean ≥ macro mean − {ALMOST_AS_STABLE} and micro Hits@10 the highest; "
           "partly: one of the two; no: neither", _m8,
           lambda v: (f"micro {v['micro']:.4f} vs macro {v['macro']:.4f}; micro Hits@10 {v['hits10']:.4f} "
-                     + ("(the highest)" if v["hits10_best"] else f"(highest {v['best_tau']:.4f})")), _h8),
+                     + ("(the highest)" if v["hits10_best"] else f"(highest {v['best_tau']:.4f})")), _h8,
+          no_interval="none: the statistic is itself a mean over subsamples (Figure 7)"),
     Claim("9. Figure 8: on FB15k-237 macro metrics more discriminative than micro; the gap shrinks on FB-Test-S-C",
           "macro area smaller on O; gap smaller on S-C",
           "gap = mean area under the sorted t-test p-values of micro minus macro metrics; yes: gap(O) > 0 and "
           "|gap(S-C)| < gap(O); partly: gap(O) > 0 only; no: gap(O) ≤ 0 (no gap that could shrink)", _m9,
           lambda v: f"gap O {v['gap_o']:.4f}, S-C {v['gap_sc']:.4f}",
-          lambda v: (YES if abs(v["gap_sc"]) < v["gap_o"] else PARTLY) if v["gap_o"] > 0 else NO),
+          lambda v: (YES if abs(v["gap_sc"]) < v["gap_o"] else PARTLY) if v["gap_o"] > 0 else NO,
+          no_interval="none: areas under sorted p-values (not resampled)"),
     Claim("10. Mean rank over the 13 models: ≈ 3,000 on WN18RR, ≈ 200 on FB15k-237 and FB-Test-S-C",
           "3,000 / 200 / 200",
           f"micro MR averaged over systems; yes: all three within a factor {MR_FACTOR:g}; partly: some; no: none",
-          _m10, lambda v: f"{v['second']:,.0f} / {v['original']:,.0f} / {v['complete']:,.0f}", _h10),
+          _m10, lambda v: f"{v['second']:,.0f} / {v['original']:,.0f} / {v['complete']:,.0f}", _h10,
+          no_interval="none: mean ranks (not resampled)"),
     Claim("11. Knowledge Persistence correlates with MRR and Hits@10 across models (Pearson, KP(test))",
           "0.871 / 0.864 (Bastos et al., FB15k-237)",
           f"yes: both ≥ {KP_STRONG}; partly: either > 0.3; no: otherwise", _m11,
@@ -393,16 +400,22 @@ CLAIMS: list[Claim] = [
 
 
 def findings(outputs: Outputs, claims: list[Claim] | None = None) -> pd.DataFrame:
-    """The findings table: ``claim, paper, ours, holds`` (and the rule that decided, for the Markdown)."""
+    """The findings table: ``claim, paper, ours, holds`` (``holds`` decided on the 95 % intervals of the
+    claim's statistics, :mod:`kgeval.analysis.verdicts`), ``point`` (the verdict the point values give),
+    ``interval`` (each check's interval against its threshold, or why the claim has none), ``threshold`` (the
+    checks' thresholds), ``undecided`` (the checks whose interval holds the threshold, when they leave the
+    verdict open) and the ``rule``."""
     rows = []
     for c in claims if claims is not None else CLAIMS:
         try:
             values = c.measure(outputs)
         except Missing as exc:
             rows.append({"claim": c.claim, "paper": c.paper, "ours": f"n/a (no {exc} in this run)", "holds": NA,
-                         "rule": c.rule})
+                         "point": NA, "interval": "", "threshold": "", "undecided": "", "rule": c.rule})
             continue
-        ours, holds = c.ours(values), c.holds(values)
+        ours, point = c.ours(values), c.holds(values)
+        decided = interval_verdict_of(c, outputs, values, point)
+        holds = decided.pop("holds")
         if c.bounds is not None:
             try:
                 intervals = c.bounds(outputs, values)
@@ -412,5 +425,6 @@ def findings(outputs: Outputs, claims: list[Claim] | None = None) -> pd.DataFram
                 ours += extra
             except Missing:  # no bounds stage in this run: the verdict stands as measured
                 pass
-        rows.append({"claim": c.claim, "paper": c.paper, "ours": ours, "holds": holds, "rule": c.rule})
-    return pd.DataFrame(rows, columns=["claim", "paper", "ours", "holds", "rule"])
+        rows.append({"claim": c.claim, "paper": c.paper, "ours": ours, "holds": holds, "point": point, **decided,
+                     "rule": c.rule})
+    return pd.DataFrame(rows, columns=COLUMNS)

@@ -126,6 +126,7 @@ def rankings_step(original: dict, sample: dict, complete: dict, out_dir: str, ta
                 "system rankings per question side and relation category (micro metrics).", label="tab:categories")
 
     t4 = study.reweighting_taus(ev_s, ev_sc, pd.read_csv(complete["reweighted"]), TABLE4)
+    write_csv(_claim_taus(orig, samp, comp, systems, both, max_depth), out / "claim_taus.csv")
     t = _out(tables_dir, "table4")
     write_table(t4, t["csv"], t["md"], t["tex"], caption=f"Table 4: Kendall's τ with {samp.name} of {comp.name}'s micro "
                 f"metrics, as they are (Complete) and re-weighted to {samp.name}'s relation distribution (Sparse).",
@@ -159,6 +160,28 @@ def rankings_step(original: dict, sample: dict, complete: dict, out_dir: str, ta
     write_csv(taus, out / "incomplete_judgments_tau.csv")
     log.info("figure 4 (published, micro MRR): %s",
              f4[(f4["Flavour"] == "published") & (f4["Metric"] == FIG3)][["Depth", "tau"]].to_dict("records"))
+
+
+def _claim_taus(orig: TestSetFiles, samp: TestSetFiles, comp: TestSetFiles, systems: list[str],
+                both: dict[int, ItemTable], max_depth: int) -> pd.DataFrame:
+    """The findings' τ with their intervals (``study.claim_taus``): claim 1's τ(O, S), claim 3's and 4's
+    τ(S, S-C(d)) at depth 2 and the deepest, and Table 4's; the Sparse weights come from each completed-set
+    answer's relation and the sampled set's relation shares, as ``metrics.reweighted_table``."""
+    io, _ = orig.items(["micro_mrr"], [], systems)
+    is_, _ = samp.items(TABLE4, [], systems)
+    ic, _ = comp.items(TABLE4, [], systems)
+    qs = load_questions(comp.files["questions"], comp.kg)
+    relation = pd.Series(qs.relation, index=qs.qid).loc[ic.info["qid"]].to_numpy()
+    weights = study.reweighted_weights(relation, samp.testset().positives[:, 1])
+    pairs = {("original-sample", "micro_mrr"): (io.matrices["micro_mrr"], is_.matrices["micro_mrr"], None)}
+    for d in sorted({min(2, max_depth), max_depth}):
+        for m in FIG5:
+            if m in both[0].matrices and m in both[d].matrices:
+                pairs[f"depth {d}", m] = (both[0].matrices[m], both[d].matrices[m], None)
+    for label, w in (("Complete", None), ("Sparse", weights)):
+        for m in TABLE4:
+            pairs[f"table4 {label}", m] = (is_.matrices[m], ic.matrices[m], w)
+    return study.claim_taus(pairs)
 
 
 def _is_unified(metrics: pd.Series) -> pd.Series:

@@ -16,7 +16,7 @@ from ..data.kg import CATEGORIES, KnowledgeGraph
 from ..metrics.kendall import system_codes, tau_b
 from ..metrics.registry import higher_is_better
 from .items import ItemTable
-from .resampling import DEFAULT_SIZES, bootstrap_tau, stability_taus, subsample_masks
+from .resampling import DEFAULT_SIZES, bootstrap_tau, order_interval, stability_taus, subsample_masks
 from .significance import discriminative_power, paired_t_pvalues, tukey_hsd_pvalues
 
 
@@ -140,6 +140,30 @@ def reweighting_taus(sample: pd.DataFrame, complete: pd.DataFrame, reweighted: p
             row[m] = tau_between(sample, table, m)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def reweighted_weights(relation_b: np.ndarray, relation_reference: np.ndarray) -> np.ndarray:
+    """Per-item weights of a test set's answers so that relation p's answers together weigh p's share in the
+    reference test set (``metrics.evaluate.answer_weights`` with ``relation_shares`` of the reference)."""
+    rel, counts = np.unique(np.asarray(relation_reference), return_counts=True)
+    share = dict(zip(rel.tolist(), (counts / counts.sum()).tolist()))
+    ids, inverse, n = np.unique(np.asarray(relation_b), return_inverse=True, return_counts=True)
+    return (np.array([share.get(int(r), 0.0) for r in ids]) / n)[inverse]
+
+
+CLAIM_TAU_COLUMNS = ["Statistic", "Metric", "tau", "tau_low", "tau_high"]
+
+
+def claim_taus(pairs: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, np.ndarray | None]],
+               level: float = 0.95) -> pd.DataFrame:
+    """The τ the findings' claims decide on, each with the interval of the τ between the systems' population
+    means (``resampling.order_interval``). ``pairs``: (statistic, metric) → (items of side a, items of side
+    b, item weights of side b or None)."""
+    rows = []
+    for (statistic, metric), (a, b, w) in pairs.items():
+        tau, lo, hi = order_interval(a, b, level, w)
+        rows.append({"Statistic": statistic, "Metric": metric, "tau": tau, "tau_low": lo, "tau_high": hi})
+    return pd.DataFrame(rows, columns=CLAIM_TAU_COLUMNS)
 
 
 # ---- Figure 2 -----------------------------------------------------------------------------------------------

@@ -96,32 +96,39 @@ def bca_interval(estimate: float, boot: np.ndarray, jackknife: Sequence[np.ndarr
 
 
 def tau_jackknife(items_a: np.ndarray, items_b: np.ndarray, keys_a: np.ndarray | None = None,
-                  keys_b: np.ndarray | None = None) -> list[np.ndarray]:
+                  keys_b: np.ndarray | None = None, weights_b: np.ndarray | None = None) -> list[np.ndarray]:
     """Leave-one-out τ-b between the column means of two item matrices (items × systems), as the samples of
     a BCa acceleration. Independent sides (no keys): each item of ``items_a`` left out (``items_b`` whole),
     then each item of ``items_b`` — two samples. Paired sides (``keys_a``/``keys_b``, the unit of each item,
     shared between the sides): each unit left out of both sides at once — one sample. All leave-one-out means
-    at once: (sum − left-out rows) / (count − left-out count)."""
+    at once: (sum − left-out rows) / (count − left-out count). ``weights_b``: fixed item weights of side b
+    (its means are weighted means; leaving an item out removes its weight)."""
     a = np.asarray(items_a, dtype=np.float64)
     b = np.asarray(items_b, dtype=np.float64)
+    wa = np.ones(len(a))
+    wb = np.ones(len(b)) if weights_b is None else np.asarray(weights_b, dtype=np.float64)
     if keys_a is None or keys_b is None:
         out = []
-        for x, other in ((a, b), (b, a)):
+        for x, w, other, w_other in ((a, wa, b, wb), (b, wb, a, wa)):
             if len(x) < 2:
                 out.append(np.empty(0))
                 continue
-            loo = (x.sum(0)[None, :] - x) / (len(x) - 1)
-            out.append(tau_b_many(loo, other.mean(0)))  # τ-b is symmetric in its two rankings
+            wx = x * w[:, None]
+            with np.errstate(invalid="ignore", divide="ignore"):
+                loo = (wx.sum(0)[None, :] - wx) / (w.sum() - w)[:, None]
+            # τ-b is symmetric in its two rankings
+            out.append(tau_b_many(loo, (other * w_other[:, None]).sum(0) / w_other.sum()))
         return out
     _, inv = np.unique(np.concatenate([np.asarray(keys_a), np.asarray(keys_b)]), return_inverse=True)
     n_units = int(inv.max()) + 1
     loo = []
-    for x, idx in ((a, inv[: len(a)]), (b, inv[len(a):])):
+    for x, w, idx in ((a, wa, inv[: len(a)]), (b, wb, inv[len(a):])):
+        wx = x * w[:, None]
         left = np.zeros((n_units, x.shape[1]))
-        np.add.at(left, idx, x)
-        count = len(x) - np.bincount(idx, minlength=n_units)
+        np.add.at(left, idx, wx)
+        count = w.sum() - np.bincount(idx, weights=w, minlength=n_units)
         with np.errstate(invalid="ignore", divide="ignore"):
-            loo.append((x.sum(0)[None, :] - left) / count[:, None])
+            loo.append((wx.sum(0)[None, :] - left) / count[:, None])
     return [tau_b_rows(loo[0], loo[1])]
 
 

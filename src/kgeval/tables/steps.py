@@ -225,7 +225,7 @@ def projection_check(df: pd.DataFrame) -> str:
 # ---- findings -----------------------------------------------------------------------------------------------
 FINDINGS_TABLES = ("figure2_kl", "figure4", "figure5", "table4", "figure6", "figure7", "figure8", "kp_correlations",
                    "kp_timing", "kp_early_stopping", "kp_values", "kp_model_range", "kp_sample_size", "bounds_tau",
-                   "bounds_counts", "hoyt_size_trend", "sampling_budgets")
+                   "bounds_counts", "hoyt_size_trend", "sampling_budgets", "claim_taus")
 
 
 def findings_step(names: dict[str, str], evaluations: dict[str, str], tables: dict[str, str | None], out_csv: str,
@@ -241,11 +241,19 @@ def findings_step(names: dict[str, str], evaluations: dict[str, str], tables: di
                       evaluation={name: pd.read_csv(path) for name, path in evaluations.items()},
                       **{k: pd.read_csv(v) for k, v in tables.items() if v})
     df = findings(outputs)
-    write_csv(df[["claim", "paper", "ours", "holds"]], out_csv)
+    write_csv(df, out_csv)
     with atomic_open(out_md) as fh:
         fh.write("The paper's findings against this run: each claim with the paper's value, ours, and whether it "
-                 "holds, decided by the rule listed below the table (kgeval.analysis.findings).\n\n")
-        fh.write(to_markdown(df[["claim", "paper", "ours", "holds"]], 4))
+                 "holds, decided by the rule listed below the table on the 95 % intervals of its statistics: yes "
+                 "or no only where every interval lies on one side of its threshold, undecided where one holds a "
+                 "threshold and the verdict depends on it (`point`: the verdict of the point values; "
+                 "kgeval.analysis.findings, kgeval.analysis.verdicts).\n\n")
+        fh.write(to_markdown(df[["claim", "paper", "ours", "holds", "point"]], 4))
+        fh.write("\nIntervals (95 %, of the τ between the systems' population means: "
+                 "kgeval.analysis.resampling.order_interval) against the rules' thresholds:\n\n")
+        for claim, interval, open_text in zip(df["claim"], df["interval"], df["undecided"]):
+            fh.write(f"- {claim.split(' ', 1)[0]} {interval or 'not measured'}"
+                     + (f"; **{open_text}**" if open_text else "") + "\n")
         fh.write("\nRules:\n\n")
         for claim, rule in zip(df["claim"], df["rule"]):
             fh.write(f"- {claim.split(' ', 1)[0]} {rule}\n")

@@ -61,6 +61,7 @@ def get_findings_inputs(wildcards):
         "figure4": FIGURE4_CSV,
         "figure5": FIGURE5_CSV,
         "table4": TABLE4,
+        "claim_taus": CLAIM_TAUS,
         "figure6": FIGURE6_CSV,
         "figure7": FIGURE7_SUMMARY,
         "figure8": FIGURE8_SUMMARY,
