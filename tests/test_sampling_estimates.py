@@ -179,7 +179,7 @@ def judged_plan(folder, kg, testset, metric="P"):
                                                                              "sampling_budgets.csv"))
     templates = str(Path(__file__).parents[1] / "annotations/templates.tsv")
     plan_step(dumps, out["kg.npz"], templates, out["plan.tsv"], out["plan.csv"], out["budgets.csv"], k=5,
-              metric=metric, budget=40, mc_draws=16, seed=4, max_depth=30)
+              metric=metric, budget=40, mc_draws=16, seed=4, max_depth=30, prior="logistic")
     side = pd.read_csv(out["plan.csv"])
     triples = side.drop_duplicates("item")[["head_id", "relation", "tail_id"]]
     oracle = np.random.default_rng(5).random(len(triples)) < 0.3
