@@ -19,6 +19,7 @@ from ..pools.annotation import load_templates
 from .baselines import baselines, targets
 from .estimates import judged_estimates, plan_labels, prior_audit, read_plan_items
 from .figure import coverage_figure, pair_budgets
+from .more import more_judgments
 from .plan import make_plan
 from .priors import compare_priors
 from .problem import Problem
@@ -120,6 +121,9 @@ def estimate_step(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pai
     except ValueError as exc:
         raise InputError(plan_items, None, str(exc)) from None
     est.insert(0, "Metric", short)
+    # an undecided pair: the judgments that would decide it at the estimate in hand (NaN: none within 10,000)
+    est["more_judgments"] = more_judgments(u.cand, p, METRIC_NAMES[short], cols, items, x, est["delta"].to_numpy(),
+                                           est["decided"].to_numpy(), rbp_p, level)
     audit = prior_audit(plan, x)
     write_csv(est.assign(testset=testset), out_estimates)
     write_csv(audit.assign(testset=testset, caveat=TRANSFER_CAVEAT), out_audit)
