@@ -636,3 +636,14 @@ def test_offline_simulation_decides_nothing_before_a_bearing_label(tmp_path):
     off = offline(conn, np.zeros(n, np.int8), 0.0, seed=1)
     conn.close()
     assert off["comparisons"][0]["decided_at"] == 10
+
+
+def test_status_says_about_how_many_more_judgments():
+    """h = 0.02 after 50 judgments, Δ̂ = 0.01: 50 × (2² − 1) = 150 more; a decided one or one without a bearing
+    label says nothing."""
+    from kgeval.campaign.status import more_text
+
+    row = {"decided": False, "delta": 0.01, "judgments": 50, "rule": "sequence", "low": -0.01, "high": 0.03}
+    assert more_text(row) == " — about 150 more judgments"
+    assert more_text({**row, "decided": True}) == "" and more_text({**row, "delta": None}) == ""
+    assert more_text({**row, "delta": 0.0}) == " — no estimate away from 0 yet"
