@@ -619,3 +619,31 @@ def test_a_campaign_file_missing_a_table_is_refused_at_start(camp):
     raw.close()
     with pytest.raises(InputError, match="table judgments is missing"):
         create_app(camp.db)
+
+
+def test_offline_simulation_decides_nothing_before_a_bearing_label(tmp_path):
+    """A comparison whose prior range [0.4, 0.6] already excludes 0 but that only item 5 moves: as on the live
+    page, it is decided when item 5 is final (2 judgments per item without disagreement: at 10), not at the
+    first label (2)."""
+    from kgeval.campaign.simulate import offline
+
+    n = 8
+    write_sheet(tmp_path / "sheet.tsv", n)
+    (tmp_path / "comp.csv").write_text("a,b,metric,base,lo,hi,item,c1,c0\nS1,S2,P@10,0.5,0.4,0.6,5,0.01,-0.01\n")
+    db = tmp_path / "c.db"
+    create_campaign(db, tmp_path / "sheet.tsv", comparisons=tmp_path / "comp.csv")
+    conn = connect(db)
+    off = offline(conn, np.zeros(n, np.int8), 0.0, seed=1)
+    conn.close()
+    assert off["comparisons"][0]["decided_at"] == 10
+
+
+def test_status_says_about_how_many_more_judgments():
+    """h = 0.02 after 50 judgments, Δ̂ = 0.01: 50 × (2² − 1) = 150 more; a decided one or one without a bearing
+    label says nothing."""
+    from kgeval.campaign.status import more_text
+
+    row = {"decided": False, "delta": 0.01, "judgments": 50, "rule": "sequence", "low": -0.01, "high": 0.03}
+    assert more_text(row) == " — about 150 more judgments"
+    assert more_text({**row, "decided": True}) == "" and more_text({**row, "delta": None}) == ""
+    assert more_text({**row, "delta": 0.0}) == " — no estimate away from 0 yet"

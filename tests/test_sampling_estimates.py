@@ -179,7 +179,7 @@ def judged_plan(folder, kg, testset, metric="P"):
                                                                              "sampling_budgets.csv"))
     templates = str(Path(__file__).parents[1] / "annotations/templates.tsv")
     plan_step(dumps, out["kg.npz"], templates, out["plan.tsv"], out["plan.csv"], out["budgets.csv"], k=5,
-              metric=metric, budget=40, mc_draws=16, seed=4, max_depth=30)
+              metric=metric, budget=40, mc_draws=16, seed=4, max_depth=30, prior="logistic")
     side = pd.read_csv(out["plan.csv"])
     triples = side.drop_duplicates("item")[["head_id", "relation", "tail_id"]]
     oracle = np.random.default_rng(5).random(len(triples)) < 0.3
@@ -289,3 +289,52 @@ def test_the_apis_estimate_checks_the_plans_pi_and_checksum(tmp_path):
         sp = SamplingPlan("Mine", ["A"], "P", 10, 0.95, pd.DataFrame(), sheet, {})
         with pytest.raises(BadValueError, match=f"^sampling_plan: .*{says}"):
             estimate(sp, tmp_path / "labels.txt")
+
+
+def test_an_undecided_pair_says_how_many_more_judgments_decide_it(pooled, synth_kg, tmp_path):
+    """estimates.csv's more_judgments: NaN on a decided pair; on an undecided one the smallest further budget
+    whose expected half-width, the judged labels fixed and the judged items not drawn again, falls below |Δ̂|
+    (checked at that budget and one less, by the design's own width)."""
+    from scipy.stats import norm
+
+    from kgeval.judgments.universe import from_dumps
+    from kgeval.sampling import design as dz
+    from kgeval.sampling.problem import Problem
+    from kgeval.sampling.steps import estimate_step
+
+    dumps, out, *_ = judged_plan(tmp_path, synth_kg, pooled[1], "P")
+    est = estimate_step(dumps, out["kg.npz"], out["plan.csv"], out["budgets.csv"], out["labels.txt"],
+                        out["est.csv"], out["audit.csv"], k=5, max_depth=30)
+    assert "more_judgments" in pd.read_csv(out["est.csv"]).columns
+    assert est.loc[est["decided"], "more_judgments"].isna().all()
+    u = from_dumps(dumps, synth_kg, 5, 30)
+    side = pd.read_csv(out["plan.csv"])
+    from kgeval.sampling.estimates import read_plan_items
+    from kgeval.sampling.sheet import locate_items
+
+    p = u.pooled_prior("logistic")
+    items = locate_items(read_plan_items(out["plan.csv"]), out["plan.csv"], u, synth_kg, p)
+    rows = pd.read_csv(out["labels.txt"], sep="\t", header=None).itertuples(index=False)
+    labels = {tuple(r[:3]): r[3] for r in rows}
+    x = np.array([labels[(h, r, t)] == "Y" for h, r, t in zip(side["head_id"], side["relation"], side["tail_id"])])
+    q = p.copy()
+    q[items] = x
+    pb = Problem(u.cand, np.zeros(u.cand.state.size), "P@k")
+    v, _ = pb.variances(q)
+    a, b = u.cand.pairs
+    checked = 0
+    for row in est[~est["decided"] & est["more_judgments"].notna()].itertuples(index=False):
+        j = int(np.flatnonzero((np.asarray(u.systems)[a] == row.A) & (np.asarray(u.systems)[b] == row.B))[0])
+        elig = pb.eligible([j]) & ~np.isin(pb.U, items)
+        sub = np.flatnonzero(elig)
+
+        vj = v[sub][:, [j]]
+
+        def width(n, vj=vj):
+            d = dz.design(vj, np.ones(vj.shape[0], bool), n, "optimal", None, 0.1)
+            return norm.ppf(0.975) * np.sqrt(dz.expected_variance(d.pi, vj).sum())
+
+        n = int(row.more_judgments)
+        assert width(n) < abs(row.delta) <= width(n - 1)
+        checked += 1
+    assert checked >= 1  # the oracle leaves at least one of the three pairs undecided within reach

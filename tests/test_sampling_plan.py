@@ -56,7 +56,9 @@ def test_budget_needed_is_the_smallest_budget_reaching_the_target():
         return norm.ppf(0.975) * np.sqrt(dz.expected_variance(dz.design(v, elig, m, "optimal", cost).pi, v).sum())
 
     assert width(n) < 0.05 <= width(n - 1)
-    assert np.isnan(budget_needed(v, elig, cost, 1e-9))
+    # the floor grows to the whole budget at a census (n = 200 units): its width is 0, below any target > 0
+    assert budget_needed(v, elig, cost, 1e-9) == 200
+    assert np.isnan(budget_needed(v, elig, cost, 0.0))
 
 
 @pytest.mark.parametrize("metric", ["P@k", "RR@k"])
@@ -110,6 +112,26 @@ def test_plan_pairs_of_one_system_against_the_others():
         _pair_columns(systems, "x")
 
 
+def test_plan_asks_one_question():
+    """--pair A,B is that one pair in the study's order; --against A,B,C is A against B and C only; an unknown
+    name is one line listing the known systems."""
+    from kgeval.errors import InputError
+    from kgeval.sampling.steps import _pair_columns
+
+    systems = ["a", "b", "c", "d"]  # pairs: (a,b) (a,c) (a,d) (b,c) (b,d) (c,d)
+    np.testing.assert_array_equal(_pair_columns(systems, pair=["b", "d"]), [4])
+    np.testing.assert_array_equal(_pair_columns(systems, pair=["d", "b"]), [4])
+    np.testing.assert_array_equal(_pair_columns(systems, ["c"]), [1, 3, 5])
+    np.testing.assert_array_equal(_pair_columns(systems, ["c", "a", "d"]), [1, 5])
+    np.testing.assert_array_equal(_pair_columns(systems, ["d", "a"]), _pair_columns(systems, pair=["a", "d"]))
+    with pytest.raises(InputError, match=r"sampling.pair 'x': not a system of the study \(known: a, b, c, d\)"):
+        _pair_columns(systems, pair=["a", "x"])
+    with pytest.raises(InputError, match="two different systems"):
+        _pair_columns(systems, pair=["a", "a"])
+    with pytest.raises(InputError, match="not both"):
+        _pair_columns(systems, "a", ["a", "b"])
+
+
 def test_rank_order_costs_reuse_the_priors_draws_exactly():
     """The labellings behind a question's rank-order cost are kept for the last prior: per pair, after another
     prior and back, the costs are those of a fresh problem, and the mean over the 16 drawn labellings of the
@@ -145,3 +167,32 @@ def test_rank_order_costs_reuse_the_priors_draws_exactly():
                     break
         judged.append(len(seen))
     assert first[2][0] == pytest.approx(np.mean(judged))
+
+
+def test_near_a_census_the_floor_grows_and_the_budget_holds():
+    """Four units of cost 1, a = (1, 1, 0.1, 0.1): at budget 1 (a quarter of a census) the floor is the 10 %
+    share, at budget 3 its share is (3/4)² = 0.5625; π sums to what the components give and every π > 0, so the
+    estimator stays unbiased (exact enumeration of the 16 samples)."""
+    import itertools
+
+    from kgeval.sampling import design as dz
+
+    v = np.array([[1.0], [1.0], [0.01], [0.01]])
+    elig = np.ones(4, bool)
+    low = dz.design(v, elig, 1, "optimal", None, 0.1)
+    np.testing.assert_allclose(low.pi_uniform, 0.1 * 1 / 4)
+    high = dz.design(v, elig, 3, "optimal", None, 0.1)
+    f = 0.5625 * 3 / 4
+    np.testing.assert_allclose(high.pi_uniform, f)
+    # the optimal part spends (1 − 0.5625) × 3 = 1.3125 on a ∝ (1, 1, 0.1, 0.1): λ = 1.3125 / 2.2
+    np.testing.assert_allclose(high.pi_opt, np.array([1, 1, 0.1, 0.1]) * 1.3125 / 2.2)
+    np.testing.assert_allclose(high.pi, 1 - (1 - high.pi_opt) * (1 - f))
+    assert (high.pi > 0.4).all()  # without the growth the two sure units had π ≈ 0.2
+    # unbiasedness by enumeration: Σ_S P(S) Σ_{u∈S} y_u / π_u = Σ_u y_u
+    y = np.array([0.3, -0.2, 1.0, 0.5])
+    mean = 0.0
+    for s in itertools.product([0, 1], repeat=4):
+        s = np.array(s, bool)
+        prob = np.prod(np.where(s, high.pi, 1 - high.pi))
+        mean += prob * (y[s] / high.pi[s]).sum()
+    assert mean == pytest.approx(y.sum(), abs=1e-12)

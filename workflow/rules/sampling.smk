@@ -40,6 +40,7 @@ rule sampling_plan:
         level=config["sampling"]["level"],
         max_budget=config["sampling"]["max_budget"],
         against=config["sampling"]["against"],
+        pair=config["sampling"]["pair"],
         prior=config["bounds"]["prior"],
         mc_draws=config["sampling"]["mc_draws"],
         judging=config["sampling"]["judging"],

@@ -59,7 +59,7 @@ def truth_of(conn: sqlite3.Connection, labels: dict[tuple[str, str, str], int]) 
 
 def offline(conn: sqlite3.Connection, truth: np.ndarray, rate: float, seed: int, alpha: float = ALPHA) -> dict:
     """The decisions of the campaign judged by the oracle, without a server."""
-    comps, c1, c0, _ = load_comparisons(conn)
+    comps, c1, c0, bears = load_comparisons(conn)
     ids = np.array([r[0] for r in conn.execute("SELECT id FROM items ORDER BY pos")], np.int64)
     a, b, adj = item_answers(truth, rate, seed)
     final = np.where(a == b, a, adj)  # the protocol: agreement, else the adjudicator
@@ -70,16 +70,20 @@ def offline(conn: sqlite3.Connection, truth: np.ndarray, rate: float, seed: int,
     base = np.array([c["base"] for c in comps], float)
     lo, hi = np.array([c["lo"] for c in comps], float), np.array([c["hi"] for c in comps], float)
     _, low, high = paths(base, lo, hi, c1, c0, ids[served], final[served], alpha)
-    return _result(comps, _decided(conn, low, high, served, final[served], counts),
+    return _result(comps, _decided(conn, low, high, served, final[served], counts, bears[:, ids[served]]),
                    int(counts[-1]) if counts.size else 0, int((final != truth).sum()))
 
 
-def _decided(conn: sqlite3.Connection, low, high, items: np.ndarray, labels: np.ndarray, counts) -> list:
-    """The live page's rule: the confidence sequence, or the exact bounds in MTC's order (``items`` 0-based)."""
+def _decided(conn: sqlite3.Connection, low, high, items: np.ndarray, labels: np.ndarray, counts,
+             bears: np.ndarray) -> list:
+    """The live page's rule: the confidence sequence, or the exact bounds in MTC's order (``items`` 0-based).
+    ``bears`` (comparisons × final labels in order): whether each label moves the comparison; as on the live
+    page, the sequence decides nothing before a comparison's first bearing label (its limits are the prior's)."""
     if decision_rule(conn) == "exact":
         low, high = Exact(conn).paths(items, labels)
         return decided_at(low - TOL, high + TOL, counts)  # as the bounds module: beyond the sums' drift
-    return decided_at(low, high, counts)
+    seen = np.cumsum(bears, 1) > 0
+    return decided_at(np.where(seen, low, -np.inf), np.where(seen, high, np.inf), counts)
 
 
 def _result(comps, at, total, wrong) -> dict:
@@ -144,13 +148,13 @@ def over_http(db: str | Path, truth: np.ndarray, rate: float, seed: int, alpha: 
         finally:
             server.should_exit = True
             thread.join(30)
-        comps, c1, c0, _ = load_comparisons(conn)
+        comps, c1, c0, bears = load_comparisons(conn)
         order, labels, counts = finals(conn)
         total = conn.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
         base = np.array([c["base"] for c in comps], float)
         lo, hi = np.array([c["lo"] for c in comps], float), np.array([c["hi"] for c in comps], float)
         _, low, high = paths(base, lo, hi, c1, c0, order, labels, alpha)
-        at = _decided(conn, low, high, np.searchsorted(ids, order), labels, counts)
+        at = _decided(conn, low, high, np.searchsorted(ids, order), labels, counts, bears[:, order])
         wrong = int((labels != truth[np.searchsorted(ids, order)]).sum())
         conn.close()
     return _result(comps, at, int(total), wrong)

@@ -71,7 +71,9 @@ def _sample_estimate(p: argparse.ArgumentParser):
                                 str(stage.path(out / "estimates.csv")), str(stage.path(out / "prior_audit.csv")),
                                 rbp_p=0.8 if a.rbp_p is None else a.rbp_p, universe=universe, **options)
         for row in est.itertuples(index=False):
-            verdict = "decided" if row.decided else "undecided"
+            more = getattr(row, "more_judgments", float("nan"))
+            verdict = "decided" if row.decided else (f"undecided — about {more:,.0f} more judgments" if more == more
+                                                      else "undecided — no budget within 10,000 decides it")
             print(f"{row.Metric}\t{row.A} − {row.B}\t{row.delta:+.4f}\t[{row.lo:+.4f}, {row.hi:+.4f}]\t{verdict}\t"
                   f"{row.judgments_used} judgments")
         print(f"{out / 'estimates.csv'}\t{int(est['decided'].sum())} of {len(est)} pairs decided")
@@ -96,6 +98,14 @@ def _sample_plan(p: argparse.ArgumentParser):
                    help="expected judgments (default: what the prior says the pairs need)")
     p.add_argument("--metric", choices=("P", "DCG", "RBP", "RR", "Success"), default="P",
                    help="the metric the pairs are decided on (P, DCG and RBP are estimated live in a campaign)")
+    ask = p.add_mutually_exclusive_group()
+    ask.add_argument("--pair", default=None, metavar="A,B",
+                     help="ask one question: the pair of study systems A and B only (the plan, its budget and a "
+                          "campaign made from it hold that pair alone)")
+    ask.add_argument("--against", default=None, metavar="A[,B...]",
+                     help="system A against every other study system, or against the systems listed after it")
+    p.add_argument("--prior", choices=("boosted", "logistic", "binned", "uniform"), default=None,
+                   help="the relevance prior of the design (default: the config's bounds.prior, boosted)")
     p.add_argument("--seed", type=int, default=0, help="seed of the draw")
     p.add_argument("--config", default="config/config.yaml", help="the workflow config (the test set's dataset)")
     p.add_argument("--schema", default="config/schema.yaml", help="the config schema")
@@ -128,13 +138,20 @@ def _sample_plan(p: argparse.ArgumentParser):
         with OutputStage("sample-plan", inputs=[top, a.templates, *files.paths()], input_folders=[a.reference],
                          folder=out) as stage:
             reference_plan(files.kg, data["tsv"], data["questions"], top, a.templates, stage.root, budget=a.budget,
-                           metric=a.metric, seed=a.seed, testset=a.testset, final_dir=out)
+                           metric=a.metric, seed=a.seed, testset=a.testset, final_dir=out,
+                           prior=a.prior or config["bounds"]["prior"], source="--pair" if a.pair else "--against",
+                           pair=names(a.pair), against=names(a.against))
             sidecar = stage.root / "sampling_plan.csv"
             n = pd_items(sidecar)
         print(f"{out / 'sampling_plan.tsv'}\t{n} items to judge\t{out / 'sampling_budgets.csv'}")
         return 0
 
     return run
+
+
+def names(value: str | None) -> list[str] | None:
+    """``A,B`` as a list of names (None stays None)."""
+    return None if value is None else [n.strip() for n in value.split(",") if n.strip()]
 
 
 def pd_items(sidecar: Path) -> int:

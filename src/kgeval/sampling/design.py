@@ -11,6 +11,12 @@ prior is sure; the floor keeps every eligible unit's π > 0 (unbiased whatever t
 (``floor_share``, default 10 %) is drawn uniformly over the eligible units, which doubles as the audit of the
 prior (those draws are a uniform sample of where the prior is used). π = 1 − (1 − π_opt)(1 − π_uniform): the two
 components are drawn independently, so each draw's component is known.
+
+Near a census the floor grows: its share is max(``floor_share``, (n / N)²), N the eligible units' cost. There
+the optimal design leaves π < 1 only on the units the prior is surest of; one it is wrong about then holds most
+of the remaining variance, and in the draws that miss it the variance estimate (which sees only drawn units)
+collapses and the interval misses Δ. A larger uniform share keeps every unit's π near n / N, so such a unit is
+missed rarely and the drawn units are many. Below a third of a census (n / N)² < 0.1 and nothing changes.
 """
 
 from __future__ import annotations
@@ -75,6 +81,7 @@ def design(v: np.ndarray, eligible: np.ndarray, budget: float, kind: str = "opti
     uni = np.where(eligible, min(1.0, budget / total) if total else 0.0, 0.0)
     if kind == "uniform":
         return Design(uni, np.zeros_like(uni), uni, c)
+    floor_share = max(floor_share, min(1.0, budget / total) ** 2) if total else floor_share  # near a census
     floor = np.where(eligible, min(1.0, floor_share * budget / total) if total else 0.0, 0.0)
     a = np.where(eligible, np.sqrt(np.asarray(v, dtype=float).reshape(eligible.size, -1).sum(1) / np.maximum(c, 1)), 0)
     opt = waterfill(a, (1 - floor_share) * budget, c)

@@ -41,7 +41,7 @@ class SamplingOptions:
     floor_share: float = 0.1
     level: float = 0.95
     max_budget: int = 10_000
-    prior: str = "logistic"
+    prior: str = "boosted"
     seed: int = 0
     mc_draws: int = 64
     judging: str = "rank_order"
@@ -91,7 +91,7 @@ def outside_universe(name: str, own: np.ndarray, study: np.ndarray, opponents: l
 
 
 def outside_plan(u: Universe, metric: str = "P", budget: float | None = None, design: str = "optimal",
-                 floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000, prior: str = "logistic",
+                 floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000, prior: str = "boosted",
                  seed: int = 0, rbp_p: float = 0.8, mc_draws: int = 64,
                  against: list[str] | None = None, judging: str = "rank_order") -> OutsidePlan:
     """The plan for the outside system (``u.systems[0]``) against the study systems ``against`` (default every

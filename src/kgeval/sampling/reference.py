@@ -57,7 +57,7 @@ def reference_plan(kg_path: str | Path, testset_tsv: str | Path, questions_tsv: 
     where = Path(final_dir if final_dir is not None else out).resolve()
     rel = {key: os.path.relpath(Path(v).resolve(), where) for key, v in
            (("kg", kg_path), ("testset_tsv", testset_tsv), ("questions", questions_tsv), ("top", top))}
-    source = {"kind": "reference", **rel, "k": k, "max_depth": max_depth, "prior": options.get("prior", "logistic"),
+    source = {"kind": "reference", **rel, "k": k, "max_depth": max_depth, "prior": options.get("prior", "boosted"),
               "rbp_p": options.get("rbp_p", 0.8), "testset": testset}
     (out / SOURCE_FILE).write_text(json.dumps(source, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return paths

@@ -19,6 +19,7 @@ from ..pools.annotation import load_templates
 from .baselines import baselines, targets
 from .estimates import judged_estimates, plan_labels, prior_audit, read_plan_items
 from .figure import coverage_figure, pair_budgets
+from .more import more_judgments
 from .plan import make_plan
 from .priors import compare_priors
 from .problem import Problem
@@ -29,41 +30,59 @@ from .weights import is_linear, pairs
 log = logging.getLogger(__name__)
 
 
-def _pair_columns(systems: list[str], against: str | None) -> np.ndarray:
-    """Every pair, or the pairs of one system against the others."""
+def _pair_columns(systems: list[str], against: str | list[str] | None = None, pair: list[str] | None = None,
+                  source: str = "sampling") -> np.ndarray:
+    """The pairs a plan asks about: every pair; ``pair`` = [A, B], that one pair (in the study's order: Δ = the
+    system listed first in the study minus the other); ``against`` = a name, that system against every other;
+    a list, its first name against the others named. ``source`` names the options in an error."""
     a, b = pairs(len(systems))
-    if against is None:
+    if pair is not None and against is not None:
+        raise InputError(None, None, f"{source}: ask one question: a pair or against, not both")
+    names = [against] if isinstance(against, str) else pair if pair is not None else against
+    if names is None:
         return np.arange(a.size)
-    if against not in systems:
-        raise InputError(None, None, f"sampling.against {against!r}: not a system of the study ({', '.join(systems)})")
-    i = systems.index(against)
-    return np.flatnonzero((a == i) | (b == i))
+    key = source if source.startswith("--") else f"{source}.pair" if pair is not None else f"{source}.against"
+    unknown = [n for n in names if n not in systems]
+    if unknown:
+        raise InputError(None, None, f"{key} {unknown[0]!r}: not a system of the study (known: {', '.join(systems)})")
+    idx = [systems.index(n) for n in dict.fromkeys(names)]
+    if pair is not None and (len(pair) != 2 or len(idx) != 2):
+        raise InputError(None, None, f"{key} {','.join(pair)}: name two different systems")
+    if not idx:
+        raise InputError(None, None, f"{key}: name at least one system")
+    first, others = idx[0], (idx[1:] if len(idx) > 1 else [i for i in range(len(systems)) if i != idx[0]])
+    want = np.zeros(a.size, bool)
+    for o in others:
+        want |= ((a == first) & (b == o)) | ((a == o) & (b == first))
+    return np.flatnonzero(want)
 
 
 def plan_step(dumps: dict[str, str], kg_path: str, templates: str, out_sheet: str, out_items: str, out_pairs: str,
               k: int = 10, rbp_p: float = 0.8, metric: str = "P", budget: int | None = None,
               design: str = "optimal", floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000,
-              against: str | None = None, prior: str = "logistic", mc_draws: int = 64, seed: int = 0,
-              max_depth: int = 10, testset: str = "", judging: str = "rank_order") -> None:
+              against: str | list[str] | None = None, prior: str = "boosted", mc_draws: int = 64, seed: int = 0,
+              max_depth: int = 10, testset: str = "", judging: str = "rank_order", pair: list[str] | None = None
+              ) -> None:
     """``sampling_plan.tsv`` (the annotation sheet, its triples numbered in judging order), its sidecar with one
     row per sampled (question, entity) — its sheet ``item``, ``order``, π, p and audit flag — and per pair the
     expected Δ and the budget it needs."""
     kg = KnowledgeGraph.load(kg_path)
     plan_universe(from_dumps(dumps, kg, k, max_depth), kg, templates, out_sheet, out_items, out_pairs, rbp_p,
                   metric, budget, design, floor_share, level, max_budget, against, prior, mc_draws, seed, testset,
-                  judging)
+                  judging, pair)
 
 
 def plan_universe(u: Universe, kg: KnowledgeGraph, templates: str, out_sheet: str, out_items: str, out_pairs: str,
                   rbp_p: float = 0.8, metric: str = "P", budget: int | None = None, design: str = "optimal",
                   floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000,
-                  against: str | None = None, prior: str = "logistic", mc_draws: int = 64, seed: int = 0,
-                  testset: str = "", judging: str = "rank_order") -> None:
+                  against: str | list[str] | None = None, prior: str = "boosted", mc_draws: int = 64, seed: int = 0,
+                  testset: str = "", judging: str = "rank_order", pair: list[str] | None = None,
+                  source: str = "sampling") -> None:
     """:func:`plan_step` on a universe already built (from score dumps, or from a reference pack's lists:
     :func:`kgeval.sampling.reference.reference_universe`)."""
     p, fit = u.prior(prior)
     pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[metric], rbp_p, mc_draws, seed, judging)
-    cols = _pair_columns(u.systems, against)
+    cols = _pair_columns(u.systems, against, pair, source)
     plan = make_plan(pb, p, u.systems, cols, budget, design, floor_share, level, max_budget, seed, metric)
     write_plan_sheet(u, kg, plan, load_templates(templates), f"sample-{testset or 'pool'}", out_sheet, out_items,
                      prior=prior, fit=fit)
@@ -102,6 +121,9 @@ def estimate_step(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pai
     except ValueError as exc:
         raise InputError(plan_items, None, str(exc)) from None
     est.insert(0, "Metric", short)
+    # an undecided pair: the judgments that would decide it at the estimate in hand (NaN: none within 10,000)
+    est["more_judgments"] = more_judgments(u.cand, p, METRIC_NAMES[short], cols, items, x, est["delta"].to_numpy(),
+                                           est["decided"].to_numpy(), rbp_p, level)
     audit = prior_audit(plan, x)
     write_csv(est.assign(testset=testset), out_estimates)
     write_csv(audit.assign(testset=testset, caveat=TRANSFER_CAVEAT), out_audit)
@@ -114,7 +136,7 @@ def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_seq
                     out_figure_pdf: str, k: int = 10, rbp_p: float = 0.8, metrics: tuple[str, ...] = ("P", "RR"),
                     budgets: tuple[int, ...] = (100, 200, 500, 1000, 2000, 5000), reps: int = 500,
                     floor_share: float = 0.1, shift: float = 0.2, min_delta: float = 0.02, level: float = 0.95,
-                    looks: int = 2000, sequence_reps: int = 200, prior: str = "logistic", folds: int = 5,
+                    looks: int = 2000, sequence_reps: int = 200, prior: str = "boosted", folds: int = 5,
                     mc_draws: int = 64, seed: int = 0, max_depth: int = 10, testset: str = "",
                     out_vs_mtc: str | None = None, judging: str = "rank_order") -> None:
     """``sampling_simulation.csv``, the confidence sequence's table, ``sampling_coverage.png`` and, with
