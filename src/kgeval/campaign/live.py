@@ -173,6 +173,8 @@ class Live:
         from .exact import Exact, decision_rule
 
         self.exact, self.rule = Exact(conn), decision_rule(conn)
+        self.up = self.exact.dpos.maximum(-self.exact.dneg)
+        self.down = self.exact.dneg.minimum(-self.exact.dpos)
         k = meta(conn).get("k", "")
         self.k = int(k) if k.isdigit() else None
 
@@ -197,28 +199,71 @@ class Live:
             conn.execute("COMMIT")
         est, low, high = paths(self.base, self.lo, self.hi, self.c1, self.c0, order, labels, self.alpha)
         done = self.bears[:, order].sum(1)
-        b_low, b_high = self.exact.bounds(np.searchsorted(self.exact.ids, order), labels)
+        served = np.searchsorted(self.exact.ids, order)
+        b_low, b_high = self.exact.bounds(served, labels)
+        left = np.ones(self.exact.ids.size)
+        left[served] = 0.0
+        # the exact bounds' reach: the highest lower and the lowest upper bound the items left can give, each
+        # item answered the way that moves that end most (Exact.bounds: a Y adds dpos to the lower end and dneg
+        # to the upper, an N −dneg and −dpos)
+        reach_low, reach_high = b_low + self.up.T @ left, b_high + self.down.T @ left
         rows = []
         for j, c in enumerate(self.comps):
             bears = done[j] > 0  # no final label moves this pair yet: its "estimate" would be the prior's
             span = metric_range(c["metric"], self.k)
             lo_j, hi_j = ((float(low[j, -1]), float(high[j, -1])) if bears else
                           (-span, span) if np.isfinite(span) else (float(c["lo"]), float(c["hi"])))
-            decided = bears and (lo_j > 0 or hi_j < 0)
-            if self.rule == "exact":  # TOL: the bounds' sums drift by ~1e-16 where Δ_lo is exactly 0
-                decided = bool(b_low[j] > TOL or b_high[j] < -TOL)
-            # Δ lies in [−span, span] whatever the labels: the sequence's limits beyond it say nothing
+            # Δ lies in [−span, span] whatever the labels, and within its exact bounds: the sequence's limits
+            # beyond them say nothing
             lo_j, hi_j = max(lo_j, -span), min(hi_j, span)
-            rows.append({"a": c["a"], "b": c["b"], "metric": c["metric"], "metric_name": metric_name(c["metric"],
-                                                                                                     self.k),
-                         "delta": float(est[j, -1]) if bears else None, "low": lo_j, "high": hi_j,
-                         "decided": bool(decided), "rule": self.rule, "judgments": int(done[j]),
-                         "bound_low": _number(b_low[j]), "bound_high": _number(b_high[j]),
-                         "expected": int(self.bears[j].sum() - done[j])})
+            # the decision on the bounds widened by TOL: their sums drift by ~1e-16 where Δ_lo is exactly 0
+            d_low, d_high = within(lo_j, hi_j, b_low[j] - TOL, b_high[j] + TOL)
+            lo_j, hi_j = map(float, within(lo_j, hi_j, b_low[j], b_high[j]))
+            decided = bool(d_low > 0 or d_high < 0)
+            if self.rule == "exact":
+                decided = bool(b_low[j] > TOL or b_high[j] < -TOL)
+            row = {"a": c["a"], "b": c["b"], "metric": c["metric"], "metric_name": metric_name(c["metric"], self.k),
+                   "delta": float(est[j, -1]) if bears else None, "low": lo_j, "high": hi_j,
+                   "decided": bool(decided), "rule": self.rule, "judgments": int(done[j]),
+                   "bound_low": _number(b_low[j]), "bound_high": _number(b_high[j]),
+                   "reach_low": _number(reach_low[j]), "reach_high": _number(reach_high[j]),
+                   "expected": int(self.bears[j].sum() - done[j]),
+                   # the judgments that would decide the pair at the estimate in hand, from the sampling stage's
+                   # budget statistics; None until that stage gives them (then the bounds' statement is shown)
+                   "more_needed": None}
+            row["needed"] = still_needed(row)
+            rows.append(row)
         out["rule_text"] = RULE_TEXT[self.rule]
         out["comparisons"] = rows
         self._key, self._last = key, out
         return out
+
+
+def within(low, high, b_low, b_high):
+    """The intervals ``[low, high]`` cut to the exact bounds (NaN: not known): Δ lies within them for certain,
+    so the cut interval covers whenever the uncut one does, at every look. Where the two are disjoint (the
+    interval missed Δ), the bounds alone."""
+    cut_low, cut_high = np.fmax(low, b_low), np.fmin(high, b_high)
+    miss = cut_low > cut_high
+    return np.where(miss, b_low, cut_low), np.where(miss, b_high, cut_high)
+
+
+def still_needed(row: dict) -> str:
+    """What the pair still needs, in words: decided; about N more judgments (``more_needed``, when the sampling
+    stage gave it); else what the exact bounds say: whether the items left here can still decide it."""
+    if row["decided"]:
+        return "decided"
+    if row["more_needed"] is not None:
+        return f"about {row['more_needed']:,} more judgments"
+    n = row["expected"]
+    items = f"{n} item{'s' if n != 1 else ''} left here bear{'s' if n == 1 else ''} on it"
+    if row["reach_low"] is None:
+        return items if row["expected"] else "no item left here bears on it: it needs more items"
+    if row["reach_low"] <= TOL and row["reach_high"] >= -TOL:
+        return (f"no answer to the items left here decides it (the exact bounds' lower end rises at most to "
+                f"{row['reach_low']:+.2f}, the upper falls at least to {row['reach_high']:+.2f}): it needs more "
+                f"items")
+    return f"{items}; their answers can still decide it"
 
 
 EXACT = ("dpos", "dneg", "mtc", "mtc_tie")

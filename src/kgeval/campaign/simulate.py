@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import KgevalError
 from ..judgments.candidates import TOL
 from .exact import Exact, decision_rule, served_order
-from .live import ALPHA, decided_at, finals, load_comparisons, paths
+from .live import ALPHA, decided_at, finals, load_comparisons, paths, within
 from .store import add_person, connect, meta
 
 SOURCE = "https://en.wikipedia.org/wiki/Special:Search"
@@ -79,7 +79,9 @@ def _decided(conn: sqlite3.Connection, low, high, items: np.ndarray, labels: np.
     if decision_rule(conn) == "exact":
         low, high = Exact(conn).paths(items, labels)
         return decided_at(low - TOL, high + TOL, counts)  # as the bounds module: beyond the sums' drift
-    return decided_at(low, high, counts)
+    # as the live page: the confidence sequence cut to the exact bounds (known where the plan stored them)
+    b_low, b_high = Exact(conn).paths(items, labels)
+    return decided_at(*within(low, high, b_low - TOL, b_high + TOL), counts)
 
 
 def _result(comps, at, total, wrong) -> dict:
