@@ -173,10 +173,13 @@ class Live:
         from .exact import Exact, decision_rule
 
         self.exact, self.rule = Exact(conn), decision_rule(conn)
-        self.up = self.exact.dpos.maximum(-self.exact.dneg)
-        self.down = self.exact.dneg.minimum(-self.exact.dpos)
+        # (comparisons × items) for the bounds' reach in the snapshot
+        self.up = self.exact.dpos.maximum(-self.exact.dneg).T.tocsr()
+        self.down = self.exact.dneg.minimum(-self.exact.dpos).T.tocsr()
         k = meta(conn).get("k", "")
         self.k = int(k) if k.isdigit() else None
+        self.span = np.array([metric_range(c["metric"], self.k) for c in self.comps], float)
+        self.names = [metric_name(c["metric"], self.k) for c in self.comps]
 
     def snapshot(self, conn: sqlite3.Connection) -> dict:
         """What ``GET /api/{token}/live`` returns."""
@@ -206,25 +209,27 @@ class Live:
         # the exact bounds' reach: the highest lower and the lowest upper bound the items left can give, each
         # item answered the way that moves that end most (Exact.bounds: a Y adds dpos to the lower end and dneg
         # to the upper, an N −dneg and −dpos)
-        reach_low, reach_high = b_low + self.up.T @ left, b_high + self.down.T @ left
+        reach_low, reach_high = b_low + self.up @ left, b_high + self.down @ left
+        bears = done > 0  # no final label moves a pair yet: its "estimate" would be the prior's
+        span = self.span
+        lo = np.where(bears, low[:, -1], np.where(np.isfinite(span), -span, self.lo)) if order.size else \
+            np.where(np.isfinite(span), -span, self.lo)
+        hi = np.where(bears, high[:, -1], np.where(np.isfinite(span), span, self.hi)) if order.size else \
+            np.where(np.isfinite(span), span, self.hi)
+        # Δ lies in [−span, span] whatever the labels, and within its exact bounds: the sequence's limits
+        # beyond them say nothing; the decision on the bounds widened by TOL (their sums drift by ~1e-16 where
+        # Δ_lo is exactly 0)
+        lo, hi = np.maximum(lo, -span), np.minimum(hi, span)
+        d_low, d_high = within(lo, hi, b_low - TOL, b_high + TOL)
+        lo, hi = within(lo, hi, b_low, b_high)
+        decided = (d_low > 0) | (d_high < 0)
+        if self.rule == "exact":
+            decided = (b_low > TOL) | (b_high < -TOL)
         rows = []
         for j, c in enumerate(self.comps):
-            bears = done[j] > 0  # no final label moves this pair yet: its "estimate" would be the prior's
-            span = metric_range(c["metric"], self.k)
-            lo_j, hi_j = ((float(low[j, -1]), float(high[j, -1])) if bears else
-                          (-span, span) if np.isfinite(span) else (float(c["lo"]), float(c["hi"])))
-            # Δ lies in [−span, span] whatever the labels, and within its exact bounds: the sequence's limits
-            # beyond them say nothing
-            lo_j, hi_j = max(lo_j, -span), min(hi_j, span)
-            # the decision on the bounds widened by TOL: their sums drift by ~1e-16 where Δ_lo is exactly 0
-            d_low, d_high = within(lo_j, hi_j, b_low[j] - TOL, b_high[j] + TOL)
-            lo_j, hi_j = map(float, within(lo_j, hi_j, b_low[j], b_high[j]))
-            decided = bool(d_low > 0 or d_high < 0)
-            if self.rule == "exact":
-                decided = bool(b_low[j] > TOL or b_high[j] < -TOL)
-            row = {"a": c["a"], "b": c["b"], "metric": c["metric"], "metric_name": metric_name(c["metric"], self.k),
-                   "delta": float(est[j, -1]) if bears else None, "low": lo_j, "high": hi_j,
-                   "decided": bool(decided), "rule": self.rule, "judgments": int(done[j]),
+            row = {"a": c["a"], "b": c["b"], "metric": c["metric"], "metric_name": self.names[j],
+                   "delta": float(est[j, -1]) if bears[j] else None, "low": float(lo[j]), "high": float(hi[j]),
+                   "decided": bool(decided[j]), "rule": self.rule, "judgments": int(done[j]),
                    "bound_low": _number(b_low[j]), "bound_high": _number(b_high[j]),
                    "reach_low": _number(reach_low[j]), "reach_high": _number(reach_high[j]),
                    "expected": int(self.bears[j].sum() - done[j]),
