@@ -503,8 +503,12 @@ def test_command_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(server, "serve", lambda *a: served.append(a))
     assert main(["campaign", "serve", str(db), "--host", "0.0.0.0", "--port", "9000"]) == 0
     assert served == [(str(db), "0.0.0.0", 9000)] and "warning" in capsys.readouterr().err
-    assert main(["campaign", "serve", str(db)]) == 0
+    assert main(["campaign", "serve", str(db), "--port", "9001"]) == 0
     assert "warning" not in capsys.readouterr().err
+    # issue 62: the links are for the address the campaign was last served on, not an assumed port 8765
+    assert main(["campaign", "add-person", str(db), "bo", "--role", "annotator"]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("http://127.0.0.1:9001/j/") and "--base-url" in out.err
     assert main(["campaign", "status", str(tmp_path / "none.db")]) == 2
     assert "none.db: no such campaign database" in capsys.readouterr().err
 

@@ -168,31 +168,44 @@ def _workflow_kg(a, p, testset: str) -> str:
     return str(testset_files("resources", spec["dataset"], [testset]).kg)
 
 
+DEFAULT_URL = "http://127.0.0.1:8765"  # campaign serve's default host and port
+
+
 def _add_person(p):
     p.add_argument("db", help="the campaign file")
     p.add_argument("name", help="the person's name as the pages and the export show it")
     p.add_argument("--role", required=True, choices=("annotator", "adjudicator", "curator"))
-    p.add_argument("--base-url", default="http://127.0.0.1:8765", help="the server's address as people reach it")
+    p.add_argument("--base-url", default=None,
+                   help="the server's address as people reach it (default: the address `campaign serve` last "
+                        f"served this campaign on, else {DEFAULT_URL})")
 
     def run(a):
         from urllib.parse import urlsplit
 
-        from ..campaign.store import add_person, connect
+        from ..campaign.store import add_person, connect, meta
         from ..errors import InputError
 
-        url = urlsplit(a.base_url) if a.base_url.isprintable() else None
-        if url is None or url.scheme not in ("http", "https") or not url.netloc:
-            # the link is printed for people to click: a javascript: or data: address would run in their browser
-            p.error(f"--base-url {a.base_url!r}: expected the server's http:// or https:// address")
+        if a.base_url is not None:
+            url = urlsplit(a.base_url) if a.base_url.isprintable() else None
+            if url is None or url.scheme not in ("http", "https") or not url.netloc:
+                # the link is printed for people to click: a javascript: or data: address would run in their
+                # browser
+                p.error(f"--base-url {a.base_url!r}: expected the server's http:// or https:// address")
         conn = connect(a.db)
         try:
             token = add_person(conn, a.name, a.role)
+            served = meta(conn).get("serve_url")
         except InputError as exc:
             raise InputError(a.db, None, exc.problem) from None
         finally:
             conn.close()
+        base = a.base_url or served or DEFAULT_URL
+        if a.base_url is None:
+            print(f"kgeval: the link is for {base}, " + ("where `kgeval campaign serve` last served this campaign"
+                  if served else "`kgeval campaign serve`'s default address (not served yet)") +
+                  "; --base-url URL prints it for the address people reach", file=sys.stderr)
         path = "live" if a.role == "curator" else "j"
-        print(f"{a.base_url.rstrip('/')}/{path}/{token}")
+        print(f"{base.rstrip('/')}/{path}/{token}")
         return 0
 
     return run
@@ -208,7 +221,15 @@ def _serve(p):
         from ..campaign.server import serve
         from ..campaign.store import connect
 
-        connect(a.db).close()  # a missing or foreign file is one line before the server starts
+        conn = connect(a.db)  # a missing or foreign file is one line before the server starts
+        try:  # the address add-person prints links for from now on
+            from ..campaign.store import write
+
+            host = f"[{a.host}]" if ":" in a.host else a.host
+            with write(conn):
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('serve_url', ?)", (f"http://{host}:{a.port}",))
+        finally:
+            conn.close()
         if not _loopback(a.host):
             print(f"kgeval: warning: serving on {a.host}, reachable from other machines: anyone with a link can "
                   "judge; put it behind a reverse proxy with TLS (docs/guide/campaign.md)", file=sys.stderr)
