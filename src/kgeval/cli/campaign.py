@@ -335,8 +335,9 @@ def _simulate(p):
 
     def run(a):
         _need_server_packages()
+        from ..campaign.live import metric_name
         from ..campaign.simulate import offline, over_http, truth_of
-        from ..campaign.store import connect
+        from ..campaign.store import connect, meta
         from ..io import require_inputs
         from ..pools.annotation.qrels import _read_qrels_rows
 
@@ -348,11 +349,13 @@ def _simulate(p):
         conn = connect(a.db)
         truth = truth_of(conn, labels)
         off = offline(conn, truth, rate, a.seed)
+        k = meta(conn).get("k", "")
         conn.close()
         http = over_http(a.db, truth, rate, a.seed)
         same = off == http
         for o, h in zip(off["comparisons"], http["comparisons"]):
-            print(f"{o['metric']}\t{o['a']} − {o['b']}\tdecided at judgment {h['decided_at'] or 'never'} (HTTP), "
+            name = metric_name(o["metric"], int(k) if k.isdigit() else None)  # P@10, as the live page
+            print(f"{name}\t{o['a']} − {o['b']}\tdecided at judgment {h['decided_at'] or 'never'} (HTTP), "
                   f"{o['decided_at'] or 'never'} (offline)")
         print(f"{a.db}\t{http['judgments']} judgments over HTTP, {off['judgments']} offline\t"
               f"{int(truth.sum())} of {truth.size} items Y\t{http['wrong_labels']} final labels wrong\t"
