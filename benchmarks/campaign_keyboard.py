@@ -142,10 +142,15 @@ class Judge:
         from selenium.webdriver.common.keys import Keys
 
         shown, before = number(self.d), len(self.d.execute_script("return __shown"))
+        from selenium.common.exceptions import TimeoutException
+
         self.type("n", "y", link, Keys.ENTER)
-        wait(self.d, lambda d: len(d.execute_script("return __shown")) >= before + 2, "the type-ahead's two saves")
-        after = self.d.execute_script("return __shown")[before][1]
-        return [(shown, "n", ""), (after, "y", link)]
+        try:
+            wait(self.d, lambda d: len(d.execute_script("return __shown")) >= before + 2, "the type-ahead's saves")
+        except TimeoutException:  # a page that lost the Yes: the round counts as misplaced, the next one starts
+            self.type(Keys.ESCAPE)
+        redrawn = self.d.execute_script("return __shown")[before:]
+        return [(shown, "n", ""), (redrawn[0][1] if redrawn else "?", "y", link)]
 
     def undo_then_enter(self, db: Path, name: str) -> int:
         """``z`` then Enter; returns how many answers more than one were withdrawn."""
