@@ -92,8 +92,7 @@ def test_live_interval_within_the_exact_bounds_and_what_is_still_needed(tmp_path
         return r
 
     r = row()
-    assert (r["low"], r["high"]) == pytest.approx((-0.5, 1.0)) and r["needed"] == "3 items left here bear on it; " \
-        "their answers can still decide it"
+    assert (r["low"], r["high"]) == pytest.approx((-0.5, 1.0)) and r["needed"] == "3 items left here can decide it"
     assert (r["reach_low"], r["reach_high"]) == pytest.approx((1.0, -0.5)) and r["more_needed"] is None
     expect = {1: ((-0.5, 0.5), (0.5, -0.5)), 2: ((-0.5, 0.0), (0.0, -0.5)), 3: ((0.0, 0.0), (0.0, 0.0))}
     for item, label in ((1, "n"), (2, "y"), (3, "n")):
@@ -105,7 +104,7 @@ def test_live_interval_within_the_exact_bounds_and_what_is_still_needed(tmp_path
         assert (r["low"], r["high"]) == pytest.approx(expect[item][0], abs=1e-12), r
         assert (r["reach_low"], r["reach_high"]) == pytest.approx(expect[item][1], abs=1e-12), r
         assert not r["decided"]
-    assert r["needed"].startswith("no answer to the items left here decides it") and tok
+    assert r["needed"] == "more items: no answer left here decides it (bounds at best [+0.00, +0.00])" and tok
     # disjoint: the bounds alone; NaN bounds (not known): the interval as it was
     lo, hi = within(np.array([0.2, -0.3]), np.array([0.4, 0.5]), np.array([-0.5, np.nan]), np.array([0.1, np.nan]))
     assert lo.tolist() == [-0.5, -0.3] and hi.tolist() == [0.1, 0.5]

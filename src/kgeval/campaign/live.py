@@ -261,15 +261,12 @@ def still_needed(row: dict) -> str:
     if row["more_needed"] is not None:
         return f"about {row['more_needed']:,} more judgments"
     n = row["expected"]
-    items = f"{n} item{'s' if n != 1 else ''} left here bear{'s' if n == 1 else ''} on it"
     if row["reach_low"] is None:
-        return items if row["expected"] else "no item left here bears on it: it needs more items"
+        return f"{n} item{'s' if n != 1 else ''} left here bear on it" if n else "more items: none left here bears on it"
     if row["reach_low"] <= TOL and row["reach_high"] >= -TOL:
-        return (f"no answer to the items left here decides it (the exact bounds' lower end rises at most to "
-                f"{row['reach_low']:+.2f}, the upper falls at least to {row['reach_high']:+.2f}): it needs more "
-                f"items")
-    return f"{items}; their answers can still decide it"
-
+        return (f"more items: no answer left here decides it (bounds at best [{row['reach_low']:+.2f}, "
+                f"{row['reach_high']:+.2f}])")
+    return f"{n} item{'s' if n != 1 else ''} left here can decide it"
 
 EXACT = ("dpos", "dneg", "mtc", "mtc_tie")
 
