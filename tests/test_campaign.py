@@ -180,6 +180,51 @@ def test_pages_escape_and_carry_the_contract(tmp_path):
     assert "innerHTML" not in js and "textContent" in js
 
 
+# (link, accepted, verified): the page's link check and the server's are one rule (issue 62: the page called
+# "s://en.wikipedia.org/…", a link cut by typing ahead, a verified source while the server refused it)
+LINKS = [("https://en.wikipedia.org/wiki/X", True, True), ("s://en.wikipedia.org/wiki/X", False, False),
+         ("ps://en.wikipedia.org/wiki/X", False, False), ("en.wikipedia.org/wiki/X", False, False),
+         ("HTTPS://EN.Wikipedia.org:443/wiki/X", True, True), ("http://www.wikidata.org/wiki/Q1", True, True),
+         ("https://en.wikipedia.org.evil.example/x", True, False), ("https://blog.example.com/x", True, False),
+         ("https://evil.example\\@en.wikipedia.org/x", False, False), ("https:///wiki/X", False, False),
+         ("javascript:alert(1)", False, False), ("https://user@en.wikipedia.org/x", True, True),
+         ("https://en.wikipedia.org/wiki/A B", True, True), ("https://en wikipedia.org/x", False, False)]
+
+
+def test_one_link_rule_for_the_page_and_the_server(camp):
+    import html as html_lib
+    import re
+    import shutil
+    import subprocess
+
+    from kgeval.campaign.protocol import SOURCE_PATTERN, source_problem, verified
+
+    page = camp.client.get(f"/j/{camp.tokens['ana']}").text
+    served = html_lib.unescape(re.search(r'data-pattern="([^"]*)"', page).group(1))
+    assert served == SOURCE_PATTERN
+    for link, ok, on_list in LINKS:
+        assert (source_problem(link) is None) == ok and verified(link) == on_list, link
+    camp.next("ana")
+    for link, ok, _ in LINKS:  # the server refuses exactly the links the rule refuses, saying why
+        r = camp.judge("ana", 2, "n", source=link)  # item 2 is not ana's: a good link gets 409, nothing stored
+        assert r.status_code == (409 if ok else 400) and ("source:" in r.json()["error"]) != ok, (link, r.json())
+    assert "'s://'" in camp.judge("ana", 1, "y", source=LINKS[1][0]).json()["error"]
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node not found: the served rule not run in a JavaScript engine")
+    # the page compiles the served pattern with the i flag: the same verdicts and the same host in JavaScript
+    script = ("const r = new RegExp(process.argv[1], 'i'); const out = JSON.parse(process.argv[2]).map(l => "
+              "{ const m = r.exec(l); return m ? m[1].toLowerCase() : null; }); console.log(JSON.stringify(out));")
+    hosts = json.loads(subprocess.run([node, "-e", script, served, json.dumps([x[0] for x in LINKS])],
+                                      capture_output=True, text=True, check=True).stdout)
+    for (link, ok, _), host in zip(LINKS, hosts):
+        from urllib.parse import urlsplit
+
+        assert (host is not None) == ok, link
+        if ok:
+            assert host == urlsplit(link).hostname, link
+
+
 def test_session(camp):
     s = camp.client.get(f"/api/{camp.tokens['adj']}/session").json()
     assert s["person"] == "adj" and s["role"] == "adjudicator" and len(s["csrf"]) == 64
@@ -458,8 +503,12 @@ def test_command_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(server, "serve", lambda *a: served.append(a))
     assert main(["campaign", "serve", str(db), "--host", "0.0.0.0", "--port", "9000"]) == 0
     assert served == [(str(db), "0.0.0.0", 9000)] and "warning" in capsys.readouterr().err
-    assert main(["campaign", "serve", str(db)]) == 0
+    assert main(["campaign", "serve", str(db), "--port", "9001"]) == 0
     assert "warning" not in capsys.readouterr().err
+    # issue 62: the links are for the address the campaign was last served on, not an assumed port 8765
+    assert main(["campaign", "add-person", str(db), "bo", "--role", "annotator"]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("http://127.0.0.1:9001/j/") and "--base-url" in out.err
     assert main(["campaign", "status", str(tmp_path / "none.db")]) == 2
     assert "none.db: no such campaign database" in capsys.readouterr().err
 

@@ -73,6 +73,43 @@ def test_exact_bounds_hand_computed(tmp_path):
     assert "bound low" in page and "bound high" in page
 
 
+def test_live_interval_within_the_exact_bounds_and_what_is_still_needed(tmp_path):
+    """Issue 62: the live interval never wider than the exact bounds on its row. The tiny case of
+    :func:`test_exact_bounds_hand_computed`: before a label [−1, 1] ∩ [−½, 1] = [−½, 1], and the items left
+    (e0 +½, e1 −½, e3 −½) can lift the lower bound to 1 (e0 Y, e1 N, e3 N) and push the upper one to −½;
+    after e0 N the bounds [−½, ½] are the interval (one label leaves the sequence at the range), the reach
+    ½ and −½; after all three [0, 0]: no answer is left to decide it."""
+    from kgeval.campaign.live import Live, within
+
+    db = tmp_path / "c.db"
+    conn = campaign_of(db, tiny(), [0.3, 0.6, 0.5, 0.2], [0, 1, 3])
+    tok = {n: add_person(conn, n, r) for n, r in (("ana", "annotator"), ("bo", "annotator"))}
+    people = {r["name"]: r for r in conn.execute("SELECT * FROM people")}
+    live = Live(conn)
+
+    def row():
+        (r,) = live.snapshot(conn)["comparisons"]
+        return r
+
+    r = row()
+    assert (r["low"], r["high"]) == pytest.approx((-0.5, 1.0)) and r["needed"] == "3 items left here can decide it"
+    assert (r["reach_low"], r["reach_high"]) == pytest.approx((1.0, -0.5)) and r["more_needed"] is None
+    expect = {1: ((-0.5, 0.5), (0.5, -0.5)), 2: ((-0.5, 0.0), (0.0, -0.5)), 3: ((0.0, 0.0), (0.0, 0.0))}
+    for item, label in ((1, "n"), (2, "y"), (3, "n")):
+        for who in ("ana", "bo"):
+            assert next_item(conn, people[who]) == item
+            judge(conn, people[who], item, label, SRC if label == "y" else "")
+        r = row()
+        assert r["bound_low"] - 1e-12 <= r["low"] <= r["high"] <= r["bound_high"] + 1e-12, r
+        assert (r["low"], r["high"]) == pytest.approx(expect[item][0], abs=1e-12), r
+        assert (r["reach_low"], r["reach_high"]) == pytest.approx(expect[item][1], abs=1e-12), r
+        assert not r["decided"]
+    assert r["needed"] == "more items: no answer left here decides it (bounds at best [+0.00, +0.00])" and tok
+    # disjoint: the bounds alone; NaN bounds (not known): the interval as it was
+    lo, hi = within(np.array([0.2, -0.3]), np.array([0.4, 0.5]), np.array([-0.5, np.nan]), np.array([0.1, np.nan]))
+    assert lo.tolist() == [-0.5, -0.3] and hi.tolist() == [0.1, 0.5]
+
+
 def test_exact_bounds_equal_the_bounds_module_on_a_real_plan(pooled, synth_kg, tmp_path):
     """A real plan's campaign, half its items imported as final: the live bounds of every comparison are
     LinearPairs' after revealing those items' units, and before any label its bounds with nothing judged."""

@@ -173,8 +173,13 @@ class Live:
         from .exact import Exact, decision_rule
 
         self.exact, self.rule = Exact(conn), decision_rule(conn)
+        # (comparisons × items) for the bounds' reach in the snapshot
+        self.up = self.exact.dpos.maximum(-self.exact.dneg).T.tocsr()
+        self.down = self.exact.dneg.minimum(-self.exact.dpos).T.tocsr()
         k = meta(conn).get("k", "")
         self.k = int(k) if k.isdigit() else None
+        self.span = np.array([metric_range(c["metric"], self.k) for c in self.comps], float)
+        self.names = [metric_name(c["metric"], self.k) for c in self.comps]
 
     def snapshot(self, conn: sqlite3.Connection) -> dict:
         """What ``GET /api/{token}/live`` returns."""
@@ -197,29 +202,71 @@ class Live:
             conn.execute("COMMIT")
         est, low, high = paths(self.base, self.lo, self.hi, self.c1, self.c0, order, labels, self.alpha)
         done = self.bears[:, order].sum(1)
-        b_low, b_high = self.exact.bounds(np.searchsorted(self.exact.ids, order), labels)
+        served = np.searchsorted(self.exact.ids, order)
+        b_low, b_high = self.exact.bounds(served, labels)
+        left = np.ones(self.exact.ids.size)
+        left[served] = 0.0
+        # the exact bounds' reach: the highest lower and the lowest upper bound the items left can give, each
+        # item answered the way that moves that end most (Exact.bounds: a Y adds dpos to the lower end and dneg
+        # to the upper, an N −dneg and −dpos)
+        reach_low, reach_high = b_low + self.up @ left, b_high + self.down @ left
+        bears = done > 0  # no final label moves a pair yet: its "estimate" would be the prior's
+        span = self.span
+        lo = np.where(bears, low[:, -1], np.where(np.isfinite(span), -span, self.lo)) if order.size else \
+            np.where(np.isfinite(span), -span, self.lo)
+        hi = np.where(bears, high[:, -1], np.where(np.isfinite(span), span, self.hi)) if order.size else \
+            np.where(np.isfinite(span), span, self.hi)
+        # Δ lies in [−span, span] whatever the labels, and within its exact bounds: the sequence's limits
+        # beyond them say nothing; the decision on the bounds widened by TOL (their sums drift by ~1e-16 where
+        # Δ_lo is exactly 0)
+        lo, hi = np.maximum(lo, -span), np.minimum(hi, span)
+        d_low, d_high = within(lo, hi, b_low - TOL, b_high + TOL)
+        lo, hi = within(lo, hi, b_low, b_high)
+        decided = (d_low > 0) | (d_high < 0)
+        if self.rule == "exact":
+            decided = (b_low > TOL) | (b_high < -TOL)
         rows = []
         for j, c in enumerate(self.comps):
-            bears = done[j] > 0  # no final label moves this pair yet: its "estimate" would be the prior's
-            span = metric_range(c["metric"], self.k)
-            lo_j, hi_j = ((float(low[j, -1]), float(high[j, -1])) if bears else
-                          (-span, span) if np.isfinite(span) else (float(c["lo"]), float(c["hi"])))
-            decided = bears and (lo_j > 0 or hi_j < 0)
-            if self.rule == "exact":  # TOL: the bounds' sums drift by ~1e-16 where Δ_lo is exactly 0
-                decided = bool(b_low[j] > TOL or b_high[j] < -TOL)
-            # Δ lies in [−span, span] whatever the labels: the sequence's limits beyond it say nothing
-            lo_j, hi_j = max(lo_j, -span), min(hi_j, span)
-            rows.append({"a": c["a"], "b": c["b"], "metric": c["metric"], "metric_name": metric_name(c["metric"],
-                                                                                                     self.k),
-                         "delta": float(est[j, -1]) if bears else None, "low": lo_j, "high": hi_j,
-                         "decided": bool(decided), "rule": self.rule, "judgments": int(done[j]),
-                         "bound_low": _number(b_low[j]), "bound_high": _number(b_high[j]),
-                         "expected": int(self.bears[j].sum() - done[j])})
+            row = {"a": c["a"], "b": c["b"], "metric": c["metric"], "metric_name": self.names[j],
+                   "delta": float(est[j, -1]) if bears[j] else None, "low": float(lo[j]), "high": float(hi[j]),
+                   "decided": bool(decided[j]), "rule": self.rule, "judgments": int(done[j]),
+                   "bound_low": _number(b_low[j]), "bound_high": _number(b_high[j]),
+                   "reach_low": _number(reach_low[j]), "reach_high": _number(reach_high[j]),
+                   "expected": int(self.bears[j].sum() - done[j]),
+                   # the judgments that would decide the pair at the estimate in hand, from the sampling stage's
+                   # budget statistics; None until that stage gives them (then the bounds' statement is shown)
+                   "more_needed": None}
+            row["needed"] = still_needed(row)
+            rows.append(row)
         out["rule_text"] = RULE_TEXT[self.rule]
         out["comparisons"] = rows
         self._key, self._last = key, out
         return out
 
+
+def within(low, high, b_low, b_high):
+    """The intervals ``[low, high]`` cut to the exact bounds (NaN: not known): Δ lies within them for certain,
+    so the cut interval covers whenever the uncut one does, at every look. Where the two are disjoint (the
+    interval missed Δ), the bounds alone."""
+    cut_low, cut_high = np.fmax(low, b_low), np.fmin(high, b_high)
+    miss = cut_low > cut_high
+    return np.where(miss, b_low, cut_low), np.where(miss, b_high, cut_high)
+
+
+def still_needed(row: dict) -> str:
+    """What the pair still needs, in words: decided; about N more judgments (``more_needed``, when the sampling
+    stage gave it); else what the exact bounds say: whether the items left here can still decide it."""
+    if row["decided"]:
+        return "decided"
+    if row["more_needed"] is not None:
+        return f"about {row['more_needed']:,} more judgments"
+    n = row["expected"]
+    if row["reach_low"] is None:
+        return f"{n} item{'s' if n != 1 else ''} left here bear on it" if n else "more items: none left here bears on it"
+    if row["reach_low"] <= TOL and row["reach_high"] >= -TOL:
+        return (f"more items: no answer left here decides it (bounds at best [{row['reach_low']:+.2f}, "
+                f"{row['reach_high']:+.2f}])")
+    return f"{n} item{'s' if n != 1 else ''} left here can decide it"
 
 EXACT = ("dpos", "dneg", "mtc", "mtc_tie")
 

@@ -17,7 +17,11 @@ import sqlite3
 def projection(conn: sqlite3.Connection) -> dict:
     """``made``, ``expected`` (None without the plan's budget), ``projected``, ``items``, ``final``, ``per_item``
     (judgments per final item so far, None before the first) and ``overrun`` (projected / expected − 1)."""
-    row = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('plan_budget', 'plan_metric')").fetchall())
+    row = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('plan_budget', 'plan_metric', 'k')"
+                            ).fetchall())
+    metric = row.get("plan_metric")
+    if metric and "@" not in metric and row.get("k", "").isdigit():  # P@10, the name the live page gives
+        metric = f"{metric}@{row['k']}"
     items, final, judged = conn.execute(
         "SELECT COUNT(*), COALESCE(SUM(state = 'final'), 0), COALESCE(SUM(state = 'final' AND final_by != "
         "'import'), 0) FROM items").fetchone()
@@ -30,7 +34,7 @@ def projection(conn: sqlite3.Connection) -> dict:
     projected = on_final + (per_item if per_item is not None else 2.0) * (items - final)
     expected = 2 * float(row["plan_budget"]) if "plan_budget" in row else None
     return {"made": int(made), "expected": expected, "projected": float(projected), "items": int(items),
-            "final": int(final), "per_item": per_item, "metric": row.get("plan_metric"),
+            "final": int(final), "per_item": per_item, "metric": metric,
             "overrun": projected / expected - 1 if expected else None}
 
 

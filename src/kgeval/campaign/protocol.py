@@ -12,6 +12,7 @@ exactly its two labels.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 from urllib.parse import urlsplit
@@ -32,24 +33,47 @@ class ProtocolError(KgevalError):
         super().__init__(message)
 
 
+# The one rule for a source link, the server's and the judging page's (served to it as ``data-pattern`` and
+# compiled there with the ``i`` flag): http(s), then a host (an optional user part before it), an optional port,
+# then the path. No whitespace or backslash before the path: a browser reads a backslash there as ``/`` and would
+# open another host than the one this rule reads (group 1), the host the verified list is checked on. Written in
+# the syntax Python and JavaScript regular expressions share.
+SOURCE_PATTERN = (r"^https?://(?:[^\s/?#\\@]*@)?([^\s/?#\\@:\[\]]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]*)?"
+                  r"(?:[/?#].*)?$")
+_SOURCE = re.compile(SOURCE_PATTERN, re.IGNORECASE)
+
+
+def source_problem(source: str) -> str | None:
+    """Why ``source`` (stripped) is no link the protocol accepts, or None; the page says the same words."""
+    if len(source) > 2000 or any(ord(ch) < 32 for ch in source):
+        return "a link of at most 2000 characters on one line"
+    if _SOURCE.fullmatch(source) is None:
+        scheme = urlsplit(source).scheme.lower() if "://" in source else ""
+        if scheme not in ("http", "https"):
+            start = scheme + "://" if scheme else source[:12]
+            return f"only http:// or https:// links are accepted, not one starting {start!r} (cut off?)"
+        return ("only http:// or https:// links naming a site are accepted (https://en.wikipedia.org/wiki/…), no "
+                "space or backslash before the path")
+    return None
+
+
 def check_source(source: str, label: str) -> str:
     """The source link, stripped: http(s) only (``javascript:``, ``data:``, ``file:`` never), required for Y."""
     source = (source or "").strip()
-    if len(source) > 2000 or any(ord(ch) < 32 for ch in source):
-        raise ProtocolError(400, "source: a link of at most 2000 characters on one line")
     if source:
-        scheme = urlsplit(source).scheme.lower()
-        if scheme not in ("http", "https") or not urlsplit(source).netloc:
-            raise ProtocolError(400, f"source: only http:// or https:// links are accepted (not {scheme or 'a bare'}"
-                                     f"{':' if scheme else ''} link)")
+        problem = source_problem(source)
+        if problem is not None:
+            raise ProtocolError(400, f"source: {problem}")
     elif label == "y":
         raise ProtocolError(400, "source: a Y answer needs the http(s) link of the page that confirms it")
     return source
 
 
 def verified(source: str) -> bool:
-    """The link's site is on the protocol's verified list (a domain or one of its subdomains)."""
-    host = (urlsplit(source).hostname or "").lower()
+    """The link's site (the rule's host, as the page reads it) is on the protocol's verified list (a domain or
+    one of its subdomains)."""
+    m = _SOURCE.fullmatch(source)
+    host = m.group(1).lower() if m else ""
     return any(host == d or host.endswith("." + d) for d in VERIFIED_SOURCES)
 
 

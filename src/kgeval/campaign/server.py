@@ -19,7 +19,7 @@ from pathlib import Path
 from ..pools.annotation.formats import VERIFIED_SOURCES
 from .gate import Gate, judgment, parse_body
 from .live import Live
-from .protocol import ProtocolError, item_view, judge, next_item, number, undo, verified
+from .protocol import SOURCE_PATTERN, ProtocolError, item_view, judge, next_item, number, undo, verified
 from .store import connect, meta, person_by_token
 
 log = logging.getLogger("kgeval.campaign")
@@ -153,7 +153,7 @@ def create_app(db: str | Path):
             token = request.path_params["token"]
             html = env.get_template(template).render(person=person["name"], role=person["role"], token=token,
                                                      csrf=csrf_token(secret, token), title=meta(conn())["title"],
-                                                     verified=VERIFIED_SOURCES)
+                                                     verified=VERIFIED_SOURCES, source_pattern=SOURCE_PATTERN)
             return HTMLResponse(html, headers=SECURITY_HEADERS)
         return endpoint
 

@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import KgevalError
 from ..judgments.candidates import TOL
 from .exact import Exact, decision_rule, served_order
-from .live import ALPHA, decided_at, finals, load_comparisons, paths
+from .live import ALPHA, decided_at, finals, load_comparisons, paths, within
 from .store import add_person, connect, meta
 
 SOURCE = "https://en.wikipedia.org/wiki/Special:Search"
@@ -82,6 +82,10 @@ def _decided(conn: sqlite3.Connection, low, high, items: np.ndarray, labels: np.
     if decision_rule(conn) == "exact":
         low, high = Exact(conn).paths(items, labels)
         return decided_at(low - TOL, high + TOL, counts)  # as the bounds module: beyond the sums' drift
+    # as the live page: the confidence sequence cut to the exact bounds (known where the plan stored them), and
+    # nothing decided before a comparison's first bearing label
+    b_low, b_high = Exact(conn).paths(items, labels)
+    low, high = within(low, high, b_low - TOL, b_high + TOL)
     seen = np.cumsum(bears, 1) > 0
     return decided_at(np.where(seen, low, -np.inf), np.where(seen, high, np.inf), counts)
 

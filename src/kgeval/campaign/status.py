@@ -31,8 +31,10 @@ def status_text(db: str | Path) -> str:
                    + (" (exact bounds)" if c["rule"] == "exact" else "")) if c["decided"] else "undecided"
         delta = "–" if c["delta"] is None else f"{c['delta']:+.4f}"
         exact = "" if c["bound_low"] is None else f"\texact [{c['bound_low']:+.4f}, {c['bound_high']:+.4f}]"
-        lines.append(f"  {c['metric']}\t{c['a']} − {c['b']}\t{delta}\t[{c['low']:+.4f}, {c['high']:+.4f}]\t"
-                     f"{verdict}{more_text(c)}\t{c['judgments']} judged, {c['expected']} to go{exact}")
+        more = more_text(c)
+        lines.append(f"  {c['metric_name']}\t{c['a']} − {c['b']}\t{delta}\t[{c['low']:+.4f}, {c['high']:+.4f}]\t"
+                     f"{verdict}{more}\t{c['judgments']} judged{exact}"
+                     + ("" if c["decided"] or more else f"\t{c['needed']}"))
     return "\n".join(lines)
 
 

@@ -168,31 +168,44 @@ def _workflow_kg(a, p, testset: str) -> str:
     return str(testset_files("resources", spec["dataset"], [testset]).kg)
 
 
+DEFAULT_URL = "http://127.0.0.1:8765"  # campaign serve's default host and port
+
+
 def _add_person(p):
     p.add_argument("db", help="the campaign file")
     p.add_argument("name", help="the person's name as the pages and the export show it")
     p.add_argument("--role", required=True, choices=("annotator", "adjudicator", "curator"))
-    p.add_argument("--base-url", default="http://127.0.0.1:8765", help="the server's address as people reach it")
+    p.add_argument("--base-url", default=None,
+                   help="the server's address as people reach it (default: the address `campaign serve` last "
+                        f"served this campaign on, else {DEFAULT_URL})")
 
     def run(a):
         from urllib.parse import urlsplit
 
-        from ..campaign.store import add_person, connect
+        from ..campaign.store import add_person, connect, meta
         from ..errors import InputError
 
-        url = urlsplit(a.base_url) if a.base_url.isprintable() else None
-        if url is None or url.scheme not in ("http", "https") or not url.netloc:
-            # the link is printed for people to click: a javascript: or data: address would run in their browser
-            p.error(f"--base-url {a.base_url!r}: expected the server's http:// or https:// address")
+        if a.base_url is not None:
+            url = urlsplit(a.base_url) if a.base_url.isprintable() else None
+            if url is None or url.scheme not in ("http", "https") or not url.netloc:
+                # the link is printed for people to click: a javascript: or data: address would run in their
+                # browser
+                p.error(f"--base-url {a.base_url!r}: expected the server's http:// or https:// address")
         conn = connect(a.db)
         try:
             token = add_person(conn, a.name, a.role)
+            served = meta(conn).get("serve_url")
         except InputError as exc:
             raise InputError(a.db, None, exc.problem) from None
         finally:
             conn.close()
+        base = a.base_url or served or DEFAULT_URL
+        if a.base_url is None:
+            print(f"kgeval: the link is for {base}, " + ("where `kgeval campaign serve` last served this campaign"
+                  if served else "`kgeval campaign serve`'s default address (not served yet)") +
+                  "; --base-url URL prints it for the address people reach", file=sys.stderr)
         path = "live" if a.role == "curator" else "j"
-        print(f"{a.base_url.rstrip('/')}/{path}/{token}")
+        print(f"{base.rstrip('/')}/{path}/{token}")
         return 0
 
     return run
@@ -208,7 +221,15 @@ def _serve(p):
         from ..campaign.server import serve
         from ..campaign.store import connect
 
-        connect(a.db).close()  # a missing or foreign file is one line before the server starts
+        conn = connect(a.db)  # a missing or foreign file is one line before the server starts
+        try:  # the address add-person prints links for from now on
+            from ..campaign.store import write
+
+            host = f"[{a.host}]" if ":" in a.host else a.host
+            with write(conn):
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('serve_url', ?)", (f"http://{host}:{a.port}",))
+        finally:
+            conn.close()
         if not _loopback(a.host):
             print(f"kgeval: warning: serving on {a.host}, reachable from other machines: anyone with a link can "
                   "judge; put it behind a reverse proxy with TLS (docs/guide/campaign.md)", file=sys.stderr)
@@ -314,8 +335,9 @@ def _simulate(p):
 
     def run(a):
         _need_server_packages()
+        from ..campaign.live import metric_name
         from ..campaign.simulate import offline, over_http, truth_of
-        from ..campaign.store import connect
+        from ..campaign.store import connect, meta
         from ..io import require_inputs
         from ..pools.annotation.qrels import _read_qrels_rows
 
@@ -327,11 +349,13 @@ def _simulate(p):
         conn = connect(a.db)
         truth = truth_of(conn, labels)
         off = offline(conn, truth, rate, a.seed)
+        k = meta(conn).get("k", "")
         conn.close()
         http = over_http(a.db, truth, rate, a.seed)
         same = off == http
         for o, h in zip(off["comparisons"], http["comparisons"]):
-            print(f"{o['metric']}\t{o['a']} − {o['b']}\tdecided at judgment {h['decided_at'] or 'never'} (HTTP), "
+            name = metric_name(o["metric"], int(k) if k.isdigit() else None)  # P@10, as the live page
+            print(f"{name}\t{o['a']} − {o['b']}\tdecided at judgment {h['decided_at'] or 'never'} (HTTP), "
                   f"{o['decided_at'] or 'never'} (offline)")
         print(f"{a.db}\t{http['judgments']} judgments over HTTP, {off['judgments']} offline\t"
               f"{int(truth.sum())} of {truth.size} items Y\t{http['wrong_labels']} final labels wrong\t"

@@ -1,12 +1,13 @@
 // The curator's live page: polls /api/<token>/live every 400 ms and redraws the tables with textContent only;
-// the rows filtered and sorted as the curator chose (the choice kept across polls).
+// the rows filtered and sorted as the curator chose (the choice kept across polls; at first by closeness to a
+// decision). Each column's name is a button: sorting is reached with Tab and done with Enter or Space.
 "use strict";
 (function () {
   const token = document.body.dataset.token;
   const $ = (id) => document.getElementById(id);
   const fmt = (x) => (x === null || x === undefined) ? "–" : (Math.abs(x) < 1e-4 && x !== 0 ? x.toExponential(2)
                                                                                                 : x.toFixed(4));
-  let last = null, sortKey = null, sortDir = 1;
+  let last = null, sortKey = "needed", sortDir = 1;
 
   function cell(tr, text, cls) {
     const td = document.createElement("td");
@@ -21,20 +22,34 @@
     return (aBetter ? "A better" : "B better") + (c.rule === "exact" ? " (exact)" : "");
   }
 
+  // closeness to a decision, smallest first: undecided pairs by the judgments still needed (where the plan
+  // gives them), then by how far the nearer end of the interval is from 0 when the items left here can still
+  // decide them, then those they cannot; the decided last
+  function closeness(c) {
+    if (c.decided) return [3, 0];
+    if (c.more_needed !== null && c.more_needed !== undefined) return [0, c.more_needed];
+    const gap = Math.min(-c.low, c.high);
+    const stuck = c.reach_low !== null && c.reach_low <= 0 && c.reach_high >= 0;
+    return [stuck ? 2 : 1, gap];
+  }
+
   function rows(d) {
     const words = $("filter").value.trim().toLowerCase();
     let out = d.comparisons.filter((c) => (!words || (c.a + " " + c.b + " " + c.metric_name).toLowerCase()
       .includes(words)) && !($("undecided-only").checked && c.decided));
     if (sortKey !== null) {
-      const v = (c) => sortKey === "decided" ? verdict(c) : c[sortKey];
+      const v = (c) => sortKey === "decided" ? verdict(c) : sortKey === "needed" ? closeness(c) : c[sortKey];
+      const cmp = (a, b) => Array.isArray(a) ? (a[0] - b[0]) || (a[1] - b[1]) : a < b ? -1 : a > b ? 1 : 0;
       out = out.slice().sort((x, y) => {
         const a = v(x), b = v(y);
         if (a === b) return 0;
         if (a === null || a === undefined) return 1;  // no value last, whichever the direction
         if (b === null || b === undefined) return -1;
-        return (a < b ? -1 : 1) * sortDir;
+        return cmp(a, b) * sortDir;
       });
     }
+    document.querySelectorAll("#comparisons th[data-key]").forEach((th) => th.setAttribute("aria-sort",
+      th.dataset.key !== sortKey ? "none" : sortDir > 0 ? "ascending" : "descending"));
     return out;
   }
 
@@ -60,7 +75,7 @@
       cell(tr, fmt(c.delta), "delta"); cell(tr, fmt(c.low), "low"); cell(tr, fmt(c.high), "high");
       cell(tr, verdict(c), "decided");
       cell(tr, fmt(c.bound_low), "bound_low"); cell(tr, fmt(c.bound_high), "bound_high");
-      cell(tr, String(c.judgments), "judgments"); cell(tr, String(c.expected), "expected");
+      cell(tr, String(c.judgments), "judgments"); cell(tr, c.needed, "needed");
       if (c.decided) tr.classList.add("is-decided");
       body.appendChild(tr);
     });
@@ -74,9 +89,9 @@
     });
   }
 
-  document.querySelectorAll("#comparisons th.sortable").forEach((th) => th.addEventListener("click", () => {
-    sortDir = sortKey === th.dataset.key ? -sortDir : 1;
-    sortKey = th.dataset.key;
+  document.querySelectorAll("#comparisons button.sort").forEach((b) => b.addEventListener("click", () => {
+    sortDir = sortKey === b.dataset.key ? -sortDir : 1;
+    sortKey = b.dataset.key;
     if (last) draw(last);
   }));
   $("filter").addEventListener("input", () => last && draw(last));
