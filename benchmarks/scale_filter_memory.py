@@ -15,12 +15,14 @@ import subprocess
 import sys
 
 import pandas as pd
+from _common import heartbeat_main
 
 CHILD = """
 import sys, numpy as np
 n, E, R, how = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 from kgeval.data.questions import AnswerIndex
 from kgeval.scale.filterindex import BoundedAnswerIndex
+
 rng = np.random.default_rng(0)
 t = np.stack([rng.integers(0, E, n), rng.integers(0, R, n), rng.integers(0, E, n)], 1).astype(np.int32)
 if how == "whole":
@@ -59,4 +61,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

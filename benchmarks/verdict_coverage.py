@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import heartbeat_main
 
 from kgeval.analysis.resampling import bootstrap_tau, order_interval
 from kgeval.metrics.kendall import tau_b
@@ -109,4 +110,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

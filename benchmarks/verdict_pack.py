@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+from _common import heartbeat_main
 from scipy.special import ndtri
 
 from kgeval.analysis.resampling import order_interval, pair_signs
@@ -48,4 +49,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    heartbeat_main(main, __file__)

@@ -15,7 +15,7 @@
 #      SLURM job each, byte-equal to its unsharded run (tests/slurm_scale.sh) (skipped with a message when SLURM
 #      cannot be installed; KGEVAL_SKIP_SLURM=1 skips it);
 #   6. with a data mirror (KGEVAL_MIRROR): the smoke configuration on the real FB15k-237 and WN18RR data (every
-#      stage, its report, tests/smoke_checks.py);
+#      stage, its report, tests/smoke_checks.py, and `kgeval reproduce` against reference/smoke, reported);
 #   7. with a data mirror: the default configuration's data stage (Table 1).
 # At exit it prints a table of every part's wall seconds.
 set -euo pipefail
@@ -192,7 +192,10 @@ smoke_run() { # the smoke configuration on the real data from the mirror, its re
   timeout 1800 snakemake --profile profiles/workstation --cores 2 "${smoke[@]}" || return $?
   snakemake "${smoke[@]}" --report report-smoke.zip --quiet rules || return $?
   test -s report-smoke.zip || { echo "no report-smoke.zip"; return 1; }
-  python tests/smoke_checks.py
+  python tests/smoke_checks.py || return $?
+  # the rerun against the pack shipped in reference/smoke (its test sets only: results/ also holds the tiny
+  # run's); reported, not yet required: the pack predates the numerical mode (kgeval.numerics) and is re-packed next
+  kgeval reproduce results --against reference/smoke --testsets FB-Test-O,FB-Test-S,FB-Test-S-C,WN18RR | head -n 3 || true
 }
 rm -f logs/fault.status logs/slurm.status logs/slurm_scale.status logs/smoke.status
 side_by_side fault logs/fault-test.log \

@@ -133,7 +133,7 @@ def argv(cmd: str, env: dict, out: Path | None) -> list[str]:
         "baseline": ["baseline", "popularity", "--out", out, "--dataset", "Synth", "--testsets", "Synth-Test-S",
                      "--workdir", str(w), "--config", str(d / "tiny.yaml")],
         "scale": ["scale", "evaluate", str(d / "scale.npz"), "--out", out, "--systems", "2", "--k", "5",
-                  "--sample-size", "50", "--negatives", "20", "--bootstrap", "100", "--pool-depths", "1,5"],
+                  "--sample-size", "100", "--negatives", "20", "--bootstrap", "100", "--pool-depths", "1,5"],
         "reproduce": ["reproduce", str(d / "rr"), "--against", str(d / "rr")],
     }[cmd]
 

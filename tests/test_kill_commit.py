@@ -80,7 +80,7 @@ def argv(command: str, d: Path, out: Path) -> list:
                             d / "sp/scores", "--kg", d / "sp/kg.npz", "--k", "5", "--max-depth", "30", "--out", out],
         "scale graph": ["scale", "graph", "--shape", "wikikg2", "--factor", "0.0005", "--out", out],
         "scale evaluate": ["scale", "evaluate", d / "scale.npz", "--out", out, "--systems", "2", "--k", "5",
-                           "--sample-size", "50", "--negatives", "20", "--bootstrap", "100", "--pool-depths", "1,5",
+                           "--sample-size", "100", "--negatives", "20", "--bootstrap", "100", "--pool-depths", "1,5",
                            "--pool-questions", "50", "--plan-budget", "20"],
     }[command]
 

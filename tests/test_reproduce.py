@@ -267,3 +267,18 @@ def test_the_smoke_pack_against_itself_and_the_default_pack(capsys):
     assert rc == 1
     assert "the test sets differ in size (FB-Test-O, FB-Test-S, FB-Test-S-C, WN18RR)" in out[0]
     assert any(line.startswith("configuration: differs") for line in out)
+
+
+def test_testsets_restricts_the_comparison_and_names_a_missing_one(tmp_path):
+    # a results folder holding another configuration's test set too (CI's tiny run beside the smoke run) is
+    # identical on the test sets both hold when asked for those; a test set one side lacks is one line
+    from kgeval.errors import InputError
+
+    ours, theirs = results_folder(tmp_path / "a"), results_folder(tmp_path / "b")
+    extra = ours / "metrics" / "Other-Test"
+    extra.mkdir(parents=True)
+    (extra / "evaluation.csv").write_text((ours / "metrics" / "Tiny-Test" / "evaluation.csv").read_text())
+    assert not reproduce(ours, theirs).identical
+    assert reproduce(ours, theirs, testsets=["Tiny-Test"]).identical
+    with pytest.raises(InputError, match="holds no test set 'Other-Test'"):
+        reproduce(ours, theirs, testsets=["Other-Test"])

@@ -73,7 +73,7 @@ def test_a_doctored_real_graph_is_one_line(real, tmp_path, capsys, changes, word
     bad = tmp_path / "graph.npz"
     _doctored(graph, bad, **changes)
     line = one_line_error(capsys, main(["scale", "evaluate", str(bad), "--system", f"m={model}", "--out",
-                                        str(tmp_path / "ev"), "--sample-size", "8", "--bootstrap", "100"]))
+                                        str(tmp_path / "ev"), "--sample-size", "100", "--bootstrap", "100"]))
     assert line == f"kgeval: error: {bad}: {words}" or line.startswith(f"kgeval: error: {bad}: {words}"), line
     assert not (tmp_path / "ev" / "exact.csv").exists()
 
@@ -81,7 +81,7 @@ def test_a_doctored_real_graph_is_one_line(real, tmp_path, capsys, changes, word
 def test_the_real_graph_itself_evaluates(real, tmp_path):
     graph, model = real
     assert main(["scale", "evaluate", str(graph), "--system", f"m={model}", "--out", str(tmp_path / "ev"),
-                 "--sample-size", "8", "--bootstrap", "100"]) == 0
+                 "--sample-size", "100", "--bootstrap", "100"]) == 0
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +101,7 @@ def test_a_doctored_synthetic_graph_is_one_line(synthetic, tmp_path, capsys, nam
         n_e, n_r = len(z["z"]), len(z["w"])
     _doctored(synthetic, tmp_path / "graph.npz", **{name: _set(4, col, n_e if value == "E" else value)})
     line = one_line_error(capsys, main(["scale", "evaluate", str(tmp_path / "graph.npz"), "--systems", "2",
-                                        "--out", str(tmp_path / "ev"), "--sample-size", "50"]))
+                                        "--out", str(tmp_path / "ev"), "--sample-size", "100"]))
     assert line.startswith(f"kgeval: error: {tmp_path / 'graph.npz'}: {words.format(E=n_e, top_e=n_e - 1, top_r=n_r - 1)}"), line
 
 

@@ -5,7 +5,8 @@ their kernels by the processor: MKL takes its AVX2 branch on AMD and its AVX-512
 AMX or other kernels on Intel, OpenBLAS picks its kernels by core type. The same training then ends in other bits
 (docs/guide/reproduce.md, "Numbers that match bit for bit"). The mode pins them:
 
-* ``MKL_CBWR=AVX2``: MKL's Conditional Numerical Reproducibility branch (what MKL does on AMD);
+* ``MKL_CBWR=AVX2,STRICT``: MKL's Conditional Numerical Reproducibility branch (what MKL does on AMD), strict:
+  without it a row's product depends on its place in the batch (a sharded ranking differed from the unsharded);
 * ``ONEDNN_MAX_CPU_ISA=AVX512_CORE``: oneDNN's instruction-set ceiling (what it does on AMD);
 * ``ATEN_CPU_CAPABILITY=avx2``: ATen's own vectorised kernels (reductions sum in another order with AVX-512's
   wider vectors; on the AMD kind this setting changed nothing);
@@ -31,7 +32,7 @@ MODE_VAR = "KGEVAL_NUMERICS"
 MODES = ("reproducible", "native")
 # what decides the bits, and its value in the reproducible mode
 SETTINGS: dict[str, str] = {
-    "MKL_CBWR": "AVX2",
+    "MKL_CBWR": "AVX2,STRICT",
     "ONEDNN_MAX_CPU_ISA": "AVX512_CORE",
     "ATEN_CPU_CAPABILITY": "avx2",
     "OPENBLAS_CORETYPE": "Haswell",

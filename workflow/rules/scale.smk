@@ -216,6 +216,8 @@ rule scale_summary:
         ),
     log:
         "logs/scale_summary/{shape}.log",
+    benchmark:
+        "logs/benchmarks/scale_summary/{shape}.tsv"
     wildcard_constraints:
         shape=alternatives(SCALE_ALL),
     conda:

@@ -21,12 +21,16 @@ def _reproduce(p: argparse.ArgumentParser):
                    "it) or a reference pack")
     p.add_argument("--against", required=True, metavar="PACK_OR_RESULTS",
                    help="the reference pack (reference/smoke, reference/default) or results folder to compare with")
+    p.add_argument("--testsets", metavar="NAMES", default=None,
+                   help="compare only these test sets (comma-separated): both sides must hold each; the other test "
+                        "sets of either side are left out, not counted as a difference (default: all of both)")
 
     def run(a):
         from ..reproduce.compare import reproduce
         from ..reproduce.report import render
 
-        comparison = reproduce(a.results, a.against)
+        names = None if a.testsets is None else [t.strip() for t in a.testsets.split(",") if t.strip()]
+        comparison = reproduce(a.results, a.against, testsets=names)
         print(render(comparison), end="")
         return 0 if comparison.identical else 1
 

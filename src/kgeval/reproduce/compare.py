@@ -105,13 +105,22 @@ def open_side(path: str | Path) -> Side:
                                  "metrics/<test set>/evaluation.csv (nor results/metrics/…)")
 
 
-def reproduce(results: str | Path, against: str | Path) -> Comparison:
+def reproduce(results: str | Path, against: str | Path, testsets: list[str] | None = None) -> Comparison:
     """Compare ``results`` (a results folder or pack) with ``against`` (a reference pack or results folder):
     :class:`Comparison`, whose ``identical`` is true only when every artifact both hold is bit-identical.
-    ``kgeval reproduce`` prints :func:`kgeval.reproduce.report.render` of it."""
+    ``testsets`` restricts the comparison to those test sets (each held by both sides). ``kgeval reproduce``
+    prints :func:`kgeval.reproduce.report.render` of it."""
     ours, theirs = open_side(results), open_side(against)
     cmp = Comparison(ours, theirs)
     a, b = set(ours.testsets()), set(theirs.testsets())
+    if testsets is not None:
+        for side, held in ((ours, a), (theirs, b)):
+            missing = [t for t in testsets if t not in held]
+            if missing:
+                raise InputError(side.path, None, f"holds no test set {missing[0]!r} (it holds "
+                                                  f"{', '.join(sorted(held))})")
+        a, b = a & set(testsets), b & set(testsets)
+        cmp.notes.append(f"compared on the test sets {', '.join(testsets)} only")
     for side, only in ((ours, a - b), (theirs, b - a)):
         if only:
             cmp.structural = True
@@ -123,6 +132,8 @@ def reproduce(results: str | Path, against: str | Path) -> Comparison:
             _per_item(cmp, f"metrics/{t}/{name}")
     for rel in sorted({p.relative_to(ours.root).as_posix() for p in ours.root.glob("runs/*/top*.parquet")}
                       & {p.relative_to(theirs.root).as_posix() for p in theirs.root.glob("runs/*/top*.parquet")}):
+        if rel.split("/")[1] not in a & b:
+            continue
         _per_item(cmp, rel)
     cmp.values = pd.concat(frames, ignore_index=True) if frames else None
     _digests(cmp)
