@@ -24,13 +24,17 @@ def _child(**env: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _cpu_flags() -> set[str]:
+def _cpuinfo(key: str) -> str:
     try:
         with open("/proc/cpuinfo") as fh:
-            line = next(ln for ln in fh if ln.startswith("flags"))
+            line = next(ln for ln in fh if ln.startswith(key))
     except (OSError, StopIteration):
-        return set()
-    return set(line.split(":", 1)[1].split())
+        return ""
+    return line.split(":", 1)[1].strip()
+
+
+def _cpu_flags() -> set[str]:
+    return set(_cpuinfo("flags").split())
 
 
 @pytest.mark.skipif("avx2" not in _cpu_flags(), reason="the mode's branches need an AVX2 processor")

@@ -93,7 +93,7 @@ def mkl_branch() -> str | None:
     except (OSError, AttributeError):
         return None
     get.restype = ctypes.c_int
-    value = int(get(ctypes.c_int(1)))  # MKL_CBWR_BRANCH
+    value = int(get(ctypes.c_int(-1)))  # MKL_CBWR_ALL: the branch and the STRICT bit (MKL_CBWR_BRANCH drops it)
     name = _CBWR_NAMES.get(value & ~_CBWR_STRICT, str(value))
     return name + (",STRICT" if value & _CBWR_STRICT else "")
 
