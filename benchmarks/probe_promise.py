@@ -492,29 +492,13 @@ TEMPORARY = (".kgeval-part-", ".kgeval-old-", ".kgeval-staging-", ".kgeval-trash
 
 
 def _kgeval(args: list, pause: str | None = None) -> tuple[int | None, str]:
-    """``kgeval ARGS`` in a subprocess; with ``pause`` held at that point (``KGEVAL_PAUSE_AT``) and SIGKILLed
-    there: (None, "") once killed, or the exit status and stderr of a run that never got there."""
-    import signal
-
+    """``kgeval ARGS`` in a subprocess; with ``pause`` held at that point and SIGKILLed there: (None, "") once
+    killed, or the exit status and stderr of a run that never got there."""
     import kgeval
+    from kgeval.io.pause import kill_at
 
-    env = dict(os.environ, PYTHONPATH=str(Path(kgeval.__file__).parents[1]))
-    env.pop("KGEVAL_PAUSE_AT", None)
-    if pause is not None:
-        env["KGEVAL_PAUSE_AT"] = f"{pause}=600"
-    proc = subprocess.Popen([sys.executable, "-m", "kgeval.cli", *map(str, args)], env=env, text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    if pause is None:
-        proc.communicate()
-        return proc.returncode, ""
-    seen = []
-    for line in proc.stderr:
-        seen.append(line)
-        if f"paused at {pause}" in line:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
-            return None, ""
-    return proc.wait(), "".join(seen)[-200:]
+    rc, err = kill_at(args, pause, dict(os.environ, PYTHONPATH=str(Path(kgeval.__file__).parents[1])))
+    return rc, err[-200:]
 
 
 def _outputs(folder: Path) -> dict[str, str]:

@@ -88,17 +88,22 @@ def test_types_from_the_relation_path_without_relation_types():
     assert ev[2]["tail"]["types"] == []  # the path names no range
 
 
+def _campaign_on(folder, kg, head_name: str):
+    """A one-item campaign (item 7: /m/f1 /film/film/genre /m/g3) on ``kg`` with evidence: its connection."""
+    kg.save(folder / "kg.npz")
+    sheet = folder / "sheet.tsv"
+    sheet.write_text("batch\titem\thead_id\trelation\ttail_id\thead_name\ttail_name\tquestion\tlabel\tsource_link"
+                     f"\tnote\nb\t7\t/m/f1\t/film/film/genre\t/m/g3\t{head_name}\tGenre Three\tIs Genre Three a "
+                     f"genre of {head_name}?\t\t\t\n")
+    (folder / "t.tsv").write_text("relation\ttemplate\tsource\n/film/film/genre\tIs {tail} a genre of {head}?"
+                                  "\thand\n")
+    create_campaign(folder / "c.db", sheet, kg=folder / "kg.npz", templates=folder / "t.tsv")
+    return connect(folder / "c.db")
+
+
 def test_create_stores_evidence_and_next_serves_it(tmp_path):
     kg = graph()
-    kg.save(tmp_path / "kg.npz")
-    sheet = tmp_path / "sheet.tsv"
-    sheet.write_text("batch\titem\thead_id\trelation\ttail_id\thead_name\ttail_name\tquestion\tlabel\tsource_link"
-                     "\tnote\nb\t7\t/m/f1\t/film/film/genre\t/m/g3\tFilm One\tGenre Three\tIs Genre Three a genre "
-                     "of Film One?\t\t\t\n")
-    (tmp_path / "t.tsv").write_text("relation\ttemplate\tsource\n/film/film/genre\tIs {tail} a genre of {head}?"
-                                    "\thand\n")
-    create_campaign(tmp_path / "c.db", sheet, kg=tmp_path / "kg.npz", templates=tmp_path / "t.tsv")
-    conn = connect(tmp_path / "c.db")
+    conn = _campaign_on(tmp_path, kg, "Film One")
     tok = add_person(conn, "ana", "annotator")
     got = TestClient(create_app(tmp_path / "c.db")).get(f"/api/{tok}/next").json()
     assert got["number"] == "7"  # the sheet's number: the page and its messages name the item by it
@@ -135,15 +140,7 @@ def test_an_items_evidence_is_served_within_its_cap_with_a_note_of_what_was_cut(
     assert evidence.capped(cut) == cut  # capped twice (at create, then served): the same
 
     # a campaign file created before the cap holds the whole body: what the server sends is the capped one
-    kg.save(tmp_path / "kg.npz")
-    sheet = tmp_path / "sheet.tsv"
-    sheet.write_text("batch\titem\thead_id\trelation\ttail_id\thead_name\ttail_name\tquestion\tlabel\tsource_link"
-                     "\tnote\nb\t7\t/m/f1\t/film/film/genre\t/m/g3\tFilm\tGenre Three\tIs Genre Three a genre "
-                     "of Film?\t\t\t\n")
-    (tmp_path / "t.tsv").write_text("relation\ttemplate\tsource\n/film/film/genre\tIs {tail} a genre of {head}?"
-                                    "\thand\n")
-    create_campaign(tmp_path / "c.db", sheet, kg=tmp_path / "kg.npz", templates=tmp_path / "t.tsv")
-    conn = connect(tmp_path / "c.db")
+    conn = _campaign_on(tmp_path, kg, "Film")
     assert len(conn.execute("SELECT body FROM evidence").fetchone()[0]) < 4_000  # stored capped
     with conn:
         conn.execute("UPDATE evidence SET body = ?", (json.dumps(whole),))

@@ -6,7 +6,6 @@ byte for byte, to an uninterrupted run's."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,37 +13,24 @@ from pathlib import Path
 import pytest
 
 import kgeval
+from kgeval.io.pause import kill_at
+from kgeval.io.stage import STAGING, TRASH
+from kgeval.io.temps import OLD, PART
 
 pytest.importorskip("starlette")
 
 SRC = str(Path(kgeval.__file__).parents[1])
-TEMPORARY = (".kgeval-part-", ".kgeval-old-", ".kgeval-staging-", ".kgeval-trash-")
+TEMPORARY = (PART, OLD, STAGING, TRASH)
 POINTS = ("commit_start", "commit_midway")
 
 
 def cli(args: list[str], pause: str | None = None) -> int | None:
     """Run ``kgeval ARGS`` in a subprocess; with ``pause``, hold it at that point and SIGKILL it there (None)."""
-    env = dict(os.environ, PYTHONPATH=SRC)
-    env.pop("KGEVAL_PAUSE_AT", None)
-    if pause is not None:
-        env["KGEVAL_PAUSE_AT"] = f"{pause}=600"
-    proc = subprocess.Popen([sys.executable, "-m", "kgeval.cli", *map(str, args)], env=env, text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    if pause is None:
-        err = proc.communicate()[1]
-        assert proc.returncode == 0, err
-        return 0
-    lines = []
-    for line in proc.stderr:
-        lines.append(line)
-        if f"paused at {pause}" in line:
-            break
-    else:
-        proc.wait()
-        pytest.fail(f"kgeval {args[0]} ended (rc {proc.returncode}) before {pause}: {''.join(lines)[-2000:]}")
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    return None
+    rc, err = kill_at(args, pause, dict(os.environ, PYTHONPATH=SRC))
+    if pause is not None and rc is not None:
+        pytest.fail(f"kgeval {args[0]} ended (rc {rc}) before {pause}: {err}")
+    assert rc in (None, 0), err
+    return rc
 
 
 def temporaries(folder: Path) -> list[str]:

@@ -37,3 +37,31 @@ def pause_point(name: str) -> None:
             # said on stderr, so that a test kills the process once it is here rather than after a guessed delay
             print(f"kgeval: paused at {name} (process {os.getpid()})", file=sys.stderr, flush=True)
             time.sleep(seconds)
+
+
+def kill_at(args: list, point: str | None, env: dict[str, str] | None = None) -> tuple[int | None, str]:
+    """Run ``python -m kgeval.cli ARGS``; with ``point``, hold it there (``$KGEVAL_PAUSE_AT``) and SIGKILL it.
+
+    For the kill tests and the promise probe: returns ``(None, "")`` once the process was killed at the point,
+    else its exit status and the tail of its stderr (it ended without reaching the point, or ``point`` is None).
+    """
+    import signal
+    import subprocess
+
+    env = dict(os.environ if env is None else env)
+    env.pop(PAUSE_ENV, None)
+    if point is not None:
+        env[PAUSE_ENV] = f"{point}=600"
+    proc = subprocess.Popen([sys.executable, "-m", "kgeval.cli", *map(str, args)], env=env, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if point is None:
+        err = proc.communicate()[1]
+        return proc.returncode, err[-2000:]
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if f"paused at {point}" in line:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return None, ""
+    return proc.wait(), "".join(seen)[-2000:]

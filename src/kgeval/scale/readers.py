@@ -83,21 +83,16 @@ def read_wikikg2(root: str | Path) -> dict:
         path = root / "mapping" / f"{name}.csv.gz"
         if path.is_file():
             out[key] = _mapping(path, columns, bound, why)
-            n = len(out[key])
-            for split in SPLITS:
-                over = np.flatnonzero((out[split][:, cols] >= n).any(axis=1))
-                if len(over):
-                    raise InputError(root / "split" / "time" / f"{split}.pt", None,
-                                     f"triple {over[0]} names id {out[split][over[0], cols].max()}, but "
-                                     f"{path} maps only {n} ids")
+            n = limit = len(out[key])
+            problem = f"but {path} maps only {n} ids"
         else:  # without a mapping the largest id gives the count (OGB numbers ids densely from 0)
-            n = top
-            for split in SPLITS:
-                over = np.flatnonzero((out[split][:, cols] >= bound).any(axis=1))
-                if len(over):
-                    raise InputError(root / "split" / "time" / f"{split}.pt", None,
-                                     f"triple {over[0]} names id {out[split][over[0], cols].max():,}, more than "
-                                     f"{bound:,} {key}: {why}")
+            n, limit = top, bound
+            problem = f"more than {bound:,} {key}: {why}"
+        for split in SPLITS:
+            over = np.flatnonzero((out[split][:, cols] >= limit).any(axis=1))
+            if len(over):
+                raise InputError(root / "split" / "time" / f"{split}.pt", None,
+                                 f"triple {over[0]} names id {out[split][over[0], cols].max():,}, {problem}")
         out[f"num_{key}"] = n
     for neg in ("head_neg", "tail_neg"):
         a = out.get(f"test_{neg}")
