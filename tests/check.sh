@@ -15,7 +15,7 @@
 #      SLURM job each, byte-equal to its unsharded run (tests/slurm_scale.sh) (skipped with a message when SLURM
 #      cannot be installed; KGEVAL_SKIP_SLURM=1 skips it);
 #   6. with a data mirror (KGEVAL_MIRROR): the smoke configuration on the real FB15k-237 and WN18RR data (every
-#      stage, its report, tests/smoke_checks.py, and `kgeval reproduce` against reference/smoke, reported);
+#      stage, its report, tests/smoke_checks.py, and `kgeval reproduce` against reference/smoke);
 #   7. with a data mirror: the default configuration's data stage (Table 1).
 # At exit it prints a table of every part's wall seconds.
 set -euo pipefail
@@ -61,6 +61,8 @@ on_exit() {
 }
 trap on_exit EXIT
 
+# the machine kind beside every time below (docs/guide/numerics.md: the kinds train to other bits without the mode)
+python -c 'from kgeval.reproduce.environment import cpu_info; c = cpu_info(); print("== machine:", c["kind"], "|", c["model"])' || true
 part "ruff"
 ruff check .
 part "pytest"
@@ -194,8 +196,20 @@ smoke_run() { # the smoke configuration on the real data from the mirror, its re
   test -s report-smoke.zip || { echo "no report-smoke.zip"; return 1; }
   python tests/smoke_checks.py || return $?
   # the rerun against the pack shipped in reference/smoke (its test sets only: results/ also holds the tiny
-  # run's); reported, not yet required: the pack predates the numerical mode (kgeval.numerics) and is re-packed next
-  kgeval reproduce results --against reference/smoke --testsets FB-Test-O,FB-Test-S,FB-Test-S-C,WN18RR | head -n 3 || true
+  # run's): bit-identical required on the CPU kind that packed it; on the other kind the differences are
+  # reported (kgeval.numerics pins the kernels, docs/guide/numerics.md says what is shown across kinds)
+  local against=(results --against reference/smoke --testsets FB-Test-O,FB-Test-S,FB-Test-S-C,WN18RR)
+  local same
+  same=$(python -c 'import json; from kgeval.reproduce.environment import cpu_info
+m = json.load(open("reference/smoke/manifest.json")); print(int(m["environment"]["cpu"]["kind"] == cpu_info()["kind"]))')
+  if [ "$same" = 1 ]; then
+    kgeval reproduce "${against[@]}" >logs/reproduce-smoke.txt || { head -n 80 logs/reproduce-smoke.txt; return 1; }
+    head -n 3 logs/reproduce-smoke.txt
+  else
+    echo "reference/smoke comes from another CPU kind: its comparison is reported, not required"
+    kgeval reproduce "${against[@]}" >logs/reproduce-smoke.txt || true
+    head -n 40 logs/reproduce-smoke.txt
+  fi
 }
 rm -f logs/fault.status logs/slurm.status logs/slurm_scale.status logs/smoke.status
 side_by_side fault logs/fault-test.log \

@@ -1,0 +1,105 @@
+"""What the reproducible numerical mode (kgeval.numerics) costs per model: the same short training, mode on and off.
+
+Each of the default configuration's models on FB15k-237 (its own model and train settings) trains one epoch of
+``--batches`` batches and one validation pass, in a fresh process per run (the mode's variables are read when MKL,
+oneDNN and ATen first dispatch), under ``KGEVAL_NUMERICS=reproducible`` and ``native`` in turn. The two modes
+alternate, and the first mode alternates with the repeat, so a load that drifts during the run falls on both alike;
+the table gives each model's median seconds per mode and their ratio, and whether the two trained models' parameters
+are bit-identical (they should not be on a kind whose native kernels differ from the pinned ones).
+
+    python benchmarks/numerics_cost.py --kg resources/datasets/FB15k-237/kg.npz --csv numerics_cost.csv
+
+Needs the FB15k-237 graph the workflow builds (``snakemake ... resources/datasets/FB15k-237/kg.npz``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _common import heartbeat_main
+
+ROOT = Path(__file__).resolve().parents[1]
+MODES = ("reproducible", "native")
+
+CHILD = r"""
+import json, sys, time
+from pathlib import Path
+import kgeval  # applies the mode named by KGEVAL_NUMERICS before torch computes anything
+from kgeval.config import load_config_file, model_settings, validate_config
+from kgeval.training.steps import train_seed
+kg, model, batches, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
+root = Path(kgeval.__file__).resolve().parents[2]
+cfg = validate_config(load_config_file(root / "config" / "config.yaml"), root / "config" / "schema.yaml",
+                      models=False)
+s = model_settings(cfg, "FB15k-237", model)
+train = {**s["train"], "max_epochs": 1, "max_batches_per_epoch": batches, "eval_every": 1, "patience": None,
+         "snapshots": False}
+t0 = time.perf_counter()
+train_seed(kg, model, s["model"], train, 0, out / "model.pt", out / "work")
+seconds = time.perf_counter() - t0
+from kgeval.reproduce.manifest import model_entry
+print(json.dumps({"seconds": seconds, "digest": model_entry(out / "model.pt")["sha256"][:16]}))
+"""
+
+
+def run_one(kg: str, model: str, mode: str, batches: int) -> dict:
+    env = dict(os.environ, KGEVAL_NUMERICS=mode, PYTHONPATH=str(ROOT / "src"))
+    with tempfile.TemporaryDirectory(prefix="kgeval-cost-") as tmp:
+        done = subprocess.run([sys.executable, "-c", CHILD, kg, model, str(batches), tmp], env=env,
+                              capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"numerics_cost: {model} ({mode}) failed: {done.stderr.strip().splitlines()[-1:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--kg", default=str(ROOT / "resources/datasets/FB15k-237/kg.npz"))
+    p.add_argument("--models", default="TransE,RotatE,HAKE,AttE,DistMult,RESCAL,ComplEx,TuckER,BiQUE,ConvE,CompGCN,"
+                                       "InteractE,HittER")
+    p.add_argument("--batches", type=int, default=20, help="training batches per run (default 20)")
+    p.add_argument("--repeats", type=int, default=3, help="runs per model and mode (default 3)")
+    p.add_argument("--csv", help="write the table here")
+    a = p.parse_args(argv)
+    if not Path(a.kg).is_file():
+        raise SystemExit(f"numerics_cost: --kg {a.kg}: no such file (build it with the workflow's data stage)")
+    from kgeval.reproduce.environment import cpu_info
+
+    kind = cpu_info()["kind"]
+    commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    rows = []
+    for model in a.models.split(","):
+        times: dict[str, list[float]] = {m: [] for m in MODES}
+        digests: dict[str, set[str]] = {m: set() for m in MODES}
+        for rep in range(a.repeats):
+            for mode in (MODES if rep % 2 == 0 else MODES[::-1]):
+                got = run_one(a.kg, model, mode, a.batches)
+                times[mode].append(got["seconds"])
+                digests[mode].add(got["digest"])
+        med = {m: statistics.median(times[m]) for m in MODES}
+        row = {"model": model, "kind": kind, "commit": commit, "batches": a.batches, "repeats": a.repeats,
+               "reproducible_s": round(med["reproducible"], 2), "native_s": round(med["native"], 2),
+               "ratio": round(med["reproducible"] / med["native"], 3),
+               "same_bits": digests["reproducible"] == digests["native"],
+               "deterministic": len(digests["reproducible"]) == 1 and len(digests["native"]) == 1}
+        rows.append(row)
+        print(f"{model:10s} reproducible {row['reproducible_s']:7.2f} s  native {row['native_s']:7.2f} s  "
+              f"ratio {row['ratio']:.3f}  same bits {row['same_bits']}  deterministic {row['deterministic']}",
+              flush=True)
+    if a.csv:
+        import pandas as pd
+
+        pd.DataFrame(rows).to_csv(a.csv, index=False)
+    return 0
+
+
+if __name__ == "__main__":
+    heartbeat_main(main, __file__)
