@@ -69,18 +69,18 @@ def check_size(spec: SynthSpec, limit: int = MEMORY_LIMIT) -> None:
                           "GiB kgeval allows): use fewer entities or more types")
 
 
-def _true_pairs(rng, score: np.ndarray, category: str, nn_quantile: float) -> list[tuple[int, int]]:
+def _true_pairs(rng, score: np.ndarray, category: str, nn_quantile: float) -> tuple[np.ndarray, np.ndarray]:
+    """The planted pairs of one relation as (domain rows, range columns) of ``score``."""
     nd, nr = score.shape
     if category == "many_to_many":
         cut = np.quantile(score, nn_quantile)
-        hs, ts = np.nonzero(score >= cut)
-        return list(zip(hs.tolist(), ts.tolist()))
+        return np.nonzero(score >= cut)
     if category == "many_to_one":  # each (participating) head has exactly one tail
         heads = rng.choice(nd, size=max(2, nd // 2), replace=False)
-        return [(int(h), int(np.argmax(score[h]))) for h in heads]
+        return heads, score[heads].argmax(1)
     if category == "one_to_many":  # each (participating) tail has exactly one head
         tails = rng.choice(nr, size=max(2, nr // 2), replace=False)
-        return [(int(np.argmax(score[:, t])), int(t)) for t in tails]
+        return score[:, tails].argmax(0), tails
     order = np.argsort(-score, axis=None)
     used_h, used_t, pairs = set(), set(), []
     limit = max(2, min(nd, nr) // 2)
@@ -93,7 +93,8 @@ def _true_pairs(rng, score: np.ndarray, category: str, nn_quantile: float) -> li
         pairs.append((h, t))
         if len(pairs) >= limit:
             break
-    return pairs
+    hs, ts = np.array(pairs, np.int64).reshape(-1, 2).T
+    return hs, ts
 
 
 class _TripleKeys:
@@ -138,7 +139,8 @@ def _pool_side(sample: np.ndarray, side: int, noisy: np.ndarray, etype: np.ndarr
         sl = slice(lo, lo + step)
         v = w[sl] * noisy[anchor[sl]]
         sc = v @ noisy.T  # one product for a block of questions, not one per question
-        sc[etype[None, :] != want_type[sl, None]] -= 1e3  # a typed system prefers the domain (range)
+        np.subtract(sc, 1e3, out=sc, where=etype[None, :] != want_type[sl, None])  # a typed system prefers the
+        # domain (range); in place, not by a boolean index's gather and scatter
         sc[:, ~in_kg] = -np.inf
         order = _top_columns(sc, depth)
         cand = keys.of(order, r[sl, None], t[sl, None]) if side == 0 else keys.of(h[sl, None], r[sl, None], order)
@@ -235,7 +237,7 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
         rel_cat.append(cat)
         rel_dom.append(f"/t{dom}")
         rel_rng.append(f"/t{ran}")
-        hp, tp = np.array(_true_pairs(rng, score, cat, spec.nn_quantile), np.int64).reshape(-1, 2).T
+        hp, tp = _true_pairs(rng, score, cat, spec.nn_quantile)
         keep = dom_e[hp] != ran_e[tp]  # no self-loops
         all_true.append(keys.of(dom_e[hp[keep]], r, ran_e[tp[keep]]))
     # the distinct triples in (head, relation, tail) order: their keys sorted (as the tuples were, one by one)
@@ -248,10 +250,10 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
     n_valid = int(round(spec.valid_share * n_obs))
     test, valid, train = observed[:n_test], observed[n_test:n_test + n_valid], observed[n_test + n_valid:]
 
-    ent_names, rel_names = np.array(entities), np.array(relations)
-
-    def named(arr):  # (head, relation, tail) name columns, vectorised: thousands of relations give millions of rows
-        return [ent_names[arr[:, 0]], rel_names[arr[:, 1]], ent_names[arr[:, 2]]]
+    def named(arr):  # (head, relation, tail) name columns as lists of the names themselves (no copies): thousands
+        # of relations give millions of rows
+        return [[entities[i] for i in arr[:, 0].tolist()], [relations[i] for i in arr[:, 1].tolist()],
+                [entities[i] for i in arr[:, 2].tolist()]]
 
     paths = {role: out / f for role, f in ROLE_FILES.items()}
     for split, arr in (("train", train), ("valid", valid), ("test", test)):

@@ -79,11 +79,12 @@ def write_rows(path: str | Path, rows, header: list[str] | None = None) -> None:
             fh.write("\t".join(str(x) for x in row) + "\n")
 
 
-def write_columns(path: str | Path, columns: list[np.ndarray]) -> None:
-    """:func:`write_rows` for rows given as equal-length columns (strings or integers without tabs or newlines):
+def write_columns(path: str | Path, columns: list) -> None:
+    """:func:`write_rows` for rows given as equal-length columns (arrays of strings or integers, or lists of strings,
+    without tabs or newlines):
     the same bytes, but the text is built by numpy's vectorised string operations, not a Python loop per row
     (a synthetic graph with thousands of relations writes millions of rows)."""
-    cols = [np.asarray(c).astype(str).tolist() for c in columns]
+    cols = [c if isinstance(c, list) else np.asarray(c).astype(str).tolist() for c in columns]
     with atomic_open(path) as fh:
         if cols and len(cols[0]):  # joined by str.join: numpy's fixed-width string additions were 5x slower
             fh.write("\n".join(map("\t".join, zip(*cols))) + "\n")
