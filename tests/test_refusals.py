@@ -199,6 +199,23 @@ def test_the_vectorised_pool_writes_the_same_bytes(tmp_path, seed, spec):
 
 
 
+def test_synth_key_set_is_membership_in_the_sorted_keys(monkeypatch):
+    """The pooling's membership test (a hashed bitmap before the binary search, issue 60 item 9) answers as
+    the binary search alone did, also where the bitmap is tiny and nearly every value is a false hit."""
+    import numpy as np
+
+    from kgeval.data import synth
+
+    rng = np.random.default_rng(4)
+    keys = np.unique(rng.integers(0, 10**9, 5_000))
+    values = np.concatenate([rng.choice(keys, 3_000), rng.integers(0, 10**9, 3_000), [0, 10**9]]).reshape(2, -1)
+    want = np.isin(values, keys)
+    for bits in (24, 4):
+        monkeypatch.setattr(synth._KeySet, "BITS", bits)
+        np.testing.assert_array_equal(synth._KeySet(keys).has(values), want)
+    assert not synth._KeySet(np.zeros(0, np.int64)).has(values).any()
+
+
 @pytest.mark.parametrize("block", [1 << 22, 40])
 def test_synth_pooling_is_the_per_question_ranking(monkeypatch, block):
     """d99e1f8 pooled with a Python loop over every sample question and candidate (`synth --relations 10000` ran
@@ -219,7 +236,10 @@ def test_synth_pooling_is_the_per_question_ranking(monkeypatch, block):
     sample = np.stack([rng.integers(0, n, 9), rng.integers(0, R, 9), rng.integers(0, n, 9)], 1)
     filter_set = set(filtered.tolist())
     for side in (0, 1):
-        got = synth._pool_side(sample, side, noisy, etype, dom_t, ran_t, in_kg, filtered, keys, seed, spec)
+        got = synth._pool_side(sample, side, noisy, etype, (dom_t, ran_t)[side][sample[:, 1]],
+                               synth._relation_weights(sample[:, 1], seed, spec.dim), in_kg,
+                               synth._KeySet(filtered), keys, synth._pool_depth(sample, side, filtered, keys, spec),
+                               spec)
         want = []
         for h, r, t in sample.tolist():
             w = np.random.default_rng([seed, 1000 + r]).normal(size=spec.dim)

@@ -276,6 +276,55 @@ def test_a_sidecar_edited_after_the_plan_is_refused_at_its_line(tmp_path):
         read_plan_items(_sidecar(tmp_path, drop=[CHECK]))
 
 
+@pytest.mark.parametrize("metric", ["P", "RR"])
+def test_a_pi_edited_with_its_checksum_recomputed_is_refused(pooled, synth_kg, tmp_path, capsys, metric):
+    """Issue 60 item 8: π = 1e-300 with a recomputed plan_sha256 passes the checksum, yet Δ̂ becomes 1e+295.
+    The estimate recomputes every π from the design the sidecar records and the refitted prior: one line naming
+    the file, the row and the value, nothing written; a sidecar without the design's columns is refused too."""
+    from kgeval.cli import main
+    from kgeval.sampling.sheet import DESIGN_COLUMNS
+
+    dumps, out, side, triples, oracle = judged_plan(tmp_path, synth_kg, pooled[1], metric)
+    assert set(DESIGN_COLUMNS) <= set(side.columns) and side["budget"].nunique() == 1
+
+    def cli(plan_folder):
+        return main(["sample-estimate", "--plan", str(plan_folder), "--labels", out["labels.txt"], "--scores",
+                     str(tmp_path / "scores"), "--kg", out["kg.npz"], "--k", "5", "--max-depth", "30", "--out",
+                     str(tmp_path / "cli")])
+
+    assert cli(tmp_path / "plan") == 0  # the real plan, untouched, estimates
+    capsys.readouterr()
+    before = (tmp_path / "cli/estimates.csv").read_bytes()
+    row = len(side) // 2
+    edits = {"tiny": ("pi", 1e-300), "floor": ("pi", side["pi"].iloc[row] * 0.5),
+             "old": ("drop", None), "budget": ("budget", 1e6)}
+    for name, (col, value) in edits.items():
+        bad = side.drop(columns=CHECK)
+        if col == "drop":
+            bad = bad.drop(columns=list(DESIGN_COLUMNS))
+        elif col == "budget":
+            bad[col] = value  # a budget no plan of these inputs was drawn with: every π then recomputes larger
+        else:
+            bad.loc[row, col] = value
+        bad[CHECK] = row_checks(bad)  # the checksum recomputed on purpose
+        folder = tmp_path / f"bad-{name}"
+        folder.mkdir()
+        bad.to_csv(folder / "sampling_plan.csv", index=False)
+        (folder / "sampling_budgets.csv").write_bytes(open(out["budgets.csv"], "rb").read())
+        assert cli(folder) != 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "Traceback" not in err[0], err
+        where = f"bad-{name}/sampling_plan.csv:"
+        if name == "old":
+            assert f"{where}1: no column design" in err[0]
+        else:
+            line = row + 2 if name != "budget" else 2
+            assert f"{where}{line}: pi " in err[0] and "is not the plan's" in err[0], err[0]
+            if name == "tiny":
+                assert "pi 1e-300 is not the plan's" in err[0]
+        assert (tmp_path / "cli/estimates.csv").read_bytes() == before  # no estimate written or replaced
+
+
 def test_the_apis_estimate_checks_the_plans_pi_and_checksum(tmp_path):
     from kgeval import estimate
     from kgeval.api.sampling import SamplingPlan
@@ -289,6 +338,24 @@ def test_the_apis_estimate_checks_the_plans_pi_and_checksum(tmp_path):
         sp = SamplingPlan("Mine", ["A"], "P", 10, 0.95, pd.DataFrame(), sheet, {})
         with pytest.raises(BadValueError, match=f"^sampling_plan: .*{says}"):
             estimate(sp, tmp_path / "labels.txt")
+
+
+def test_the_apis_estimate_checks_pi_against_the_design_it_drew(tmp_path):
+    """A sheet whose π is edited and its checksum recomputed is refused against the plan's own design."""
+    from types import SimpleNamespace
+
+    from kgeval import estimate
+    from kgeval.api.sampling import SamplingPlan
+    from kgeval.errors import BadValueError
+
+    side = pd.read_csv(_sidecar(tmp_path))
+    outside = SimpleNamespace(plan=SimpleNamespace(pi=side["pi"].to_numpy(float)))
+    sheet = side.drop(columns=CHECK)
+    sheet.loc[1, "pi"] = 1e-300
+    sheet[CHECK] = row_checks(sheet)
+    sp = SamplingPlan("Mine", ["A"], "P", 10, 0.95, pd.DataFrame(), sheet, {}, outside=outside)
+    with pytest.raises(BadValueError, match=r"^sampling_plan: sheet row 1: pi 1e-300 is not the plan's \(0.25,"):
+        estimate(sp, tmp_path / "labels.txt")
 
 
 def test_an_undecided_pair_says_how_many_more_judgments_decide_it(pooled, synth_kg, tmp_path):

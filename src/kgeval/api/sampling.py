@@ -171,6 +171,21 @@ def _check_sheet(side: pd.DataFrame) -> None:
         raise BadValueError("sampling_plan", f"sheet row {broken} " + MESSAGE)
 
 
+def _check_design(sampling_plan: SamplingPlan) -> None:
+    """The sheet's π against the design the plan drew (kept in memory beside it): a π edited with its checksum
+    recomputed passes :func:`_check_sheet`, never this."""
+    op = sampling_plan.outside
+    if op is None or len(op.plan.pi) != len(sampling_plan.sheet):
+        return
+    got = pd.to_numeric(sampling_plan.sheet["pi"], errors="coerce").to_numpy(float)
+    off = ~np.isclose(got, op.plan.pi, rtol=1e-6, atol=0.0)
+    if off.any():
+        i = int(np.argmax(off))
+        raise BadValueError("sampling_plan", f"sheet row {i}: pi {got[i]:.6g} is not the plan's ({op.plan.pi[i]:.6g}, "
+                                             "its design's): π was changed after the plan was drawn; plan again "
+                                             "rather than edit its sheet")
+
+
 def estimate(sampling_plan: SamplingPlan, judgments: str | os.PathLike | pd.DataFrame) -> pd.DataFrame:
     """Δ̂ = system − opponent per opponent, with its interval, from the judged sheet of ``sampling_plan``.
 
@@ -191,6 +206,7 @@ def estimate(sampling_plan: SamplingPlan, judgments: str | os.PathLike | pd.Data
         raise BadTypeError("sampling_plan", f"{short_repr(sampling_plan)} is {kind_of(sampling_plan)}, expected a "
                                             "SamplingPlan of kgeval.plan")
     _check_sheet(sampling_plan.sheet)
+    _check_design(sampling_plan)
     if isinstance(judgments, pd.DataFrame):
         need = ["head_id", "relation", "tail_id", "label"]
         missing = [c for c in need if c not in judgments.columns]

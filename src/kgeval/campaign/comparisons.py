@@ -31,7 +31,14 @@ from ..judgments.items import METRIC_NAMES
 from ..judgments.universe import Universe, from_dumps
 from ..sampling.estimates import read_plan_items
 from ..sampling.problem import Problem
-from ..sampling.sheet import locate_items, pair_columns, plan_prior, read_plan_pairs, unknown_units
+from ..sampling.sheet import (
+    check_design,
+    locate_items,
+    pair_columns,
+    plan_prior,
+    read_plan_pairs,
+    unknown_units,
+)
 from ..sampling.weights import is_linear
 
 
@@ -74,6 +81,7 @@ def universe_comparisons(u: Universe, kg: KnowledgeGraph, plan: pd.DataFrame, pl
     where = unknown_units(u, kg)
     units = locate_items(plan, plan_items, u, kg, None, where)
     p = u.pooled_prior(plan_prior(plan, plan_items, u, prior))  # the plan's prior: None asks for no other
+    check_design(plan, plan_items, u, p, METRIC_NAMES[short], cols, units, rbp_p)
     pb = Problem(u.cand, np.zeros(u.truth.size), METRIC_NAMES[short], rbp_p, 0)
     pos = {it["sheet_item"]: i for i, it in enumerate(items)}
     col = np.array([pos.get(str(int(i)), -1) for i in plan["item"]])

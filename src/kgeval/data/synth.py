@@ -69,18 +69,18 @@ def check_size(spec: SynthSpec, limit: int = MEMORY_LIMIT) -> None:
                           "GiB kgeval allows): use fewer entities or more types")
 
 
-def _true_pairs(rng, score: np.ndarray, category: str, nn_quantile: float) -> list[tuple[int, int]]:
+def _true_pairs(rng, score: np.ndarray, category: str, nn_quantile: float) -> tuple[np.ndarray, np.ndarray]:
+    """The planted pairs of one relation as (domain rows, range columns) of ``score``."""
     nd, nr = score.shape
     if category == "many_to_many":
         cut = np.quantile(score, nn_quantile)
-        hs, ts = np.nonzero(score >= cut)
-        return list(zip(hs.tolist(), ts.tolist()))
+        return np.nonzero(score >= cut)
     if category == "many_to_one":  # each (participating) head has exactly one tail
         heads = rng.choice(nd, size=max(2, nd // 2), replace=False)
-        return [(int(h), int(np.argmax(score[h]))) for h in heads]
+        return heads, score[heads].argmax(1)
     if category == "one_to_many":  # each (participating) tail has exactly one head
         tails = rng.choice(nr, size=max(2, nr // 2), replace=False)
-        return [(int(np.argmax(score[:, t])), int(t)) for t in tails]
+        return score[:, tails].argmax(0), tails
     order = np.argsort(-score, axis=None)
     used_h, used_t, pairs = set(), set(), []
     limit = max(2, min(nd, nr) // 2)
@@ -93,7 +93,8 @@ def _true_pairs(rng, score: np.ndarray, category: str, nn_quantile: float) -> li
         pairs.append((h, t))
         if len(pairs) >= limit:
             break
-    return pairs
+    hs, ts = np.array(pairs, np.int64).reshape(-1, 2).T
+    return hs, ts
 
 
 class _TripleKeys:
@@ -118,44 +119,55 @@ class _TripleKeys:
 POOL_BLOCK = 1 << 22
 
 
-def _pool_side(sample: np.ndarray, side: int, noisy: np.ndarray, etype: np.ndarray, dom_t: np.ndarray,
-               ran_t: np.ndarray, in_kg: np.ndarray, filtered: np.ndarray, keys: _TripleKeys, seed: int,
+def _pool_side(sample: np.ndarray, side: int, noisy: np.ndarray, etype: np.ndarray, want_type: np.ndarray,
+               w: np.ndarray, in_kg: np.ndarray, filtered: _KeySet, keys: _TripleKeys, depth: int,
                spec: SynthSpec) -> tuple[np.ndarray, np.ndarray]:
     """One simulated system's top ``pool_depth`` candidates of every sample question on one side (0: the head
     is asked, 1: the tail), as ``(triple keys, ranks)``; a rank counts the candidates in the graph that are not
     the macro filter's known answers (test answers count).
 
-    A candidate's score is ``noisy[c] . (w_r * noisy[anchor])``, less 1e3 outside the relation's domain (range)
-    for a typed system, and -inf outside the graph; candidates come in stable order of decreasing score.
+    A candidate's score is ``noisy[c] . (w_r * noisy[anchor])`` (``w``: each question's relation weights), less
+    1e3 outside the relation's domain (range) ``want_type`` for a typed system, and -inf outside the graph;
+    candidates come in stable order of decreasing score, the first ``depth`` of them (:func:`_pool_depth`).
     """
     n = len(noisy)
     h, r, t = sample[:, 0], sample[:, 1], sample[:, 2]
-    anchor, want_type = (t, dom_t[r]) if side == 0 else (h, ran_t[r])
-    rels, which = np.unique(r, return_inverse=True)  # each relation's weights from its own seeded stream
-    w = np.stack([np.random.default_rng([seed, 1000 + int(x)]).normal(size=spec.dim) for x in rels])[which]
-    # the top pool_depth lie within the first pool_depth + (most filter answers of one question) candidates
-    fh, fr, ft = keys.triples(filtered).T
-    asked = np.unique(fr * n + (ft if side == 0 else fh), return_counts=True)[1]
-    depth = min(n, spec.pool_depth + int(asked.max(initial=0)))
+    anchor = t if side == 0 else h
     out_keys, out_ranks = [], []
     step = max(1, POOL_BLOCK // max(n, 1))
     for lo in range(0, len(sample), step):
         sl = slice(lo, lo + step)
         v = w[sl] * noisy[anchor[sl]]
         sc = v @ noisy.T  # one product for a block of questions, not one per question
-        sc[etype[None, :] != want_type[sl, None]] -= 1e3  # a typed system prefers the domain (range)
+        np.subtract(sc, 1e3, out=sc, where=etype[None, :] != want_type[sl, None])  # a typed system prefers the
+        # domain (range); in place, not by a boolean index's gather and scatter
         sc[:, ~in_kg] = -np.inf
         order = _top_columns(sc, depth)
         cand = keys.of(order, r[sl, None], t[sl, None]) if side == 0 else keys.of(h[sl, None], r[sl, None], order)
         # ranks count macro-filter candidates (test answers included): the filter's answers and entities outside
         # the graph are skipped
-        ok = in_kg[order] & ~_member(cand, filtered)
+        ok = in_kg[order] & ~filtered.has(cand)
         rank = np.cumsum(ok, axis=1)
         take = ok & (rank <= spec.pool_depth)
         out_keys.append(cand[take])
         out_ranks.append(rank[take])
     return (np.concatenate(out_keys) if out_keys else np.zeros(0, np.int64),
             np.concatenate(out_ranks) if out_ranks else np.zeros(0, np.int64))
+
+
+def _relation_weights(r: np.ndarray, seed: int, dim: int) -> np.ndarray:
+    """The pooling systems' weights of each relation in ``r`` (one row per entry), each relation's from its own
+    seeded stream (drawn once per relation, shared by every system and side)."""
+    rels, which = np.unique(r, return_inverse=True)
+    return np.stack([np.random.default_rng([seed, 1000 + int(x)]).normal(size=dim) for x in rels])[which]
+
+
+def _pool_depth(sample: np.ndarray, side: int, filtered: np.ndarray, keys: _TripleKeys, spec: SynthSpec) -> int:
+    """The candidates to take per question: the top pool_depth lie within the first pool_depth + (most filter
+    answers of one question) candidates (the same for every system: computed once per side)."""
+    fh, fr, ft = keys.triples(filtered).T
+    asked = np.unique(fr * keys.n + (ft if side == 0 else fh), return_counts=True)[1]
+    return min(keys.n, spec.pool_depth + int(asked.max(initial=0)))
 
 
 def _top_columns(sc: np.ndarray, depth: int) -> np.ndarray:
@@ -170,12 +182,33 @@ def _top_columns(sc: np.ndarray, depth: int) -> np.ndarray:
     return np.take_along_axis(part, o, 1)
 
 
-def _member(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
-    """Whether each of ``values`` is in the sorted array ``sorted_keys``."""
-    if not len(sorted_keys):
-        return np.zeros(values.shape, bool)
-    pos = np.minimum(np.searchsorted(sorted_keys, values), len(sorted_keys) - 1)
-    return sorted_keys[pos] == values
+class _KeySet:
+    """A sorted array of int64 keys with a membership test that binary-searches only the values a hashed table
+    (2^24 one-byte slots, 16 MB; about 6 % of absent values pass it with a million keys) cannot rule out: with
+    thousands of relations the pooling tests tens of millions of candidates against a million filter keys, and a
+    binary search per candidate was a quarter of ``synth --relations 10000``'s time."""
+
+    BITS = 24
+
+    def __init__(self, sorted_keys: np.ndarray):
+        self.keys = np.asarray(sorted_keys, np.int64)
+        self.table = np.zeros(1 << self.BITS, bool)
+        self.table[self._slot(self.keys)] = True
+
+    def _slot(self, values: np.ndarray) -> np.ndarray:
+        mixed = np.asarray(values, np.int64).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)  # wraps: a hash
+        return (mixed >> np.uint64(64 - self.BITS)).astype(np.intp)
+
+    def has(self, values: np.ndarray) -> np.ndarray:
+        values = np.asarray(values, np.int64)
+        out = np.zeros(values.shape, bool)
+        if not len(self.keys):
+            return out
+        maybe = self.table[self._slot(values)]
+        v = values[maybe]
+        pos = np.minimum(np.searchsorted(self.keys, v), len(self.keys) - 1)
+        out[maybe] = self.keys[pos] == v
+        return out
 
 
 def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None) -> dict[str, Path]:
@@ -192,6 +225,7 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
     members = [np.flatnonzero(etype == k) for k in range(T)]
 
     relations, rel_cat, rel_dom, rel_rng, all_true = [], [], [], [], []
+    keys = _TripleKeys(n, spec.num_relations)
     for r in range(spec.num_relations):
         cat = CATEGORIES[r % 4]
         dom, ran = int(rng.integers(T)), int(rng.integers(T))
@@ -203,10 +237,12 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
         rel_cat.append(cat)
         rel_dom.append(f"/t{dom}")
         rel_rng.append(f"/t{ran}")
-        for h, t in _true_pairs(rng, score, cat, spec.nn_quantile):
-            if dom_e[h] != ran_e[t]:
-                all_true.append((int(dom_e[h]), r, int(ran_e[t])))
-    true = np.array(sorted(set(all_true)), dtype=np.int64)
+        hp, tp = _true_pairs(rng, score, cat, spec.nn_quantile)
+        keep = dom_e[hp] != ran_e[tp]  # no self-loops
+        all_true.append(keys.of(dom_e[hp[keep]], r, ran_e[tp[keep]]))
+    # the distinct triples in (head, relation, tail) order: their keys sorted (as the tuples were, one by one)
+    true_keys = np.unique(np.concatenate(all_true)) if all_true else np.zeros(0, np.int64)
+    true = keys.triples(true_keys)
     true = true[rng.permutation(len(true))]
     n_obs = int(round(spec.observed * len(true)))
     observed = true[:n_obs]  # the rest stay hidden: unlabelled positives
@@ -214,10 +250,10 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
     n_valid = int(round(spec.valid_share * n_obs))
     test, valid, train = observed[:n_test], observed[n_test:n_test + n_valid], observed[n_test + n_valid:]
 
-    ent_names, rel_names = np.array(entities), np.array(relations)
-
-    def named(arr):  # (head, relation, tail) name columns, vectorised: thousands of relations give millions of rows
-        return [ent_names[arr[:, 0]], rel_names[arr[:, 1]], ent_names[arr[:, 2]]]
+    def named(arr):  # (head, relation, tail) name columns as lists of the names themselves (no copies): thousands
+        # of relations give millions of rows
+        return [[entities[i] for i in arr[:, 0].tolist()], [relations[i] for i in arr[:, 1].tolist()],
+                [entities[i] for i in arr[:, 2].tolist()]]
 
     paths = {role: out / f for role, f in ROLE_FILES.items()}
     for split, arr in (("train", train), ("valid", valid), ("test", test)):
@@ -248,16 +284,21 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
 
     dom_t = np.array([int(d[2:]) for d in rel_dom])
     ran_t = np.array([int(t[2:]) for t in rel_rng])
-    keys = _TripleKeys(n, spec.num_relations)
-    filtered = keys.sorted(np.concatenate([train, valid]))  # the macro filter
-    known = keys.sorted(observed)
+    # the triples are distinct: their keys sorted are their sorted set (np.unique would hash them again)
+    filtered = np.sort(keys.of(*np.concatenate([train, valid]).T))  # the macro filter
+    known = _KeySet(np.sort(keys.of(*observed.T)))
+    filter_set = _KeySet(filtered)
+    w = _relation_weights(sample[:, 1], seed, spec.dim)
+    depth = [_pool_depth(sample, side, filtered, keys, spec) for side in (0, 1)]
+    want_type = [dom_t[sample[:, 1]], ran_t[sample[:, 1]]]
     found_keys, found_ranks = [], []
     for system in range(spec.pool_systems):
         noise_rng = np.random.default_rng([seed, system])
         noisy = z + spec.pool_noise * noise_rng.normal(size=z.shape) * (0.5 + system / spec.pool_systems)
         for side in (0, 1):  # 0: (?, r, t); 1: (h, r, ?)
-            k, r = _pool_side(sample, side, noisy, etype, dom_t, ran_t, in_kg, filtered, keys, seed, spec)
-            fresh = ~_member(k, known)  # the pool holds candidates that are not known facts
+            k, r = _pool_side(sample, side, noisy, etype, want_type[side], w, in_kg, filter_set, keys, depth[side],
+                              spec)
+            fresh = ~known.has(k)  # the pool holds candidates that are not known facts
             found_keys.append(k[fresh])
             found_ranks.append(r[fresh])
     # each pooled triple at its best (lowest) rank over the systems and sides, in (head, relation, tail) order
@@ -267,7 +308,7 @@ def synthesize(out_dir: str | Path, seed: int = 0, spec: SynthSpec | None = None
     first[1:] = found_keys[by][1:] != found_keys[by][:-1]
     pooled_keys, pooled_depth = found_keys[by][first], found_ranks[by][first]
     pooled = keys.triples(pooled_keys)
-    is_true = np.isin(pooled_keys, keys.sorted(true))
+    is_true = _KeySet(true_keys).has(pooled_keys)
     judged = np.concatenate([sample, pooled])
     label = np.concatenate([np.full(len(sample), "Y"), np.where(is_true, "Y", "N")])
     perm = rng.permutation(len(judged))

@@ -4,7 +4,8 @@
 every value stays in range. Each row of ``sampling_plan.csv`` carries ``plan_sha256``, a SHA-256 chained over the
 rows as the sidecar writes them (floats ``%.10g``, the number of rows in the first link): a changed, added,
 removed or reordered row breaks the chain at that row, so the refusal names its line. It guards against an
-edit or a damaged copy, not against someone who recomputes it on purpose (it holds no secret).
+edit or a damaged copy, not against someone who recomputes it on purpose (it holds no secret): against that,
+an estimate recomputes every π from the design the sidecar records (:func:`.sheet.check_design`).
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ import pandas as pd
 
 CHECK = "plan_sha256"
 CHECKED = ("item", "order", "head_id", "relation", "tail_id", "asks", "pi", "p", "audit", "lists", "prior",
-           "prior_fit")
+           "prior_fit", "design", "floor_share", "budget", "mc_draws", "mc_seed", "judging")
 FLOAT_FORMAT = "%.10g"  # kgeval.io.write_csv's: the text checked is the text written
 
 
 def _lines(side: pd.DataFrame) -> list[str]:
     cols = [c for c in CHECKED if c in side.columns]
     side = side[cols].copy()
-    for c in ("pi", "p"):  # as numbers: a file read back as text may spell 1 as "1.0" (pandas without a format)
+    for c in ("pi", "p", "floor_share", "budget"):  # as numbers: a file read back as text may spell 1 as "1.0" (pandas without a format)
         if c in side.columns:
             side[c] = pd.to_numeric(side[c], errors="coerce")
     text = side.to_csv(index=False, header=False, float_format=FLOAT_FORMAT, lineterminator="\n")

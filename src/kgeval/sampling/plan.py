@@ -61,6 +61,7 @@ class Plan:
     budget: float
     pairs: pd.DataFrame
     lists: np.ndarray | None = None
+    design: dict | None = None  # what recomputes π: kind, floor share, budget and the Monte Carlo's settings
 
 
 def make_plan(pb: Problem, p: np.ndarray, systems: list[str], cols: np.ndarray, budget: float | None = None,
@@ -102,7 +103,9 @@ def make_plan(pb: Problem, p: np.ndarray, systems: list[str], cols: np.ndarray, 
                           "expected_delta": e_delta, "budget_needed": needed, "plan_budget": budget,
                           "expected_half_width": hw})
     lists = None if pb.linear else list_ranks(pb, systems, systems_used, items[order])
-    return Plan(items[order], pi[order], p[items[order]], flag[order], budget, table, lists)
+    inputs = {"design": kind, "floor_share": floor_share, "budget": budget, "mc_draws": pb.mc_draws,
+              "mc_seed": pb.seed, "judging": pb.judging}
+    return Plan(items[order], pi[order], p[items[order]], flag[order], budget, table, lists, inputs)
 
 
 def list_ranks(pb: Problem, systems: list[str], used: np.ndarray, items: np.ndarray) -> np.ndarray:

@@ -61,6 +61,8 @@ def plan_sidecar(u: Universe, kg: KnowledgeGraph, plan: Plan, prior: str, fit: s
     if plan.lists is not None:  # a question plan: which compared lists rank the item, for judging in rank order
         side["lists"] = plan.lists
     side["prior"], side["prior_fit"] = prior, fit
+    for name, value in (plan.design or {}).items():  # what recomputes π (:func:`check_design`)
+        side[name] = value
     side[CHECK] = row_checks(side)  # estimating checks it: π, p, the lists and the prior stay the plan's
     return side
 
@@ -146,3 +148,62 @@ def plan_prior(plan: pd.DataFrame, plan_path, u: Universe, requested: str | None
                                        f"items than these inputs give ({own}): the plan was made from other runs "
                                        "or judgments")
     return kind
+
+
+#: the sidecar's record of the design (:func:`.plan.make_plan`), from which an estimate recomputes every π
+DESIGN_COLUMNS = ("design", "floor_share", "budget", "mc_draws", "mc_seed", "judging")
+PI_RTOL = 1e-6  # the sidecar writes π with 10 significant digits: a recomputed π agrees far closer than this
+
+
+def _design_inputs(plan: pd.DataFrame, plan_path) -> dict:
+    missing = [c for c in DESIGN_COLUMNS if c not in plan.columns]
+    if missing:
+        raise InputError(plan_path, 1, f"no column {', '.join(missing)}: a sidecar written before plans recorded "
+                                       "their design (which recomputes each π), or edited; re-run the plan")
+    out = {}
+    for col, kind in zip(DESIGN_COLUMNS, (str, float, float, int, int, str)):
+        values = plan[col].astype(str)
+        other = values != values.iloc[0]
+        if other.any():
+            i = int(np.argmax(other.to_numpy()))
+            raise InputError(plan_path, int(plan["line"].iloc[i]), f"{col} {values.iloc[i]!r} differs from the "
+                                                                   f"first row's {values.iloc[0]!r}: one plan has "
+                                                                   "one design")
+        try:
+            out[col] = kind(values.iloc[0]) if kind is not int else int(float(values.iloc[0]))
+        except ValueError:
+            raise InputError(plan_path, 2, f"{col} {values.iloc[0]!r} is not a {kind.__name__}") from None
+    if not np.isfinite(out["budget"]) or out["budget"] <= 0 or out["mc_draws"] < 0:
+        raise InputError(plan_path, 2, f"budget {out['budget']:g} / mc_draws {out['mc_draws']}: expected a positive "
+                                       "budget and a count of draws")
+    return out
+
+
+def check_design(plan: pd.DataFrame, plan_path, u: Universe, p: np.ndarray, metric: str, cols: np.ndarray,
+                 items: np.ndarray, rbp_p: float = 0.8) -> None:
+    """Every row's π, recomputed: the design the sidecar records (``design``, ``floor_share``, ``budget`` and,
+    for a question metric, the Monte Carlo's ``mc_draws``, ``mc_seed`` and ``judging``) on the prior ``p``
+    refitted from the same inputs (checked by :func:`locate_items`) and the plan's pairs ``cols``. The checksum
+    catches an edit; this catches a π edited with its checksum recomputed (1e-300 moves Δ̂ by d/π, to 1e+295),
+    and any π no design of these inputs gives. ``items``: each row's candidate (:func:`locate_items`)."""
+    from . import design as dz
+    from .problem import Problem
+
+    d = _design_inputs(plan, plan_path)
+    try:
+        pb = Problem(u.cand, np.zeros(u.cand.state.size), metric, rbp_p, d["mc_draws"], d["mc_seed"], d["judging"])
+        v, _ = pb.variances(p)
+        dsg = dz.design(v[:, cols], pb.eligible(cols), d["budget"], d["design"], pb.cost_of(cols, p),
+                        d["floor_share"])
+    except InputError as exc:
+        raise InputError(plan_path, 2, exc.problem) from None
+    want = dsg.pi[np.searchsorted(pb.U, items)] if pb.linear else dsg.pi[u.cand.item_q[items]]
+    got = plan["pi"].to_numpy(float)
+    off = ~np.isclose(got, want, rtol=PI_RTOL, atol=0.0)
+    if off.any():
+        i = int(np.argmax(off))
+        raise InputError(plan_path, int(plan["line"].iloc[i]),
+                         f"pi {got[i]:.6g} is not the plan's: its {d['design']} design (budget {d['budget']:g}, "
+                         f"floor share {d['floor_share']:g}) gives {want[i]:.6g} on the prior refitted from the "
+                         "same inputs; π was changed after the plan was drawn (and its checksum recomputed): "
+                         "re-run the plan rather than edit its sidecar")

@@ -23,7 +23,7 @@ from .more import more_judgments
 from .plan import make_plan
 from .priors import compare_priors
 from .problem import Problem
-from .sheet import locate_items, pair_columns, plan_prior, read_plan_pairs, write_plan_sheet
+from .sheet import check_design, locate_items, pair_columns, plan_prior, read_plan_pairs, write_plan_sheet
 from .simulation import sequence_errors, simulate
 from .weights import is_linear, pairs
 
@@ -115,6 +115,7 @@ def estimate_step(dumps: dict[str, str], kg_path: str, plan_items: str, plan_pai
     cols = pair_columns(u.systems, table, plan_pairs)
     p = u.pooled_prior(plan_prior(plan, plan_items, u, prior))
     items = locate_items(plan, plan_items, u, kg, p)
+    check_design(plan, plan_items, u, p, METRIC_NAMES[short], cols, items, rbp_p)  # π, recomputed
     try:
         est = judged_estimates(u.cand, p, METRIC_NAMES[short], cols, u.systems, items,
                                plan["pi"].to_numpy(), x, plan["item"].to_numpy(int), rbp_p, level)
