@@ -16,7 +16,7 @@ import pandas as pd
 
 CHECK = "plan_sha256"
 CHECKED = ("item", "order", "head_id", "relation", "tail_id", "asks", "pi", "p", "audit", "lists", "prior",
-           "prior_fit")
+           "prior_fit", "wave")
 FLOAT_FORMAT = "%.10g"  # kgeval.io.write_csv's: the text checked is the text written
 
 

@@ -61,6 +61,8 @@ def plan_sidecar(u: Universe, kg: KnowledgeGraph, plan: Plan, prior: str, fit: s
     if plan.lists is not None:  # a question plan: which compared lists rank the item, for judging in rank order
         side["lists"] = plan.lists
     side["prior"], side["prior_fit"] = prior, fit
+    if plan.wave is not None:  # an extended plan: each item's wave (π is the union's, :mod:`.waves`)
+        side["wave"] = plan.wave
     side[CHECK] = row_checks(side)  # estimating checks it: π, p, the lists and the prior stay the plan's
     return side
 
