@@ -291,3 +291,24 @@ def test_a_served_campaign_reads_the_new_wave(route, tmp_path, capsys):  # noqa:
     n2 = pd.read_csv(tmp_path / "w2/sampling_plan.csv")["item"].nunique()
     assert second["total"] == n2 > first["total"]
     assert len(second["comparisons"]) == len(first["comparisons"]) == 3
+
+
+def test_nothing_to_draw_is_one_line(route, tmp_path, capsys, monkeypatch):  # noqa: F811
+    """Every asked pair decided, or no budget deciding any: one line naming the labels, and no folder."""
+    from kgeval.cli import main
+    from kgeval.sampling import extend
+
+    tmp = route[0]
+    real = extend.judged_estimates
+    args = ["sample-plan", "--extend", str(tmp / "plan"), "--labels", str(tmp / "labels.txt"), "--templates",
+            TEMPLATES, "--reference", str(tmp / "pack"), "--pair", "A,B", "--out", str(tmp_path / "o")]
+    monkeypatch.setattr(extend, "judged_estimates", lambda *a, **k: real(*a, **k).assign(decided=True))
+    assert main(args) == 2
+    assert capsys.readouterr().err == (f"kgeval: error: {tmp / 'labels.txt'}: every asked pair (1) is decided by "
+                                       "these labels: no wave to draw (ask other pairs with --pair/--against, or "
+                                       "give --budget)\n")
+    monkeypatch.setattr(extend, "judged_estimates", lambda *a, **k: real(*a, **k).assign(decided=False))
+    monkeypatch.setattr(extend, "more_judgments", lambda *a, **k: np.full(1, np.nan))
+    assert main(args) == 2
+    assert "no budget within 10,000 judgments decides an asked undecided pair" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
