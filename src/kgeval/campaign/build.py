@@ -196,3 +196,88 @@ def bad_char(text: str) -> str:
         if 0xD800 <= ord(ch) <= 0xDFFF:
             return f"U+{ord(ch):04X}"
     return "a surrogate"
+
+
+def extend_campaign(db: str | Path, plan_dir: str | Path, kg: str | Path | None = None,
+                    templates: str | Path | None = None) -> tuple[int, int, int]:
+    """Add the next wave of the campaign's plan (``kgeval sample-plan --extend``'s folder ``plan_dir``) to the
+    campaign file ``db``: its new items after the ones served so far, and the comparisons recomputed for every
+    item with the union π (:mod:`kgeval.sampling.waves`). One write transaction: a failure leaves the file as it
+    was. Every item already in the campaign must be the same item of the extended sheet (same number, same
+    triple); no judgment, assignment or state is read or written. Returns (new items, items in all,
+    comparisons)."""
+    from ..sampling.reference import read_source
+    from .comparisons import source_comparisons
+    from .evidence import TABLE
+    from .store import ITEM_COLUMNS, connect, write
+
+    plan_dir = Path(plan_dir)
+    sheet, side, pairs = (plan_dir / n for n in ("sampling_plan.tsv", "sampling_plan.csv", "sampling_budgets.csv"))
+    for name in (sheet, side, pairs):
+        if not name.is_file():
+            raise InputError(name, None, "no such file (extend with the folder `kgeval sample-plan --extend` wrote)")
+    if not (plan_dir / "sampling_waves.csv").is_file():
+        raise InputError(plan_dir, None, "no sampling_waves.csv: not an extended plan (`kgeval sample-plan "
+                                         "--extend PLAN --labels L --out DIR` writes one)")
+    source = read_source(plan_dir)
+    if source is None:
+        raise InputError(plan_dir, None, "no sampling_source.json: extend with a plan `kgeval sample-plan` drew")
+    items = read_items(sheet, side)
+    conn = connect(db)
+    try:
+        have = [dict(r) for r in conn.execute("SELECT id, pos, sheet_item, head_id, relation, tail_id FROM items "
+                                              "ORDER BY pos")]
+        by_number = {it["sheet_item"]: it for it in items}
+        for row in have:
+            it = by_number.get(row["sheet_item"])
+            if it is None or (it["head_id"], it["relation"], it["tail_id"]) != (row["head_id"], row["relation"],
+                                                                                row["tail_id"]):
+                raise InputError(side, None, f"item {row['sheet_item']} of the campaign {db} ({row['head_id']} "
+                                             f"{row['relation']} {row['tail_id']}) is not that item of this plan: "
+                                             "extend a campaign with the next wave of the plan it was made from")
+        old = {row["sheet_item"] for row in have}
+        new = [it for it in items if it["sheet_item"] not in old]
+        order = [by_number[row["sheet_item"]] for row in have] + new  # serving order: the campaign's, then the wave
+        comps, c1, c0 = source_comparisons(source, str(side), str(pairs), order)
+        evidence = None
+        graph = kg if kg is not None else source["kg"]
+        has_evidence = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'evidence'").fetchone() is not None
+        if has_evidence and new:
+            evidence = _evidence(graph, templates, new)
+        from ..sampling.extend import read_waves
+        from ..sampling.sheet import read_plan_pairs
+
+        waves = str(len(read_waves(plan_dir / "sampling_waves.csv", read_plan_pairs(pairs), 0)))
+        top = max((row["pos"] for row in have), default=0)
+        try:
+            with write(conn):
+                if conn.execute("SELECT COUNT(*) FROM items").fetchone()[0] != len(have):
+                    raise InputError(db, None, "its items changed while the wave was prepared (another extend?): "
+                                               "run campaign extend again")
+                conn.executemany(f"INSERT INTO items (pos, {', '.join(ITEM_COLUMNS)}) VALUES "
+                                 f"(?{', ?' * len(ITEM_COLUMNS)})",
+                                 [(top + i, *(row[c] for c in ITEM_COLUMNS)) for i, row in enumerate(new, start=1)])
+                for it in items:  # an old item a new unit drew by the floor is an audit item from now on
+                    if it["audit"] and it["sheet_item"] in old:
+                        conn.execute("UPDATE items SET audit = 1 WHERE sheet_item = ?", (it["sheet_item"],))
+                conn.execute("DELETE FROM coefficients")
+                conn.execute("DELETE FROM comparisons")
+                if comps:
+                    add_comparisons(conn, comps, c1, c0)
+                if evidence is not None:
+                    conn.execute(TABLE)
+                    ids = [r[0] for r in conn.execute("SELECT id FROM items WHERE pos > ? ORDER BY pos", (top,))]
+                    from .evidence import capped
+
+                    conn.executemany("INSERT INTO evidence VALUES (?, ?)",
+                                     [(i, json.dumps(capped(e), ensure_ascii=False)) for i, e in zip(ids, evidence)
+                                      if e is not None])
+                conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                 [("waves", waves), ("sheet", str(sheet))] + sorted(plan_expectation(side).items()))
+        except sqlite3.Error as exc:
+            if "full" in str(exc):
+                raise OSError(errno.ENOSPC, "No space left on device", str(db)) from None
+            raise InputError(db, None, f"cannot write the campaign file: {exc}") from None
+    finally:
+        conn.close()
+    return len(new), len(items), len(comps)

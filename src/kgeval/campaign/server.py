@@ -55,7 +55,7 @@ def create_app(db: str | Path):
 
     first = connect(db)
     secret = meta(first)["secret"]
-    live = Live(first)
+    live = [Live(first), meta(first).get("waves", "1")]  # `campaign extend` bumps waves: then read it again
     order = None
     if meta(first).get("order") == "mtc":
         from .exact import MtcOrder
@@ -139,7 +139,10 @@ def create_app(db: str | Path):
     @api(("curator",))
     def live_(person, body, request):
         with lock:
-            return live.snapshot(conn())
+            waves = meta(conn()).get("waves", "1")
+            if waves != live[1]:  # a wave was added (kgeval campaign extend): new items, new comparisons
+                live[:] = [Live(conn()), waves]
+            return live[0].snapshot(conn())
 
     def page(template: str, roles: tuple[str, ...]):
         async def endpoint(request: Request):

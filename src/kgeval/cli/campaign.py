@@ -168,6 +168,24 @@ def _workflow_kg(a, p, testset: str) -> str:
     return str(testset_files("resources", spec["dataset"], [testset]).kg)
 
 
+def _extend(p):
+    p.add_argument("db", help="the campaign file (its judgments are never touched)")
+    p.add_argument("--plan", required=True, metavar="DIR",
+                   help="the folder `kgeval sample-plan --extend` wrote from the campaign's plan: its new items are "
+                        "served after the campaign's, and the live estimates use every wave")
+    p.add_argument("--kg", default=None, help="the dataset's kg.npz for the new items' evidence (default: the "
+                                              "plan's)")
+
+    def run(a):
+        from ..campaign.build import extend_campaign
+
+        new, total, m = extend_campaign(a.db, a.plan, kg=a.kg)
+        print(f"{a.db}\t{new} new items\t{total} items\t{m} comparisons")
+        return 0
+
+    return run
+
+
 DEFAULT_URL = "http://127.0.0.1:8765"  # campaign serve's default host and port
 
 
@@ -380,6 +398,8 @@ def _errors(p, spec: str) -> tuple:
 SUBCOMMANDS = {
     "create": (_create, "create a campaign file from a sheet", "kgeval campaign create c.db --sheet "
                "sampling_plan.tsv --plan-items sampling_plan.csv"),
+    "extend": (_extend, "add the next wave of the campaign's plan (kgeval sample-plan --extend) without touching a "
+                        "judgment", "kgeval campaign extend c.db --plan wave2"),
     "add-person": (_add_person, "add an annotator, adjudicator or curator; prints their personal link",
                    "kgeval campaign add-person c.db ana --role annotator"),
     "serve": (_serve, "serve the judging and live pages", "kgeval campaign serve c.db --port 8765"),
@@ -393,7 +413,7 @@ SUBCOMMANDS = {
 
 
 @command("campaign", "a judging campaign in the browser: two annotators per item, an adjudicator on conflicts, "
-                     "the comparisons decided live (create, add-person, serve, status, export, import, simulate).",
+                     "the comparisons decided live (create, extend, add-person, serve, status, export, import, simulate).",
          "kgeval campaign create c.db --sheet sampling_plan.tsv --plan-items sampling_plan.csv")
 def _campaign(p: argparse.ArgumentParser):
     sub = p.add_subparsers(dest="campaign_cmd", required=True, metavar="STEP", parser_class=Parser)

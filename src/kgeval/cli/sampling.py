@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from ..io import OutputStage
@@ -90,7 +91,8 @@ def _sample_estimate(p: argparse.ArgumentParser):
                         "data (the dataset and the test set) are built first with the workflow, once.",
          "kgeval sample-plan --testset FB-Test-S-C --budget 40 --out plan")
 def _sample_plan(p: argparse.ArgumentParser):
-    p.add_argument("--testset", required=True, help="a pooled test set of the pack, e.g. FB-Test-S-C")
+    p.add_argument("--testset", default=None, help="a pooled test set of the pack, e.g. FB-Test-S-C (not with "
+                                                   "--extend: the plan's)")
     p.add_argument("--out", required=True, help="output folder")
     p.add_argument("--reference", default="reference/default", help="the reference pack (its runs/<test "
                                                                      "set>/top10.parquet)")
@@ -112,8 +114,22 @@ def _sample_plan(p: argparse.ArgumentParser):
     p.add_argument("--resources", default="resources", help="the data stage's folder (datasets/, testsets/)")
     p.add_argument("--templates", default="annotations/templates.tsv", help="the questions' sentence templates")
     p.add_argument("--no-build", action="store_true", help="do not build missing data but stop with an error")
+    p.add_argument("--extend", default=None, metavar="PLAN",
+                   help="draw the next wave of the judged plan in the folder PLAN (one `sample-plan` drew, or an "
+                        "extended one) for the asked pairs (--pair/--against; default the plan's), sized by "
+                        "--budget further judgments or by what the labels in hand say would decide them; --out "
+                        "gets the whole plan (every wave, each item with its union π), for `kgeval campaign "
+                        "extend` and `kgeval sample-estimate`")
+    p.add_argument("--labels", default=None, help="with --extend: the judgments of every item of PLAN (head "
+                                                  "relation tail Y|N, or the folder `kgeval campaign export` wrote)")
 
     def run(a):
+        if a.extend is not None:
+            return _extend(p, a)
+        if a.labels is not None:
+            p.error("--labels goes with --extend PLAN (sample-estimate takes the labels of a plan)")
+        if a.testset is None:
+            p.error("give --testset (a new plan) or --extend PLAN (the next wave of a judged plan)")
         from ..config import load_config_file, validate_config
         from ..errors import InputError
         from ..external.command import testset_files
@@ -147,6 +163,56 @@ def _sample_plan(p: argparse.ArgumentParser):
         return 0
 
     return run
+
+
+def _extend(p: argparse.ArgumentParser, a) -> int:
+    """``sample-plan --extend PLAN --labels L --out OUT``: the next wave (kgeval.sampling.extend)."""
+    import json
+
+    from ..errors import InputError
+    from ..sampling.estimates import refuse_unfinished
+    from ..sampling.extend import WAVES_FILE, extend_plan
+    from ..sampling.reference import SOURCE_FILE, read_source, source_universe
+    from ..sampling.steps import _pair_columns
+
+    if a.labels is None:
+        p.error("--extend needs --labels: the judgments of every item of the plan")
+    if a.testset is not None or a.prior is not None:
+        p.error("--extend draws on the plan's test set and prior: give no --testset or --prior")
+    plan = Path(a.extend)
+    if not plan.is_dir():
+        raise InputError(plan, None, "--extend: no such plan folder")
+    source = read_source(plan)
+    if source is None:
+        raise InputError(plan, None, f"--extend: no {SOURCE_FILE} (a plan the workflow made): extend a plan "
+                                     "`kgeval sample-plan` drew")
+    labels = Path(a.labels) / "judgments.txt" if Path(a.labels).is_dir() else Path(a.labels)
+    refuse_unfinished(labels)
+    out = Path(a.out)
+    if out.resolve() == plan.resolve():
+        raise InputError(out, None, "--out must be a new folder: the judged plan stays as it is")
+    inputs = [plan / n for n in ("sampling_plan.csv", "sampling_budgets.csv", SOURCE_FILE)]
+    with OutputStage("sample-plan", inputs=[*inputs, labels, a.templates], folder=out,
+                     input_folders=[plan, a.reference]) as stage:
+        u, kg = source_universe(source)
+        cols = None
+        if a.pair or a.against:
+            cols = _pair_columns(u.systems, names(a.against), names(a.pair), "--pair" if a.pair else "--against")
+        done = extend_plan(u, kg, plan, labels, stage.root, a.templates, cols, a.budget, a.seed,
+                           rbp_p=source.get("rbp_p", 0.8), testset=source["testset"])
+        kept = json.loads((plan / SOURCE_FILE).read_text(encoding="utf-8"))
+        for key in ("kg", "testset_tsv", "questions", "top"):  # relative to the new folder
+            kept[key] = os.path.relpath(source[key], out.resolve())
+        (stage.root / SOURCE_FILE).write_text(json.dumps(kept, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        n = pd_items(stage.root / "sampling_plan.csv")
+    for row in done["estimate"].itertuples(index=False):
+        more = row.more_judgments
+        state = "decided" if row.decided else (f"undecided — about {more:,.0f} more judgments" if more == more
+                                               else "undecided — no budget within 10,000 decides it")
+        print(f"{row.A} − {row.B}\t{row.delta:+.4f}\t[{row.lo:+.4f}, {row.hi:+.4f}]\t{state}")
+    print(f"{out / 'sampling_plan.tsv'}\twave {done['wave']}: {done['new_items']} new items (about "
+          f"{done['expected_new_judgments']:,.0f} new judgments), {n} in all\t{out / WAVES_FILE}")
+    return 0
 
 
 def names(value: str | None) -> list[str] | None:

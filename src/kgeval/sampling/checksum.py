@@ -17,7 +17,7 @@ import pandas as pd
 
 CHECK = "plan_sha256"
 CHECKED = ("item", "order", "head_id", "relation", "tail_id", "asks", "pi", "p", "audit", "lists", "prior",
-           "prior_fit", "design", "floor_share", "budget", "mc_draws", "mc_seed", "judging")
+           "prior_fit", "design", "floor_share", "budget", "mc_draws", "mc_seed", "judging", "wave")
 FLOAT_FORMAT = "%.10g"  # kgeval.io.write_csv's: the text checked is the text written
 
 

@@ -62,6 +62,7 @@ class Plan:
     pairs: pd.DataFrame
     lists: np.ndarray | None = None
     design: dict | None = None  # what recomputes π: kind, floor share, budget and the Monte Carlo's settings
+    wave: np.ndarray | None = None  # an extended plan (:mod:`.waves`): the wave that first drew each item
 
 
 def make_plan(pb: Problem, p: np.ndarray, systems: list[str], cols: np.ndarray, budget: float | None = None,
@@ -81,24 +82,7 @@ def make_plan(pb: Problem, p: np.ndarray, systems: list[str], cols: np.ndarray, 
     audit = u_uni < dsg.pi_uniform
     drawn = (u_opt < dsg.pi_opt) | audit
     hw = norm.ppf(0.5 + level / 2) * np.sqrt(dz.expected_variance(dsg.pi, v[:, cols]))
-    if pb.linear:
-        items, pi, flag = pb.U[drawn], dsg.pi[drawn], audit[drawn]
-    else:  # every unknown of the compared lists of each drawn question that can move them (above a known relevant)
-        systems_used = pb.systems_of(cols)
-        sub = pb.pos[systems_used]
-        q_of = np.broadcast_to(np.arange(pb.Q)[None, :, None], sub.shape)
-        ok = pb.open[systems_used] & drawn[q_of]
-        rank = np.broadcast_to(np.arange(1, sub.shape[-1] + 1), sub.shape)[ok]
-        at = np.lexsort((rank, sub[ok]))  # by item, then its best rank first
-        by_item = sub[ok][at]
-        keep = np.concatenate([[True], by_item[1:] != by_item[:-1]])
-        items, best = by_item[keep], rank[at][keep]
-        q = pb.cand.item_q[items]
-        pi, flag = dsg.pi[q], audit[q]
-    if pb.linear:
-        order = rng.permutation(items.size)
-    else:  # questions in a random order, each one's items from the top
-        order = np.lexsort((items, best, rng.permutation(pb.Q)[q]))
+    items, pi, flag, order, systems_used = drawn_items(pb, cols, drawn, dsg.pi, audit, rng)
     table = pd.DataFrame({"Metric": metric, "A": np.asarray(systems)[pb.a[cols]], "B": np.asarray(systems)[pb.b[cols]],
                           "expected_delta": e_delta, "budget_needed": needed, "plan_budget": budget,
                           "expected_half_width": hw})
@@ -106,6 +90,31 @@ def make_plan(pb: Problem, p: np.ndarray, systems: list[str], cols: np.ndarray, 
     inputs = {"design": kind, "floor_share": floor_share, "budget": budget, "mc_draws": pb.mc_draws,
               "mc_seed": pb.seed, "judging": pb.judging}
     return Plan(items[order], pi[order], p[items[order]], flag[order], budget, table, lists, inputs)
+
+
+def drawn_items(pb: Problem, cols: np.ndarray, drawn: np.ndarray, pi_unit: np.ndarray, audit: np.ndarray,
+                rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The candidate items of the drawn units (``drawn``, per unit), each with its unit's π and audit flag, and
+    the judging order (a permutation of them): an item plan's items in a random order; a question plan's
+    questions in a random order, each one's unknowns of the compared lists that can move them from the top (at
+    their best rank). Also the compared systems (a question plan's lists)."""
+    systems_used = pb.systems_of(cols)
+    if pb.linear:
+        items, pi, flag = pb.U[drawn], pi_unit[drawn], audit[drawn]
+        return items, pi, flag, rng.permutation(items.size), systems_used
+    # every unknown of the compared lists of each drawn question that can move them (above a known relevant)
+    sub = pb.pos[systems_used]
+    q_of = np.broadcast_to(np.arange(pb.Q)[None, :, None], sub.shape)
+    ok = pb.open[systems_used] & drawn[q_of]
+    rank = np.broadcast_to(np.arange(1, sub.shape[-1] + 1), sub.shape)[ok]
+    at = np.lexsort((rank, sub[ok]))  # by item, then its best rank first
+    by_item = sub[ok][at]
+    keep = np.concatenate([[by_item.size > 0], by_item[1:] != by_item[:-1]])[:by_item.size]  # none: a wave of 0
+    items, best = by_item[keep], rank[at][keep]
+    q = pb.cand.item_q[items]
+    # questions in a random order, each one's items from the top
+    order = np.lexsort((items, best, rng.permutation(pb.Q)[q]))
+    return items, pi_unit[q], audit[q], order, systems_used
 
 
 def list_ranks(pb: Problem, systems: list[str], used: np.ndarray, items: np.ndarray) -> np.ndarray:

@@ -5,6 +5,8 @@ The plan of the study's pairs (:mod:`.steps`) and the plan of an outside system 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -16,8 +18,10 @@ from ..judgments.items import METRIC_NAMES
 from ..judgments.universe import Universe
 from ..pools.annotation.formats import EXPORT_HEADER, _write_sheet
 from ..pools.annotation.templates import question
+from . import design as dz
 from .checksum import CHECK, row_checks
 from .plan import Plan
+from .waves import WAVE_COLUMNS, union_pi, wave_design
 
 
 def _sheet_items(triples: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -63,6 +67,8 @@ def plan_sidecar(u: Universe, kg: KnowledgeGraph, plan: Plan, prior: str, fit: s
     side["prior"], side["prior_fit"] = prior, fit
     for name, value in (plan.design or {}).items():  # what recomputes π (:func:`check_design`)
         side[name] = value
+    if plan.wave is not None:  # an extended plan: each item's wave (π is the union's, :mod:`.waves`)
+        side["wave"] = plan.wave
     side[CHECK] = row_checks(side)  # estimating checks it: π, p, the lists and the prior stay the plan's
     return side
 
@@ -193,11 +199,22 @@ def check_design(plan: pd.DataFrame, plan_path, u: Universe, p: np.ndarray, metr
     try:
         pb = Problem(u.cand, np.zeros(u.cand.state.size), metric, rbp_p, d["mc_draws"], d["mc_seed"], d["judging"])
         v, _ = pb.variances(p)
-        dsg = dz.design(v[:, cols], pb.eligible(cols), d["budget"], d["design"], pb.cost_of(cols, p),
-                        d["floor_share"])
+        if d["design"] == "waves":  # an extended plan: the union of its waves' designs (:mod:`.waves`)
+            where = Path(plan_path).parent / WAVES_FILE
+            if not where.is_file():
+                raise InputError(plan_path, 2, f"an extended plan (design 'waves') without its {WAVES_FILE} beside "
+                                               "it: keep the folder sample-plan --extend wrote whole")
+            waves = read_waves(where, None, 0)
+            pi = union_pi(*(wave_design(pb, v, p, wave_columns(u.systems, w.pairs, where), w.budget, w.design,
+                                        w.floor_share).pi for w in waves.itertuples(index=False)))
+        else:
+            pi = dz.design(v[:, cols], pb.eligible(cols), d["budget"], d["design"], pb.cost_of(cols, p),
+                           d["floor_share"]).pi
     except InputError as exc:
+        if exc.path is not None and str(exc.path) != str(plan_path):
+            raise
         raise InputError(plan_path, 2, exc.problem) from None
-    want = dsg.pi[np.searchsorted(pb.U, items)] if pb.linear else dsg.pi[u.cand.item_q[items]]
+    want = pi[np.searchsorted(pb.U, items)] if pb.linear else pi[u.cand.item_q[items]]
     got = plan["pi"].to_numpy(float)
     off = ~np.isclose(got, want, rtol=PI_RTOL, atol=0.0)
     if off.any():
@@ -207,3 +224,34 @@ def check_design(plan: pd.DataFrame, plan_path, u: Universe, p: np.ndarray, metr
                          f"floor share {d['floor_share']:g}) gives {want[i]:.6g} on the prior refitted from the "
                          "same inputs; π was changed after the plan was drawn (and its checksum recomputed): "
                          "re-run the plan rather than edit its sidecar")
+
+
+WAVES_FILE = "sampling_waves.csv"
+
+
+def read_waves(path: Path, table: pd.DataFrame, seed: int, floor_share: float = 0.1) -> pd.DataFrame:
+    """The plan's waves (``sampling_waves.csv``), or its first and only wave from its per-pair table (a plan
+    `sample-plan` drew: the optimal design at ``plan_budget`` for the table's pairs, drawn with ``seed``)."""
+    if not path.is_file():
+        pairs = ";".join(f"{a},{b}" for a, b in zip(table["A"], table["B"]))
+        return pd.DataFrame([{"wave": 1, "pairs": pairs, "budget": float(table["plan_budget"].iloc[0]),
+                              "design": "optimal", "floor_share": floor_share, "seed": seed, "new_units": np.nan,
+                              "new_judgments": np.nan}])
+    try:
+        waves = pd.read_csv(path, dtype={"pairs": str, "design": str})
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(path, None, f"cannot read the plan's waves: {exc}") from None
+    missing = [c for c in WAVE_COLUMNS if c not in waves.columns]
+    if missing or waves.empty:
+        raise InputError(path, 1, f"no column {', '.join(missing) or 'row'} (expected {', '.join(WAVE_COLUMNS)})")
+    for line, row in enumerate(waves.itertuples(index=False), start=2):
+        if not (np.isfinite(row.budget) and row.budget >= 0 and 0 <= row.floor_share <= 1
+                and row.design in dz.DESIGNS and row.wave == line - 1):
+            raise InputError(path, line, "expected wave 1, 2, … in order, a budget ≥ 0, a design of "
+                                         f"{dz.DESIGNS} and a floor_share in [0, 1]")
+    return waves
+
+
+def wave_columns(systems: list[str], pairs: str, path) -> np.ndarray:
+    a, b = zip(*(p.split(",") for p in pairs.split(";"))) if pairs else ((), ())
+    return pair_columns(systems, pd.DataFrame({"A": list(a), "B": list(b)}), path)
