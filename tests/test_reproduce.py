@@ -125,6 +125,25 @@ def test_a_changed_verdict_is_listed(tmp_path, capsys):
     assert [line.split()[0] for line in out if line.rstrip().endswith("CHANGED")] == ["4"]
 
 
+def test_a_claim_on_wall_clock_times_is_compared_by_its_verdict_only(tmp_path, capsys):
+    """Claim 11b's statistic is a ratio of seconds: two reruns never write the same, so its row is left out of the
+    table's digest (its verdict still counts); a change in any other row still differs."""
+    def findings(root: Path, seconds: str, other: str = "0.64") -> None:
+        pd.DataFrame({"claim": ["4. Claim four holds", "11b. KP is fast"], "ours": [other, seconds],
+                      "holds": ["no", "partly"], "interval": ["[0.5, 0.7]", "none: wall-clock times"]}).to_csv(
+            root / "tables" / "findings.csv", index=False)
+
+    a, b = results_folder(tmp_path / "a", manifest=False), results_folder(tmp_path / "b", manifest=False)
+    findings(a, "median 37.3%")
+    findings(b, "median 47.8%")
+    rc, out = _run(capsys, a, "--against", b)
+    assert rc == 0 and out[0].startswith("bit-identical")
+    assert "note: tables/findings.csv: claim 11b (wall-clock times) compared by verdict only" in out
+    findings(a, "median 37.3%", other="0.65")
+    rc, out = _run(capsys, a, "--against", b)
+    assert rc == 1 and "tables/findings.csv: the claims' table differs" in "\n".join(out)
+
+
 def test_environment_differences_are_listed(tmp_path, capsys):
     a = results_folder(tmp_path / "a", environment=_environment("Intel Xeon", "AVX2", numpy_installed="2.2.0"))
     b = results_folder(tmp_path / "b")
@@ -261,8 +280,9 @@ def test_the_smoke_pack_against_itself_and_the_default_pack(capsys):
     if not (smoke / "metrics").is_dir() or not (default / "metrics").is_dir():
         pytest.skip("the reference packs are not in this checkout")
     rc, out = _run(capsys, smoke, "--against", smoke)
-    # 4 test sets × (evaluation, per_answer, per_question) + runs/FB-Test-S-C/top10
-    assert (rc, out[0]) == (0, "bit-identical (13 artifacts)")
+    # 4 test sets × (evaluation, per_answer, per_question) + runs/FB-Test-S-C/top10, and the packed run's trained
+    # models and score dumps by its manifest.json's digests (27)
+    assert (rc, out[0]) == (0, "bit-identical (40 artifacts)")
     rc, out = _run(capsys, smoke, "--against", default)
     assert rc == 1
     assert "the test sets differ in size (FB-Test-O, FB-Test-S, FB-Test-S-C, WN18RR)" in out[0]

@@ -268,11 +268,24 @@ def _verdicts(side: Side) -> dict[str, str] | None:
     return None
 
 
+def _timed(table: pd.DataFrame) -> np.ndarray:
+    """The rows of a findings table whose statistic is a wall-clock time (their ``interval`` says so)."""
+    if "interval" not in table.columns or "claim" not in table.columns:
+        return np.zeros(len(table), bool)
+    return table["interval"].astype(str).str.contains("wall-clock", regex=False).to_numpy()
+
+
 def _findings(cmp: Comparison) -> None:
     paths = [s.root / FINDINGS for s in (cmp.ours, cmp.theirs)]
     if all(p.is_file() for p in paths):
-        x, y = (column_digests(read_table(p, text=True)) for p in paths)
+        tables = [read_table(p, text=True) for p in paths]
+        timed = [_timed(t) for t in tables]
+        x, y = (column_digests(t[~m].reset_index(drop=True)) for t, m in zip(tables, timed, strict=True))
         cmp.artifacts.append(Artifact(FINDINGS.as_posix(), x == y, "" if x == y else "the claims' table differs"))
+        names = sorted({claim_id(c) for t, m in zip(tables, timed, strict=True) for c in t.loc[m, "claim"]})
+        if names:  # a rerun's seconds never repeat: such a claim's row is compared by its verdict only
+            cmp.notes.append(f"{FINDINGS.as_posix()}: claim {', '.join(names)} (wall-clock times) compared by "
+                             "verdict only")
     v = [_verdicts(s) for s in (cmp.ours, cmp.theirs)]
     if v[0] is None or v[1] is None:
         lacking = [s.label for s, d in zip((cmp.ours, cmp.theirs), v, strict=True) if d is None]
