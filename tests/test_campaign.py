@@ -532,6 +532,15 @@ def test_more_judgments_agree_in_sample_estimate_status_and_live(pooled, synth_k
     # every item final: sample-estimate's estimates.csv, its printed line, the live JSON and campaign status
     import_labels(conn, out["labels.txt"])
     after = {(c["a"], c["b"]): c for c in live.snapshot(conn)["comparisons"]}
+    # the server's Live computes the figures for a time per look (here: one a look), the rest at the next
+    paced = Live(conn, more_seconds=0.0)
+    looks = [json.loads(json.dumps(paced.snapshot(conn)["comparisons"]))]  # as the page receives them
+    while any(c.get("updating") for c in looks[-1]):
+        looks.append(json.loads(json.dumps(paced.snapshot(conn)["comparisons"])))
+    assert len(looks) == sum(not c["decided"] for c in after.values()) and len(looks) > 1
+    assert looks[0][-1]["needed"] == "working out the judgments still needed (updating)"
+    assert [(c["more_needed"], c["needed"]) for c in looks[-1]] == [(c["more_needed"], c["needed"])
+                                                                    for c in after.values()]
     conn.close()
     status = status_text(db)
     for row in est.itertuples(index=False):

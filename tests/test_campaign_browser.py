@@ -444,6 +444,9 @@ def test_campaign_in_the_browser(chrome, campaign):
              f"the live page to show item {item}'s final label", timeout=LIVE_S)
         seen = time.perf_counter() - t0
         assert seen <= LIVE_S
+    # the judgments still needed: computed at most 0.15 s per look, the rest at the next looks
+    wait(live, lambda d: not any("(updating)" in c["needed"] for c in live_cells(d).values()),
+         "every figure of the judgments still needed")
     cells = live_cells(live)
     pairs = pd.read_csv(campaign["plan"]["sampling_budgets.csv"])
     assert {p.rsplit("|", 1)[0] for p in cells} == {f"{a}|{b}" for a, b in zip(pairs["A"], pairs["B"])}
