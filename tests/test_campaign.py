@@ -480,6 +480,81 @@ def test_plan_campaign_estimate_equals_sample_estimate(pooled, synth_kg, tmp_pat
         assert after[row.A, row.B]["low"] <= row.delta <= after[row.A, row.B]["high"]
 
 
+def test_more_judgments_agree_in_sample_estimate_status_and_live(pooled, synth_kg, tmp_path, capsys):
+    """Issue 62: the judgments that would decide an undecided pair are one figure in sample-estimate's
+    estimates.csv and its output, campaign status and the live JSON (kgeval.sampling.more.more_needed on the
+    plan's budget statistics with the labels in hand); half-way through too, against more_judgments on the same
+    labels and the campaign's Δ̂."""
+    from test_sampling_estimates import judged_plan
+
+    from kgeval.campaign.export import import_labels
+    from kgeval.campaign.live import Live
+    from kgeval.campaign.status import status_text
+    from kgeval.judgments.items import METRIC_NAMES
+    from kgeval.judgments.universe import from_dumps
+    from kgeval.sampling.estimates import read_plan_items
+    from kgeval.sampling.more import more_judgments, more_words
+    from kgeval.sampling.sheet import locate_items
+    from kgeval.sampling.steps import estimate_step
+
+    dumps, out, side, triples, oracle = judged_plan(tmp_path, synth_kg, pooled[1], "P")
+    est = estimate_step(dumps, out["kg.npz"], out["plan.csv"], out["budgets.csv"], out["labels.txt"], out["est.csv"],
+                        out["audit.csv"], k=5, max_depth=30)
+    db = tmp_path / "c.db"
+    study = {"dumps": dumps, "kg_path": out["kg.npz"], "plan_pairs": out["budgets.csv"], "k": 5, "max_depth": 30}
+    create_campaign(db, out["plan.tsv"], out["plan.csv"], study=study)
+    # half the items final: the live figure is more_judgments' on the same labels at the campaign's Δ̂
+    half = tmp_path / "half.txt"
+    lines = open(out["labels.txt"]).read().splitlines()
+    half.write_text("\n".join(lines[: len(lines) // 2]) + "\n")
+    conn = connect(db)
+    live = Live(conn)
+    import_labels(conn, half)
+    now = live.snapshot(conn)["comparisons"]
+    json.dumps(now)  # what the live API sends
+    u = from_dumps(dumps, synth_kg, 5, 30)
+    plan = read_plan_items(out["plan.csv"])
+    p = u.pooled_prior("logistic")
+    items = locate_items(plan, out["plan.csv"], u, synth_kg, p)
+    got = {tuple(r.split("\t")[:3]): r.split("\t")[3] for r in lines[: len(lines) // 2]}
+    x = np.array([{"Y": 1, "N": 0}.get(got.get((h, r, t)), -1) for h, r, t in
+                  zip(plan["head_id"], plan["relation"], plan["tail_id"])])
+    cols = np.array([int(np.flatnonzero((np.asarray(u.systems)[u.cand.pairs[0]] == c["a"]) &
+                                        (np.asarray(u.systems)[u.cand.pairs[1]] == c["b"]))[0]) for c in now])
+    delta = np.array([np.nan if c["delta"] is None else c["delta"] for c in now])
+    want = more_judgments(u.cand, p, METRIC_NAMES["P"], cols, items, x, delta, np.array([c["decided"] for c in now]))
+    seen = 0
+    for c, w in zip(now, want):
+        assert (c["more_needed"] is None) == (not np.isfinite(w)), (c, w)
+        if c["more_needed"] is not None:
+            assert c["more_needed"] == w and c["needed"] == more_words(w)
+            seen += 1
+    # every item final: sample-estimate's estimates.csv, its printed line, the live JSON and campaign status
+    import_labels(conn, out["labels.txt"])
+    after = {(c["a"], c["b"]): c for c in live.snapshot(conn)["comparisons"]}
+    # the server's Live computes the figures for a time per look (here: one a look), the rest at the next
+    paced = Live(conn, more_seconds=0.0)
+    looks = [json.loads(json.dumps(paced.snapshot(conn)["comparisons"]))]  # as the page receives them
+    while any(c.get("updating") for c in looks[-1]):
+        looks.append(json.loads(json.dumps(paced.snapshot(conn)["comparisons"])))
+    assert len(looks) == sum(not c["decided"] for c in after.values()) and len(looks) > 1
+    assert looks[0][-1]["needed"] == "working out the judgments still needed (updating)"
+    assert [(c["more_needed"], c["needed"]) for c in looks[-1]] == [(c["more_needed"], c["needed"])
+                                                                    for c in after.values()]
+    conn.close()
+    status = status_text(db)
+    for row in est.itertuples(index=False):
+        c = after[row.A, row.B]
+        assert c["decided"] == row.decided
+        if not row.decided:
+            assert c["needed"] == more_words(row.more_judgments), (c, row)
+            assert (c["more_needed"] is None and not np.isfinite(row.more_judgments)) or \
+                c["more_needed"] == row.more_judgments
+            assert f"{row.A} − {row.B}\t" in status and f"undecided — {more_words(row.more_judgments)}" in status
+            seen += 1
+    assert seen >= 2, (now, est)
+
+
 # ---- the command line ------------------------------------------------------------------------------------------
 def test_command_line(tmp_path, capsys, monkeypatch):
     from kgeval.campaign import server
@@ -687,12 +762,38 @@ def test_offline_simulation_decides_nothing_before_a_bearing_label(tmp_path):
     assert off["comparisons"][0]["decided_at"] == 10
 
 
-def test_status_says_about_how_many_more_judgments():
-    """h = 0.02 after 50 judgments, Δ̂ = 0.01: 50 × (2² − 1) = 150 more; a decided one or one without a bearing
-    label says nothing."""
-    from kgeval.campaign.status import more_text
+def test_more_needed_by_hand():
+    """kgeval.sampling.more.more_needed, the one computation behind sample-estimate, campaign status and the live
+    page. Two like units (v = 0.01 each) and one judgment: the floor's share is max(0.1, (1/2)²) = 0.25, so each
+    unit gets π = 1 − (1 − 0.375)(1 − 0.125) = 0.453125 and the expected half-width is 1.96 √(2 (1/π − 1) 0.01) =
+    0.3045: |Δ̂| 0.5 needs 1 judgment, 0.2 needs both (a census: width 0). One unit already judged: 1 judgment is
+    that census. Both judged: no budget can (inf); Δ̂ 0 with units left, or a decided pair: NaN."""
+    from kgeval.sampling.more import more_needed, more_words
 
-    row = {"decided": False, "delta": 0.01, "judgments": 50, "rule": "sequence", "low": -0.01, "high": 0.03}
-    assert more_text(row) == " — about 150 more judgments"
-    assert more_text({**row, "decided": True}) == "" and more_text({**row, "delta": None}) == ""
-    assert more_text({**row, "delta": 0.0}) == " — no estimate away from 0 yet"
+    v, none = np.full(2, 0.01), np.zeros(2, bool)
+    assert more_needed(v, none, 0.5, False) == 1 and more_needed(v, none, -0.5, False) == 1
+    assert more_needed(v, none, 0.31, False) == 1 and more_needed(v, none, 0.30, False) == 2
+    assert more_needed(v, none, 0.2, False) == 2 and more_needed(v, np.array([True, False]), 0.01, False) == 1
+    assert more_needed(v, np.ones(2, bool), 0.0, False) == np.inf
+    assert np.isnan(more_needed(v, none, 0.0, False)) and np.isnan(more_needed(v, none, 0.5, True))
+    assert np.isnan(more_needed(v, none, None, False))
+    assert np.isnan(more_needed(np.full(20_000, 0.01), np.zeros(20_000, bool), 1e-4, False))  # beyond 10,000
+    assert more_words(1234.0) == "about 1,234 more judgments"
+    assert more_words(np.inf).startswith("no budget can decide it")
+    assert more_words(np.nan) == "no budget within 10,000 decides it at this estimate"
+
+
+def test_unit_budget_is_the_plans_budget_statistic():
+    """more_needed's fast path for items (sorted once, not at each bisection step) gives budget_needed's figure,
+    on 400 random pairs: units with v = 0, ties, a max_budget below and above the units."""
+    from kgeval.sampling.more import unit_budget
+    from kgeval.sampling.plan import budget_needed
+
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        n = int(rng.integers(1, 80))
+        v = np.round(rng.random(n) ** 3, int(rng.integers(1, 4))) * 10.0 ** -float(rng.integers(0, 4))
+        target, cap = float(rng.random() * np.sqrt(v.sum()) * 2), int(rng.integers(1, 100))
+        fast, slow = unit_budget(v, target, max_budget=cap), budget_needed(v[:, None], np.ones(n, bool), np.ones(n),
+                                                                           target, max_budget=cap)
+        assert fast == slow or (np.isnan(fast) and np.isnan(slow)), (v, target, cap, fast, slow)

@@ -4,8 +4,9 @@ lists, the mirror's judgments). Two annotators and an adjudicator: 20 items judg
 link, Enter; n and u one key each), each showing its evidence from the graph; two keys pressed while an answer
 is on its way both land; one answer undone with z and Enter pressed after it, which undoes nothing more; a
 disagreement appears on the adjudicator's open page without a reload and is resolved there; the curator's live
-page updated within 1 s of a judgment, its intervals in the metric's range, P@10 named, rows filtered and
-sorted; an annotator never sees the other's answer, in the page or over HTTP.
+page updated within 1 s of a judgment, its intervals in the metric's range and the exact bounds, P@10 named,
+each undecided pair's judgments still needed (issue 62), rows filtered and sorted, closest to a decision first
+and back to that order by keyboard; an annotator never sees the other's answer, in the page or over HTTP.
 
 With ``KGEVAL_SCREENSHOTS=DIR`` the test writes ``DIR/campaign_judging.png``, ``DIR/campaign_live.png`` and
 ``DIR/campaign_adjudicator.png`` (the guide's screenshots: ``KGEVAL_SCREENSHOTS=docs``). ``.ci/run`` installs chromium and chromium-driver; without
@@ -14,6 +15,7 @@ them the test skips, saying why."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -236,12 +238,17 @@ def live_page_numbers(live, cells: dict) -> None:
     assert set(metric) == {"P@10"}
     for c in cells.values():  # within the exact bounds on the same row (issue 62), shown to 4 decimals
         assert -1 <= float(c["bound_low"]) <= float(c["low"]) <= float(c["high"]) <= float(c["bound_high"]) <= 1, c
+        # issue 62: an undecided pair with an estimate says the judgments that would decide it (or that no
+        # budget does), never "expected to go"; before a bearing label, what the items left here can do
         assert ((c["needed"] == "decided") if c["decided"] != "not yet" else
-                ("left here" in c["needed"] or "more judgments" in c["needed"])), c
+                re.fullmatch(r"about [\d,]+ more judgments?|no budget .*", c["needed"]) if c["delta"] != "–" else
+                "left here" in c["needed"]), c
+        assert "expected to go" not in c["needed"]
         assert (c["delta"] == "–") == (c["judgments"] == "0"), c
-    # at first the rows go by closeness to a decision: every undecided pair before every decided one
-    decided = [c["decided"] != "not yet" for c in cells.values()]
-    assert decided == sorted(decided), decided
+    # at first the rows go by closeness to a decision: the pairs with a figure by the fewest judgments needed,
+    # then the other undecided ones, the decided last
+    assert closest_first(cells), cells
+    assert any(more_figure(c["needed"]) is not None for c in cells.values())
     assert "fixed-sample" in text(live, "#rule") and "agree" in text(live, "#kappa-reading")
     assert text(live, "#projected") not in ("", "–")
     system = next(iter(cells)).split("|")[0]
@@ -261,6 +268,30 @@ def live_page_numbers(live, cells: dict) -> None:
     ActionChains(live).send_keys(Keys.ENTER).perform()
     wait(live, lambda d: (lambda j: j == sorted(j))([int(c["judgments"]) for c in live_cells(d).values()]),
          "the rows sorted by judgments")
+    # and back to closeness by keyboard: Tab on to "still needed", Enter
+    for _ in range(5):
+        ActionChains(live).send_keys(Keys.TAB).perform()
+        if live.execute_script("return document.activeElement.dataset.key") == "needed":
+            break
+    ActionChains(live).send_keys(Keys.ENTER).perform()
+    wait(live, lambda d: closest_first(live_cells(d)), "the rows sorted by closeness to a decision again")
+    assert live.execute_script("return document.querySelector('th[data-key=needed]').getAttribute('aria-sort')") \
+        == "ascending"
+
+
+def closest_first(cells: dict) -> bool:
+    """The rows by closeness to a decision: the pairs with a figure ("about N more judgments") first, fewest
+    first, then the other undecided ones, the decided last."""
+    decided = [c["decided"] != "not yet" for c in cells.values()]
+    figures = [more_figure(c["needed"]) for c in cells.values()]
+    with_figure = [f for f in figures if f is not None]
+    return decided == sorted(decided) and figures[: len(with_figure)] == with_figure == sorted(with_figure)
+
+
+def more_figure(needed: str) -> int | None:
+    """N of "about N more judgments" (the live page's still-needed column), else None."""
+    m = re.fullmatch(r"about ([\d,]+) more judgments?", needed)
+    return None if m is None else int(m.group(1).replace(",", ""))
 
 
 def stored(db, name: str) -> list[tuple]:
@@ -413,6 +444,9 @@ def test_campaign_in_the_browser(chrome, campaign):
              f"the live page to show item {item}'s final label", timeout=LIVE_S)
         seen = time.perf_counter() - t0
         assert seen <= LIVE_S
+    # the judgments still needed: computed at most 0.15 s per look, the rest at the next looks
+    wait(live, lambda d: not any("(updating)" in c["needed"] for c in live_cells(d).values()),
+         "every figure of the judgments still needed")
     cells = live_cells(live)
     pairs = pd.read_csv(campaign["plan"]["sampling_budgets.csv"])
     assert {p.rsplit("|", 1)[0] for p in cells} == {f"{a}|{b}" for a, b in zip(pairs["A"], pairs["B"])}

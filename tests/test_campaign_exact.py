@@ -78,8 +78,10 @@ def test_live_interval_within_the_exact_bounds_and_what_is_still_needed(tmp_path
     :func:`test_exact_bounds_hand_computed`: before a label [−1, 1] ∩ [−½, 1] = [−½, 1], and the items left
     (e0 +½, e1 −½, e3 −½) can lift the lower bound to 1 (e0 Y, e1 N, e3 N) and push the upper one to −½;
     after e0 N the bounds [−½, ½] are the interval (one label leaves the sequence at the range), the reach
-    ½ and −½; after all three [0, 0]: no answer is left to decide it."""
+    ½ and −½; after all three [0, 0]: every unit judged, no budget can decide it (issue 62, item 3), and without
+    the plan's budget statistics no answer left here decides it."""
     from kgeval.campaign.live import Live, within
+    from kgeval.sampling.more import more_words
 
     db = tmp_path / "c.db"
     conn = campaign_of(db, tiny(), [0.3, 0.6, 0.5, 0.2], [0, 1, 3])
@@ -104,7 +106,12 @@ def test_live_interval_within_the_exact_bounds_and_what_is_still_needed(tmp_path
         assert (r["low"], r["high"]) == pytest.approx(expect[item][0], abs=1e-12), r
         assert (r["reach_low"], r["reach_high"]) == pytest.approx(expect[item][1], abs=1e-12), r
         assert not r["decided"]
-    assert r["needed"] == "more items: no answer left here decides it (bounds at best [+0.00, +0.00])" and tok
+    # a census of the pair's units (the plan's budget statistics: every unit judged), its bounds closed on 0
+    assert r["needed"] == more_words(np.inf) and r["no_budget"] and r["more_needed"] is None and tok
+    assert "no budget can decide it" in r["needed"] and (r["bound_low"], r["bound_high"]) == pytest.approx((0, 0))
+    # without the plan's statistics (a comparisons file, an earlier kgeval's file): what the bounds say
+    live.budget, live._key = [None], None
+    assert row()["needed"] == "more items: no answer left here decides it (bounds at best [+0.00, +0.00])"
     # disjoint: the bounds alone; NaN bounds (not known): the interval as it was
     lo, hi = within(np.array([0.2, -0.3]), np.array([0.4, 0.5]), np.array([-0.5, np.nan]), np.array([0.1, np.nan]))
     assert lo.tolist() == [-0.5, -0.3] and hi.tolist() == [0.1, 0.5]

@@ -264,9 +264,24 @@ def test_the_walkthrough_on_the_real_fb_test_s_c(tmp_path, capsys):
     assert len(lines) == 79 and len(est) == 78
     assert lines[-1] == f"{tmp_path / 'estimate/estimates.csv'}\t{int(est['decided'].sum())} of 78 pairs decided"
     conn = connect(db)
-    live = {(c["a"], c["b"]): c["delta"] for c in Live(conn).snapshot(conn)["comparisons"]}
+    rows = {(c["a"], c["b"]): c for c in Live(conn).snapshot(conn)["comparisons"]}
     conn.close()
+    live = {pair: c["delta"] for pair, c in rows.items()}
     assert max(abs(live[r.A, r.B] - r.delta) for r in est.itertuples()) < 1e-9
+    # issue 62: each undecided pair's judgments still needed, one figure in estimates.csv, sample-estimate's
+    # line, the live JSON and campaign status
+    from kgeval.campaign.status import status_text
+    from kgeval.sampling.more import more_words
+
+    status = status_text(db)
+    undecided = est[~est["decided"]]
+    for r in undecided.itertuples():
+        words = more_words(r.more_judgments)
+        assert rows[r.A, r.B]["needed"] == words and f"undecided — {words}" in status
+        assert any(line.startswith(f"P\t{r.A} − {r.B}\t") and line.endswith(f"undecided — {words}\t"
+                                                                            f"{r.judgments_used} judgments")
+                   for line in lines)
+    assert undecided["more_judgments"].notna().sum() > 0
 
 
 def test_create_from_the_workflows_plan_folder(pooled, synth_kg, tmp_path, capsys):

@@ -195,13 +195,19 @@ def test_extend_a_plan_and_a_running_campaign(route, tmp_path, capsys):  # noqa:
             judge(conn, person, item, "ny"[y], "https://en.wikipedia.org/wiki/X" if y else "")
     assert next_item(conn, ana) is None
     assert [tuple(r) for r in conn.execute("SELECT * FROM judgments ORDER BY id")][:len(before)] == before
-    live = {(c["a"], c["b"]): c["delta"] for c in Live(conn).snapshot(conn)["comparisons"]}
+    snap = Live(conn).snapshot(conn)["comparisons"]
+    live = {(c["a"], c["b"]): c["delta"] for c in snap}
+    # the judgments still needed, over the union of the waves: the same figure the estimate writes
+    more = {(c["a"], c["b"]): c["more_needed"] for c in snap if not c["decided"]}
     conn.close()
     assert main(["campaign", "export", str(db), str(tmp_path / "judged2")]) == 0
     assert main(["sample-estimate", "--plan", str(tmp_path / "w2"), "--labels", str(tmp_path / "judged2"), "--out",
                  str(tmp_path / "est2")]) == 0
     for row in pd.read_csv(tmp_path / "est2/estimates.csv").itertuples(index=False):
         assert live[row.A, row.B] == pytest.approx(row.delta, abs=1e-9)
+        if (row.A, row.B) in more:
+            want = int(row.more_judgments) if np.isfinite(row.more_judgments) else None
+            assert more[row.A, row.B] == want, (row, more)
 
 
 def test_extend_refusals_are_one_line(route, tmp_path, capsys):  # noqa: F811

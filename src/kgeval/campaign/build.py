@@ -261,6 +261,9 @@ def extend_campaign(db: str | Path, plan_dir: str | Path, kg: str | Path | None 
                     if it["audit"] and it["sheet_item"] in old:
                         conn.execute("UPDATE items SET audit = 1 WHERE sheet_item = ?", (it["sheet_item"],))
                 conn.execute("DELETE FROM coefficients")
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'budget_units'"
+                                ).fetchone() is not None:  # the comparisons are recomputed: so are their units
+                    conn.execute("DELETE FROM budget_units")
                 conn.execute("DELETE FROM comparisons")
                 if comps:
                     add_comparisons(conn, comps, c1, c0)

@@ -17,6 +17,12 @@ bounds of Δ with every unknown of the study's lists unjudged (``bound_low``, ``
 Σ min(0, d_e) (what its label moves the bounds by), ``mtc`` = Σ d_e² p_e(1 − p_e) and ``mtc_tie`` = Σ d_e² (its
 MTC priority and tie-break on this pair). They ride in the comparison dicts so that the (comps, c1, c0) triple
 the callers unpack stays as it is.
+
+And the plan's budget statistics (:func:`kgeval.sampling.more.pair_units`), for the judgments that would decide
+the pair at the estimate in hand (:func:`kgeval.sampling.more.more_needed`, as ``kgeval sample-estimate``
+computes them): ``budget_v``, the prior variance of every unit that bears on the pair in the study's lists,
+drawn or not, and ``budget_item``, the sheet item (0-based, serving order) whose final label judges it, −1 for a
+unit the plan did not draw (as ``sample-estimate`` counts the labels in hand: its drawn units).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from ..errors import InputError
 from ..judgments.items import METRIC_NAMES
 from ..judgments.universe import Universe, from_dumps
 from ..sampling.estimates import read_plan_items
+from ..sampling.more import pair_units
 from ..sampling.problem import Problem
 from ..sampling.sheet import (
     check_design,
@@ -122,10 +129,17 @@ def terms(pb: Problem, p: np.ndarray, cols: np.ndarray, units: np.ndarray, pi: n
                     ("mtc", d * d * (pe * (1 - pe))[:, None]), ("mtc_tie", d * d)):
         per_item[name] = np.zeros((cols.size, n_items))
         np.add.at(per_item[name].T, all_item_of, v)
+    order = np.argsort(units, kind="stable")
+    budget = []
+    for bunits, bv in pair_units(pb, p, cols):
+        at = np.clip(np.searchsorted(units[order], bunits), 0, max(units.size - 1, 0))
+        hit = units[order][at] == bunits if units.size else np.zeros(bunits.size, bool)
+        budget.append({"budget_v": bv, "budget_item": np.where(hit, item_of[order][at] if units.size else -1, -1)})
     comps = [{"a": systems[pb.a[c]], "b": systems[pb.b[c]], "metric": metric, "base": float(base[j]),
               "lo": float(base[j] + min(0.0, c0[j].min(), c1[j].min())),
               "hi": float(base[j] + max(0.0, c0[j].max(), c1[j].max())),
               "bound_low": float(low[c]), "bound_high": float(high[c])} | {k: v[j] for k, v in per_item.items()}
+             | budget[j]
              for j, c in enumerate(cols)]
     return comps, c1, c0
 

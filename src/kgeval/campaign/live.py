@@ -164,12 +164,15 @@ class Live:
     """The comparisons (fixed when the campaign is created: read once) and the snapshot of the labels so far,
     recomputed only when a judgment changed something."""
 
-    def __init__(self, conn: sqlite3.Connection, alpha: float = ALPHA):
+    def __init__(self, conn: sqlite3.Connection, alpha: float = ALPHA, more_seconds: float | None = None):
         self.comps, self.c1, self.c0, self.bears = load_comparisons(conn)
         self.base = np.array([c["base"] for c in self.comps], float)
         self.lo = np.array([c["lo"] for c in self.comps], float)
         self.hi = np.array([c["hi"] for c in self.comps], float)
         self.alpha, self._key, self._last = alpha, None, None
+        # the judgments still needed: at most this long per snapshot (the server's), the rest at the next look;
+        # None (campaign status): every pair at once
+        self.more_seconds, self._inputs = more_seconds, None
         from .exact import Exact, decision_rule
 
         self.exact, self.rule = Exact(conn), decision_rule(conn)
@@ -180,6 +183,12 @@ class Live:
         self.k = int(k) if k.isdigit() else None
         self.span = np.array([metric_range(c["metric"], self.k) for c in self.comps], float)
         self.names = [metric_name(c["metric"], self.k) for c in self.comps]
+        self.budget = budget_units(conn, [c["id"] for c in self.comps])
+        # imported here (scipy.stats: ~1 s), not at the page's first look
+        from ..sampling.more import more_needed
+
+        self.more_needed = more_needed
+        self._more: dict[int, tuple[tuple, float]] = {}  # per comparison: (its judgments, Δ̂) → more_needed
 
     def snapshot(self, conn: sqlite3.Connection) -> dict:
         """What ``GET /api/{token}/live`` returns."""
@@ -191,6 +200,11 @@ class Live:
                 "SELECT COUNT(*), COALESCE(SUM(final_seq * (final_label + 1)), 0) FROM items WHERE state = "
                 "'final'").fetchone())
             if key == self._key:
+                if any(r.get("updating") for r in self._last["comparisons"]):
+                    # the figures a former look left to compute, in new rows: a snapshot handed out never changes
+                    rows = [dict(r) for r in self._last["comparisons"]]
+                    self._fill(rows)
+                    self._last = {**self._last, "comparisons": rows}
                 return self._last
             order, labels, counts = finals(conn)
             total = conn.execute("SELECT COUNT(*) FROM items").fetchone()[0]
@@ -225,6 +239,7 @@ class Live:
         decided = (d_low > 0) | (d_high < 0)
         if self.rule == "exact":
             decided = (b_low > TOL) | (b_high < -TOL)
+        self._inputs = (order, done, np.where(bears, est[:, -1] if order.size else 0.0, np.nan), decided)
         rows = []
         for j, c in enumerate(self.comps):
             row = {"a": c["a"], "b": c["b"], "metric": c["metric"], "metric_name": self.names[j],
@@ -233,15 +248,74 @@ class Live:
                    "bound_low": _number(b_low[j]), "bound_high": _number(b_high[j]),
                    "reach_low": _number(reach_low[j]), "reach_high": _number(reach_high[j]),
                    "expected": int(self.bears[j].sum() - done[j]),
-                   # the judgments that would decide the pair at the estimate in hand, from the sampling stage's
-                   # budget statistics; None until that stage gives them (then the bounds' statement is shown)
-                   "more_needed": None}
-            row["needed"] = still_needed(row)
+                   # the judgments that would decide the pair at the estimate in hand (kgeval.sampling.more, as
+                   # sample-estimate computes them); None without an estimate or the plan's budget statistics
+                   "more_needed": None, "no_budget": False}
             rows.append(row)
+        self._fill(rows)
         out["rule_text"] = RULE_TEXT[self.rule]
         out["comparisons"] = rows
         self._key, self._last = key, out
         return out
+
+    def _fill(self, rows: list[dict]) -> None:
+        """Each row's ``more_needed``, ``no_budget`` and ``needed`` from :meth:`more`; a figure not computed in
+        this look's time keeps the former one, marked ``updating`` (the page's next look computes it)."""
+        more, stale = self.more(*self._inputs)
+        for row, m, late in zip(rows, more, stale):
+            row["more_needed"] = int(m) if m is not None and np.isfinite(m) else None
+            # no budget decides it at this estimate (none within 10,000, or every unit is judged)
+            row["no_budget"] = bool(m is not None and not np.isfinite(m))
+            row["needed"] = still_needed(row, m)
+            if late:
+                row["updating"] = True
+                row["needed"] = (row["needed"] if m is not None else "working out the judgments still needed") + \
+                    " (updating)"
+            else:
+                row.pop("updating", None)
+
+    def more(self, order: np.ndarray, done: np.ndarray, delta: np.ndarray, decided: np.ndarray
+             ) -> tuple[list[float | None], list[bool]]:
+        """Per comparison :func:`kgeval.sampling.more.more_needed` on the plan's budget statistics, the final
+        items' units judged (None: decided, no estimate yet, or no statistics stored), and whether it is late:
+        not computed within ``more_seconds`` (then the former figure, or None). A comparison is computed again
+        only when a label that bears on it arrived (its judgments or its Δ̂ changed)."""
+        import time
+
+        out: list[float | None] = [None] * len(self.comps)
+        late = [False] * len(self.comps)
+        start, done_now = time.perf_counter(), 0  # at least one figure a look
+        for j, stats in enumerate(self.budget):
+            # in MTC's order Δ̂ is not a random sample's: the exact bounds say what is left (still_needed)
+            if stats is None or decided[j] or not np.isfinite(delta[j]) or self.rule == "exact":
+                continue
+            key = (int(done[j]), float(delta[j]))
+            hit = self._more.get(j)
+            if hit is None or hit[0] != key:
+                if self.more_seconds is not None and done_now and time.perf_counter() - start > self.more_seconds:
+                    out[j], late[j] = (None if hit is None else hit[1]), True
+                    continue
+                v, at, item = stats
+                judged = np.zeros(v.size, bool)
+                judged[at[np.isin(item, order)]] = True
+                hit = (key, self.more_needed(v, judged, float(delta[j]), False, 1 - self.alpha))
+                self._more[j], done_now = hit, done_now + 1
+            out[j] = hit[1]
+        return out, late
+
+
+def budget_units(conn: sqlite3.Connection, comps: list[int]
+                 ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
+    """Per comparison id the plan's budget statistics the create stored: the prior variance of each unit that
+    bears on it (largest first), and the positions of the drawn ones with the item id whose final label judges
+    each; None where none were (a comparisons file, a file from an earlier kgeval)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'budget_units'").fetchone() is None:
+        return [None] * len(comps)
+    got = {}
+    for cid, v, drawn in conn.execute("SELECT comparison, v, item FROM budget_units"):
+        at, item = np.frombuffer(drawn, "<i8").reshape(2, -1)
+        got[cid] = (np.frombuffer(v, "<f8"), at, item)
+    return [got.get(c) for c in comps]
 
 
 def within(low, high, b_low, b_high):
@@ -253,13 +327,16 @@ def within(low, high, b_low, b_high):
     return np.where(miss, b_low, cut_low), np.where(miss, b_high, cut_high)
 
 
-def still_needed(row: dict) -> str:
-    """What the pair still needs, in words: decided; about N more judgments (``more_needed``, when the sampling
-    stage gave it); else what the exact bounds say: whether the items left here can still decide it."""
+def still_needed(row: dict, more: float | None = None) -> str:
+    """What the pair still needs, in words: decided; with an estimate and the plan's budget statistics, what
+    :func:`kgeval.sampling.more.more_needed` says (``more``: about N more judgments, none within 10,000 at this
+    estimate, or none can); else what the exact bounds say: whether the items left here can still decide it."""
+    from ..sampling.more import more_words
+
     if row["decided"]:
         return "decided"
-    if row["more_needed"] is not None:
-        return f"about {row['more_needed']:,} more judgments"
+    if more is not None:
+        return more_words(more)
     n = row["expected"]
     if row["reach_low"] is None:
         return f"{n} item{'s' if n != 1 else ''} left here bear on it" if n else "more items: none left here bears on it"
@@ -289,3 +366,9 @@ def add_comparisons(conn: sqlite3.Connection, comps: list[dict], c1: np.ndarray,
             conn.executemany("INSERT INTO coefficients VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                              zip([cid] * keep.size, ids[keep].tolist(), c1[j, keep].tolist(), c0[j, keep].tolist(),
                                  *(e[keep].tolist() for e in ex)))
+            if "budget_v" in c:  # the plan's budget statistics; the drawn units' positions and item ids
+                item = np.asarray(c["budget_item"], np.int64)
+                at = np.flatnonzero(item >= 0)
+                conn.execute("INSERT INTO budget_units VALUES (?, ?, ?)",
+                             (cid, np.asarray(c["budget_v"], "<f8").tobytes(),
+                              np.stack([at, ids[item[at]]]).astype("<i8").tobytes()))

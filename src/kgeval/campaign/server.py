@@ -24,6 +24,9 @@ from .store import connect, meta, person_by_token
 
 log = logging.getLogger("kgeval.campaign")
 HERE = Path(__file__).resolve().parent
+# the live page's judgments still needed: computed for at most this long per look, the rest at the next look
+# (every 400 ms), so that a judgment shows within a second (kgeval.campaign.live.Live.more)
+MORE_SECONDS = 0.15
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
                                "img-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
@@ -55,7 +58,8 @@ def create_app(db: str | Path):
 
     first = connect(db)
     secret = meta(first)["secret"]
-    live = [Live(first), meta(first).get("waves", "1")]  # `campaign extend` bumps waves: then read it again
+    # `campaign extend` bumps waves: then read it again
+    live = [Live(first, more_seconds=MORE_SECONDS), meta(first).get("waves", "1")]
     order = None
     if meta(first).get("order") == "mtc":
         from .exact import MtcOrder
@@ -141,7 +145,7 @@ def create_app(db: str | Path):
         with lock:
             waves = meta(conn()).get("waves", "1")
             if waves != live[1]:  # a wave was added (kgeval campaign extend): new items, new comparisons
-                live[:] = [Live(conn()), waves]
+                live[:] = [Live(conn(), more_seconds=MORE_SECONDS), waves]
             return live[0].snapshot(conn())
 
     def page(template: str, roles: tuple[str, ...]):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from .live import Live
@@ -31,20 +30,8 @@ def status_text(db: str | Path) -> str:
                    + (" (exact bounds)" if c["rule"] == "exact" else "")) if c["decided"] else "undecided"
         delta = "–" if c["delta"] is None else f"{c['delta']:+.4f}"
         exact = "" if c["bound_low"] is None else f"\texact [{c['bound_low']:+.4f}, {c['bound_high']:+.4f}]"
-        more = more_text(c)
+        # the undecided: the judgments that would decide it (kgeval.sampling.more, sample-estimate's figure),
+        # or what the exact bounds say, as on the live page
         lines.append(f"  {c['metric_name']}\t{c['a']} − {c['b']}\t{delta}\t[{c['low']:+.4f}, {c['high']:+.4f}]\t"
-                     f"{verdict}{more}\t{c['judgments']} judged{exact}"
-                     + ("" if c["decided"] or more else f"\t{c['needed']}"))
+                     f"{verdict if c['decided'] else verdict + ' — ' + c['needed']}\t{c['judgments']} judged{exact}")
     return "\n".join(lines)
-
-
-def more_text(c: dict) -> str:
-    """An undecided comparison's rough need at the estimate in hand: the interval's half-width h after n bearing
-    judgments falls about as 1/√n, so |Δ̂| needs n ((h / |Δ̂|)² − 1) more (``kgeval sample-estimate`` on the
-    export gives the plan's own statistic, ``more_judgments``)."""
-    if c["decided"] or c["delta"] is None or not c["judgments"] or c["rule"] == "exact":
-        return ""
-    h, d = (c["high"] - c["low"]) / 2, abs(c["delta"])
-    if d == 0 or not math.isfinite(h):
-        return " — no estimate away from 0 yet"
-    return f" — about {math.ceil(c['judgments'] * max((h / d) ** 2 - 1, 0)):,} more judgments"

@@ -79,7 +79,14 @@ CREATE TABLE coefficients (
     mtc REAL NOT NULL DEFAULT 0, mtc_tie REAL NOT NULL DEFAULT 0,
     PRIMARY KEY (comparison, item)
 );
+CREATE TABLE budget_units (
+    comparison INTEGER PRIMARY KEY REFERENCES comparisons (id),
+    v BLOB NOT NULL, item BLOB NOT NULL  -- float64 per unit; int64 (2, drawn): positions in v, item ids
+);
 """
+# tables a file made by an earlier kgeval of the same schema version may lack: the live page then does without
+# (budget_units: the judgments that would decide a pair, :mod:`kgeval.sampling.more`)
+OPTIONAL_TABLES = ("budget_units",)
 
 ITEM_COLUMNS = ("batch", "sheet_item", "head_id", "relation", "tail_id", "head_name", "tail_name", "question",
                 "audit")
@@ -98,6 +105,8 @@ def _missing(conn: sqlite3.Connection) -> str | None:
     want, have = _columns(expected), _columns(conn)
     expected.close()
     for table, cols in want.items():
+        if table not in have and table in OPTIONAL_TABLES:
+            continue
         if table not in have:
             return f"table {table}"
         if cols - have[table]:

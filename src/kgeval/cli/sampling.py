@@ -38,6 +38,7 @@ def _sample_estimate(p: argparse.ArgumentParser):
 
     def run(a):
         from ..sampling.estimates import refuse_unfinished
+        from ..sampling.more import more_words
         from ..sampling.reference import read_source, source_universe
         from ..sampling.steps import estimate_step
         from ..scores.dumps import dumps_in
@@ -72,9 +73,7 @@ def _sample_estimate(p: argparse.ArgumentParser):
                                 str(stage.path(out / "estimates.csv")), str(stage.path(out / "prior_audit.csv")),
                                 rbp_p=0.8 if a.rbp_p is None else a.rbp_p, universe=universe, **options)
         for row in est.itertuples(index=False):
-            more = getattr(row, "more_judgments", float("nan"))
-            verdict = "decided" if row.decided else (f"undecided — about {more:,.0f} more judgments" if more == more
-                                                      else "undecided — no budget within 10,000 decides it")
+            verdict = "decided" if row.decided else "undecided — " + more_words(row.more_judgments)
             print(f"{row.Metric}\t{row.A} − {row.B}\t{row.delta:+.4f}\t[{row.lo:+.4f}, {row.hi:+.4f}]\t{verdict}\t"
                   f"{row.judgments_used} judgments")
         print(f"{out / 'estimates.csv'}\t{int(est['decided'].sum())} of {len(est)} pairs decided")

@@ -22,14 +22,15 @@
     return (aBetter ? "A better" : "B better") + (c.rule === "exact" ? " (exact)" : "");
   }
 
-  // closeness to a decision, smallest first: undecided pairs by the judgments still needed (where the plan
-  // gives them), then by how far the nearer end of the interval is from 0 when the items left here can still
-  // decide them, then those they cannot; the decided last
+  // closeness to a decision, smallest first: undecided pairs by the judgments that would decide them at the
+  // estimate in hand (more_needed, as sample-estimate computes it), then by how far the nearer end of the
+  // interval is from 0 when the items left here can still decide them, then those no budget or no item left
+  // here decides; the decided last
   function closeness(c) {
     if (c.decided) return [3, 0];
     if (c.more_needed !== null && c.more_needed !== undefined) return [0, c.more_needed];
     const gap = Math.min(-c.low, c.high);
-    const stuck = c.reach_low !== null && c.reach_low <= 0 && c.reach_high >= 0;
+    const stuck = c.no_budget || (c.reach_low !== null && c.reach_low <= 0 && c.reach_high >= 0);
     return [stuck ? 2 : 1, gap];
   }
 
