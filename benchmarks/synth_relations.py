@@ -68,5 +68,8 @@ def main() -> None:
                         "same_bytes": old["sha256"] == new["sha256"]}
             print(json.dumps(row), flush=True)
 
+
 if __name__ == "__main__":
-    main()
+    from _common import heartbeat_main
+
+    heartbeat_main(main, __file__)
