@@ -55,8 +55,10 @@ print(json.dumps({"valid_mrr": summary["valid_mrr"], "test_mrr": test["mrr"], "t
 
 
 def train_and_test(kg: str, model: str, seed: int) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    env.pop("KGEVAL_NUMERICS", None)
+    from kgeval import numerics
+
+    env = {k: v for k, v in os.environ.items() if k not in (*numerics.SETTINGS, numerics.MODE_VAR)}
+    env["PYTHONPATH"] = str(ROOT / "src")
     with tempfile.TemporaryDirectory(prefix="kgeval-seed-") as tmp:
         done = subprocess.run([sys.executable, "-c", CHILD, kg, model, str(seed), tmp], env=env,
                               capture_output=True, text=True)
