@@ -230,18 +230,22 @@ def test_extend_refusals_are_one_line(route, tmp_path, capsys):  # noqa: F811
     assert main([*base, "--extend", str(tmp_path / "nowhere"), "--labels", str(tmp / "labels.txt"), "--out",
                  str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err == f"kgeval: error: {tmp_path / 'nowhere'}: --extend: no such plan folder\n"
-    # a plan whose per-pair budget was edited: its π is not the design recomputed, refused at the sidecar's line
+    # a plan whose recorded budget was doubled with its checksum recomputed: π is not that design's, refused at
+    # the sidecar's first row, as an estimate refuses it (sheet.check_design)
     import shutil
+
+    from kgeval.sampling.checksum import CHECK, row_checks
 
     edited = tmp / "edited"  # beside the plan: its source's relative paths hold
     shutil.copytree(tmp / "plan", edited, dirs_exist_ok=True)
-    table = pd.read_csv(edited / "sampling_budgets.csv")
-    table["plan_budget"] = table["plan_budget"] * 2
-    table.to_csv(edited / "sampling_budgets.csv", index=False)
+    side = pd.read_csv(edited / "sampling_plan.csv", dtype=str, keep_default_na=False)
+    side["budget"] = str(float(side["budget"].iloc[0]) * 2)
+    side[CHECK] = row_checks(side.drop(columns=CHECK))
+    side.to_csv(edited / "sampling_plan.csv", index=False)
     assert main([*base, "--extend", str(edited), "--labels", str(tmp / "labels.txt"), "--budget", "5",
                  "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "sampling_plan.csv:2: pi" in err and "is not the plan's design" in err
+    assert err.count("\n") == 1 and "sampling_plan.csv:2: pi" in err and "is not the plan's" in err, err
     assert not (tmp_path / "o").exists()
     # campaign extend with a folder that is not an extended plan
     assert main(["campaign", "extend", str(tmp_path / "c.db"), "--plan", str(tmp / "plan")]) == 2

@@ -23,15 +23,14 @@ from . import design as dz
 from .estimates import judged_estimates, plan_labels, read_plan_items
 from .more import more_judgments
 from .plan import Plan, budget_needed, drawn_items, expected_delta, list_ranks
-from .problem import Problem
 from .sheet import (
     WAVES_FILE,
+    check_design,
     locate_items,
     pair_columns,
     plan_prior,
     read_plan_pairs,
     read_waves,
-    wave_columns,
     write_plan_sheet,
 )
 from .waves import WAVE_COLUMNS, budget_for_new, draw_wave, union_pi, wave_design
@@ -41,7 +40,7 @@ log = logging.getLogger(__name__)
 def extend_plan(u: Universe, kg: KnowledgeGraph, plan_dir: str | Path, labels: str | Path, out_dir: str | Path,
                 templates: str | Path, cols_asked: np.ndarray | None = None, budget: float | None = None,
                 seed: int = 0, level: float = 0.95, max_budget: int = 10_000, rbp_p: float = 0.8,
-                testset: str = "", mc_draws: int = 64) -> dict:
+                testset: str = "") -> dict:
     """The next wave of the plan in ``plan_dir`` (its sidecar, per-pair table and waves, judged by ``labels``:
     every drawn item) for the pairs ``cols_asked`` (default: the plan's), written to ``out_dir`` as a whole plan.
     Its size: ``budget`` further judgments, or by default the most any asked undecided pair needs at the estimate
@@ -57,27 +56,19 @@ def extend_plan(u: Universe, kg: KnowledgeGraph, plan_dir: str | Path, labels: s
     metric = METRIC_NAMES[short]
     x = plan_labels(plan, str(side_path), _read_qrels_rows(labels), str(labels), metric not in
                     ("P@k", "DCG@k", "RBP"))
-    waves = read_waves(plan_dir / WAVES_FILE, table, seed)
     kind = plan_prior(plan, side_path, u, None)
     p, fit = u.prior(kind)
     items = locate_items(plan, side_path, u, kg, p)
-    pb = Problem(u.cand, np.zeros(u.truth.size), metric, rbp_p, mc_draws, int(waves["seed"].iloc[0]))
-    v, mu = pb.variances(p)
-    # the earlier waves' π over every unit, from their recorded designs; checked on the units they drew
-    pis = [wave_design(pb, v, p, wave_columns(u.systems, w.pairs, plan_dir / WAVES_FILE), w.budget, w.design,
-                       w.floor_share).pi for w in waves.itertuples(index=False)]
-    before = union_pi(*pis)
+    cols_plan = pair_columns(u.systems, table, pairs_path)
+    # the earlier waves' π over every unit, recomputed from the design the sidecar and its waves record, as an
+    # estimate does, and checked on the units they drew
+    pb, v, mu, before = check_design(plan, side_path, u, p, metric, cols_plan, items, rbp_p)
+    # a plan sample-plan drew has no waves file: its one wave is the design its sidecar records
+    waves = read_waves(plan_dir / WAVES_FILE, table, seed, float(plan["floor_share"].iloc[0]),
+                       str(plan["design"].iloc[0]), float(plan["budget"].iloc[0]))
     unit = np.searchsorted(pb.U, items) if pb.linear else u.cand.item_q[items]
-    off = np.abs(before[unit] - plan["pi"].to_numpy()) > 1e-7 * np.maximum(before[unit], 1e-3)
-    if off.any():
-        i = int(np.argmax(off))
-        raise InputError(side_path, int(plan["line"].iloc[i]), f"pi {plan['pi'].iloc[i]:.6g} is not the plan's "
-                         f"design recomputed from its waves ({before[unit][i]:.6g}): a plan drawn with another "
-                         "design, floor share or seed cannot be extended (sample-plan's defaults and "
-                         f"{WAVES_FILE} are what is recomputed)")
     drawn = np.zeros(before.size, bool)
     drawn[unit] = True
-    cols_plan = pair_columns(u.systems, table, pairs_path)
     cols_asked = cols_plan if cols_asked is None else np.asarray(cols_asked)
     est = judged_estimates(u.cand, p, metric, cols_asked, u.systems, items, plan["pi"].to_numpy(), x,
                            plan["item"].to_numpy(int), rbp_p, level)

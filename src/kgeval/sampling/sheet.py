@@ -185,20 +185,21 @@ def _design_inputs(plan: pd.DataFrame, plan_path) -> dict:
     return out
 
 
-def check_design(plan: pd.DataFrame, plan_path, u: Universe, p: np.ndarray, metric: str, cols: np.ndarray,
-                 items: np.ndarray, rbp_p: float = 0.8) -> None:
-    """Every row's π, recomputed: the design the sidecar records (``design``, ``floor_share``, ``budget`` and,
-    for a question metric, the Monte Carlo's ``mc_draws``, ``mc_seed`` and ``judging``) on the prior ``p``
-    refitted from the same inputs (checked by :func:`locate_items`) and the plan's pairs ``cols``. The checksum
-    catches an edit; this catches a π edited with its checksum recomputed (1e-300 moves Δ̂ by d/π, to 1e+295),
-    and any π no design of these inputs gives. ``items``: each row's candidate (:func:`locate_items`)."""
+def plan_pi(plan: pd.DataFrame, plan_path, u: Universe, p: np.ndarray, metric: str, cols: np.ndarray,
+            rbp_p: float = 0.8):
+    """The plan's problem, its per-unit variances, the prior's expected per-question differences (None for
+    an item metric) and π over every unit, recomputed from the design the sidecar
+    records (``design``, ``floor_share``, ``budget`` and, for a question metric, the Monte Carlo's ``mc_draws``,
+    ``mc_seed`` and ``judging``; an extended plan: the union of the waves in ``sampling_waves.csv``) on the prior
+    ``p`` refitted from the same inputs and the plan's pairs ``cols``. What an estimate checks π against
+    (:func:`check_design`) and what ``sample-plan --extend`` builds the next wave on."""
     from . import design as dz
     from .problem import Problem
 
     d = _design_inputs(plan, plan_path)
     try:
         pb = Problem(u.cand, np.zeros(u.cand.state.size), metric, rbp_p, d["mc_draws"], d["mc_seed"], d["judging"])
-        v, _ = pb.variances(p)
+        v, mu = pb.variances(p)
         if d["design"] == "waves":  # an extended plan: the union of its waves' designs (:mod:`.waves`)
             where = Path(plan_path).parent / WAVES_FILE
             if not where.is_file():
@@ -214,6 +215,16 @@ def check_design(plan: pd.DataFrame, plan_path, u: Universe, p: np.ndarray, metr
         if exc.path is not None and str(exc.path) != str(plan_path):
             raise
         raise InputError(plan_path, 2, exc.problem) from None
+    return pb, v, mu, pi
+
+
+def check_design(plan: pd.DataFrame, plan_path, u: Universe, p: np.ndarray, metric: str, cols: np.ndarray,
+                 items: np.ndarray, rbp_p: float = 0.8):
+    """Every row's π against :func:`plan_pi`'s, which it returns. The checksum catches an edit; this catches a π
+    edited with its checksum recomputed (1e-300 moves Δ̂ by d/π, to 1e+295), and any π no design of these inputs
+    gives. ``items``: each row's candidate (:func:`locate_items`)."""
+    d = _design_inputs(plan, plan_path)
+    pb, v, mu, pi = plan_pi(plan, plan_path, u, p, metric, cols, rbp_p)
     want = pi[np.searchsorted(pb.U, items)] if pb.linear else pi[u.cand.item_q[items]]
     got = plan["pi"].to_numpy(float)
     off = ~np.isclose(got, want, rtol=PI_RTOL, atol=0.0)
@@ -224,18 +235,22 @@ def check_design(plan: pd.DataFrame, plan_path, u: Universe, p: np.ndarray, metr
                          f"floor share {d['floor_share']:g}) gives {want[i]:.6g} on the prior refitted from the "
                          "same inputs; π was changed after the plan was drawn (and its checksum recomputed): "
                          "re-run the plan rather than edit its sidecar")
+    return pb, v, mu, pi
 
 
 WAVES_FILE = "sampling_waves.csv"
 
 
-def read_waves(path: Path, table: pd.DataFrame, seed: int, floor_share: float = 0.1) -> pd.DataFrame:
+def read_waves(path: Path, table: pd.DataFrame, seed: int, floor_share: float = 0.1, design: str = "optimal",
+               budget: float | None = None) -> pd.DataFrame:
     """The plan's waves (``sampling_waves.csv``), or its first and only wave from its per-pair table (a plan
-    `sample-plan` drew: the optimal design at ``plan_budget`` for the table's pairs, drawn with ``seed``)."""
+    `sample-plan` drew: its ``design`` at ``budget`` (default the table's ``plan_budget``) for the table's pairs,
+    drawn with ``seed``)."""
     if not path.is_file():
         pairs = ";".join(f"{a},{b}" for a, b in zip(table["A"], table["B"]))
-        return pd.DataFrame([{"wave": 1, "pairs": pairs, "budget": float(table["plan_budget"].iloc[0]),
-                              "design": "optimal", "floor_share": floor_share, "seed": seed, "new_units": np.nan,
+        budget = float(table["plan_budget"].iloc[0]) if budget is None else budget
+        return pd.DataFrame([{"wave": 1, "pairs": pairs, "budget": budget,
+                              "design": design, "floor_share": floor_share, "seed": seed, "new_units": np.nan,
                               "new_judgments": np.nan}])
     try:
         waves = pd.read_csv(path, dtype={"pairs": str, "design": str})
