@@ -322,3 +322,39 @@ def test_nothing_to_draw_is_one_line(route, tmp_path, capsys, monkeypatch):  # n
     assert main(args) == 2
     assert "no budget within 10,000 judgments decides an asked undecided pair" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_an_mtc_campaign_serves_the_new_wave_without_a_restart(route, tmp_path, capsys):  # noqa: F811
+    """`--order mtc` keeps its ranking in the server's memory: after `campaign extend` the same order object
+    (the running server's) serves the new wave's items, every item once, and no earlier one again."""
+    from kgeval.campaign.exact import MtcOrder
+    from kgeval.campaign.protocol import judge, next_item
+    from kgeval.campaign.store import add_person, connect
+    from kgeval.cli import main
+
+    tmp = route[0]
+    db = tmp_path / "c.db"
+    assert main(["campaign", "create", str(db), "--plan", str(tmp / "plan"), "--order", "mtc"]) == 0
+    conn = connect(db)
+    add_person(conn, "ana", "annotator")
+    ana = conn.execute("SELECT * FROM people WHERE name = 'ana'").fetchone()
+    order = MtcOrder(conn)  # made once, when the server starts
+
+    def take_all() -> list[int]:
+        got = []
+        while (item := next_item(conn, ana, order)) is not None:
+            got.append(item)
+            judge(conn, ana, item, "n", "")
+        return got
+
+    first = take_all()
+    assert sorted(first) == [r[0] for r in conn.execute("SELECT id FROM items ORDER BY id")]
+    assert main(["sample-plan", "--extend", str(tmp / "plan"), "--labels", str(tmp / "labels.txt"), "--budget",
+                 "15", "--templates", TEMPLATES, "--reference", str(tmp / "pack"), "--out", str(tmp_path / "w2")]) == 0
+    assert main(["campaign", "extend", str(db), "--plan", str(tmp_path / "w2")]) == 0
+    capsys.readouterr()
+    second = take_all()
+    new = [r[0] for r in conn.execute("SELECT id FROM items WHERE id NOT IN (%s) ORDER BY id"
+                                      % ",".join(map(str, first)))]
+    assert len(new) > 0 and sorted(second) == new
+    conn.close()

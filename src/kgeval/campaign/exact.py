@@ -157,14 +157,25 @@ def served_order(exact: Exact, truth: np.ndarray) -> np.ndarray:
     return np.array(out, np.int64)
 
 
+def _waves(conn: sqlite3.Connection) -> str:
+    """The campaign's wave count, which `kgeval campaign extend` raises in the transaction adding the items."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'waves'").fetchone()
+    return "1" if row is None else str(row[0])
+
+
 class MtcOrder:
     """The server's serving order by MTC, kept in step with the campaign file: :meth:`pick` is called inside
     the write transaction that reserves the item, so its view of the final labels and fresh items is current."""
 
     def __init__(self, conn: sqlite3.Connection):
-        self.exact = Exact(conn)
         self.lock = threading.Lock()
+        self._load(conn)
+
+    def _load(self, conn: sqlite3.Connection) -> None:
+        """The campaign's items and comparisons as the file holds them now, served from scratch."""
+        self.exact = Exact(conn)
         self.pos = {int(i): p for p, i in enumerate(self.exact.ids)}
+        self.waves = _waves(conn)
         self.serving, self.seq, self.count, self.idsum = None, 0, 0, 0
 
     def _fresh(self, conn: sqlite3.Connection) -> np.ndarray:
@@ -174,7 +185,10 @@ class MtcOrder:
         return fresh
 
     def _sync(self, conn: sqlite3.Connection) -> None:
-        """Apply the labels that became final since the last call; start again after an undo."""
+        """Apply the labels that became final since the last call; start again after an undo; read the items
+        and comparisons again after `kgeval campaign extend` added a wave (the server keeps running)."""
+        if _waves(conn) != self.waves:
+            self._load(conn)
         # the set of (item, label) pairs final, summed: an undo, or an undo and a new label, changes it
         count, idsum = conn.execute("SELECT COUNT(*), COALESCE(SUM(id * (final_label + 2)), 0) FROM items WHERE "
                                     "state = 'final'").fetchone()
