@@ -138,6 +138,14 @@ def test_a_sample_estimates_by_the_difference_estimator(workdir, synth_kg, study
         assert pl2.loc[opp, "P@10_sample_delta"] == pytest.approx(pl.loc[opp, "P@10_sample_expected_delta"]
                                                                   + correction, abs=1e-9), opp
         assert pl2.loc[opp, "P@10_sample_lo"] <= pl2.loc[opp, "P@10_sample_delta"] <= pl2.loc[opp, "P@10_sample_hi"]
+    # an undecided opponent: the judgments that would decide it at this estimate, in placement.csv and in words
+    more, dec = pl2["P@10_sample_more_judgments"], pl2["P@10_sample_decided"].astype(bool)
+    assert (~dec).any() and more[dec].isna().all() and (more[~dec].dropna() > 0).all()
+    summary = (out2 / "summary.md").read_text()
+    for opp in pl2.index[~dec]:
+        if np.isfinite(more[opp]):
+            assert f"{opp} Δ̂ {pl2.loc[opp, 'P@10_sample_delta']:+.4f}" in summary
+            assert f"undecided — about {int(more[opp]):,} more judgment" in summary, opp
 
 
 def _question_of(dump, kg, row, qid):

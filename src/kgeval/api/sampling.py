@@ -198,7 +198,8 @@ def estimate(sampling_plan: SamplingPlan, judgments: str | os.PathLike | pd.Data
     Returns:
         One row per opponent: ``Metric``, ``A`` (the system), ``B`` (the opponent), ``delta`` (Δ̂, unbiased
         whatever the prior), ``var``, ``lo``/``hi`` (the interval at the plan's level), ``decided`` (the interval
-        excludes 0), ``units``, ``judgments_used``, ``level``.
+        excludes 0), ``units``, ``judgments_used``, ``level``, ``more_judgments`` (an undecided opponent: the
+        further judgments that would decide it at the estimate in hand; NaN when decided or beyond ``max_budget``).
     """
     from ..external.sampled import judged
 

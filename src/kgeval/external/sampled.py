@@ -15,6 +15,7 @@ from ..data.kg import KnowledgeGraph
 from ..errors import InputError
 from ..judgments.items import METRIC_NAMES
 from ..sampling.estimates import plan_labels
+from ..sampling.more import more_words
 from ..sampling.outside import SamplingOptions, check_against, outside_estimates, plan_outside
 from ..sampling.weights import is_linear
 
@@ -56,9 +57,11 @@ def sampled(out: Path, kg: KnowledgeGraph, name: str, dump, study: np.ndarray, o
         est = judged(op, side, sidecar, opts.judgments, rbp_p, opts.level)
         rows = rows.assign(**{f"{prefix}_delta": est["delta"].to_numpy(), f"{prefix}_lo": est["lo"].to_numpy(),
                               f"{prefix}_hi": est["hi"].to_numpy(), f"{prefix}_decided": est["decided"].to_numpy(),
-                              f"{prefix}_judgments": est["judgments_used"].to_numpy()})
+                              f"{prefix}_judgments": est["judgments_used"].to_numpy(),
+                              f"{prefix}_more_judgments": est["more_judgments"].to_numpy()})
         text += (f". From the judgments of {opts.judgments} ({opts.level:.0%} intervals): " + "; ".join(
-            f"{o} Δ̂ {r.delta:+.4f} [{r.lo:+.4f}, {r.hi:+.4f}] {'decided' if r.decided else 'undecided'} "
+            f"{o} Δ̂ {r.delta:+.4f} [{r.lo:+.4f}, {r.hi:+.4f}] "
+            f"{'decided' if r.decided else 'undecided — ' + more_words(r.more_judgments, opts.max_budget)} "
             f"({r.judgments_used} judgments)" for o, r in zip(wanted, est.itertuples(index=False))))
     return rows, text
 

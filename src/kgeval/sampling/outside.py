@@ -24,6 +24,7 @@ from ..judgments.items import METRIC_NAMES
 from ..judgments.universe import Universe, build
 from ..scores.ranking import Judged
 from .estimates import judged_estimates
+from .more import more_judgments
 from .plan import Plan, make_plan
 from .problem import Problem
 from .sheet import plan_sidecar, write_plan_sheet
@@ -116,10 +117,15 @@ def outside_plan(u: Universe, metric: str = "P", budget: float | None = None, de
 def outside_estimates(op: OutsidePlan, items: np.ndarray, pi: np.ndarray, x: np.ndarray,
                       sheet_item: np.ndarray | None = None, rbp_p: float = 0.8, level: float = 0.95) -> pd.DataFrame:
     """Per opponent Δ̂ = the outside system minus the opponent with its interval, from the drawn candidate
-    ``items`` with their π and labels ``x`` (:func:`.estimates.judged_estimates`)."""
-    est = judged_estimates(op.universe.cand, op.p, METRIC_NAMES[op.metric], op.cols, op.universe.systems, items,
-                           pi, x, sheet_item, rbp_p, level)
+    ``items`` with their π and labels ``x`` (:func:`.estimates.judged_estimates`), and for an undecided one the
+    further judgments that would decide it at the estimate in hand (``more_judgments``, as ``kgeval
+    sample-estimate`` says it: :func:`.more.more_judgments`; NaN when decided or beyond ``max_budget``)."""
+    metric = METRIC_NAMES[op.metric]
+    est = judged_estimates(op.universe.cand, op.p, metric, op.cols, op.universe.systems, items, pi, x, sheet_item,
+                           rbp_p, level)
     est.insert(0, "Metric", op.metric)
+    est["more_judgments"] = more_judgments(op.universe.cand, op.p, metric, op.cols, items, x,
+                                           est["delta"].to_numpy(), est["decided"].to_numpy(), rbp_p, level)
     return est
 
 
