@@ -200,6 +200,12 @@ def test_kg_save_load_roundtrip_and_corruption(tmp_path, synth_kg):
     (tmp_path / "bad.npz").write_bytes(data[: len(data) // 2])
     with pytest.raises(CorruptFileError, match="bad.npz"):
         KnowledgeGraph.load(tmp_path / "bad.npz")
+    # a pickle (a .npy of objects, or any pickled file): refused, and not with numpy's advice to load it unsafely
+    np.save(tmp_path / "obj.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    with pytest.raises(CorruptFileError) as err:
+        KnowledgeGraph.load(tmp_path / "obj.npy")
+    assert "holds pickled objects, which kgeval never loads" in str(err.value)
+    assert "allow_pickle" not in str(err.value) and "unsafely" not in str(err.value)
 
 
 def test_answer_index_lookup():

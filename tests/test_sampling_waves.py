@@ -230,6 +230,13 @@ def test_extend_refusals_are_one_line(route, tmp_path, capsys):  # noqa: F811
     assert main([*base, "--extend", str(tmp_path / "nowhere"), "--labels", str(tmp / "labels.txt"), "--out",
                  str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err == f"kgeval: error: {tmp_path / 'nowhere'}: --extend: no such plan folder\n"
+    # --labels a folder that no export wrote: named as such, not by the judgments.txt it lacks
+    (tmp_path / "notexport").mkdir()
+    assert main([*base, "--extend", str(tmp / "plan"), "--labels", str(tmp_path / "notexport"), "--out",
+                 str(tmp_path / "o")]) == 2
+    assert capsys.readouterr().err == (f"kgeval: error: {tmp_path / 'notexport'}: --labels: a folder without "
+                                       "judgments.txt, not one `kgeval campaign export` wrote (give it, or the "
+                                       "merged labels file)\n")
     # a plan whose recorded budget was doubled with its checksum recomputed: π is not that design's, refused at
     # the sidecar's first row, as an estimate refuses it (sheet.check_design)
     import shutil

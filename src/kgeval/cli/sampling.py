@@ -6,8 +6,20 @@ import argparse
 import os
 from pathlib import Path
 
+from ..errors import InputError
 from ..io import OutputStage
 from .options import SchemaNumber, command
+
+
+def _labels_file(arg: str) -> Path:
+    """``--labels``: a labels file, or the folder `kgeval campaign export` wrote (its judgments.txt)."""
+    path = Path(arg)
+    if path.is_dir():
+        if not (path / "judgments.txt").is_file():
+            raise InputError(path, None, "--labels: a folder without judgments.txt, not one `kgeval campaign "
+                                         "export` wrote (give it, or the merged labels file)")
+        return path / "judgments.txt"
+    return path
 
 
 @command("sample-estimate", "estimate each pair's difference from a sampling plan whose sheet went through "
@@ -44,7 +56,7 @@ def _sample_estimate(p: argparse.ArgumentParser):
         from ..scores.dumps import dumps_in
 
         sidecar, pairs = Path(a.plan) / "sampling_plan.csv", Path(a.plan) / "sampling_budgets.csv"
-        labels = Path(a.labels) / "judgments.txt" if Path(a.labels).is_dir() else Path(a.labels)
+        labels = _labels_file(a.labels)
         refuse_unfinished(labels)
         source = read_source(a.plan) if a.scores is None else None
         dumps, folders, universe, options = {}, [], None, {"k": a.k, "prior": a.prior, "max_depth": a.max_depth}
@@ -130,7 +142,6 @@ def _sample_plan(p: argparse.ArgumentParser):
         if a.testset is None:
             p.error("give --testset (a new plan) or --extend PLAN (the next wave of a judged plan)")
         from ..config import load_config_file, validate_config
-        from ..errors import InputError
         from ..external.command import testset_files
         from ..home import locate_defaults, packaged_defaults
         from ..sampling.reference import reference_plan
@@ -168,7 +179,6 @@ def _extend(p: argparse.ArgumentParser, a) -> int:
     """``sample-plan --extend PLAN --labels L --out OUT``: the next wave (kgeval.sampling.extend)."""
     import json
 
-    from ..errors import InputError
     from ..sampling.estimates import refuse_unfinished
     from ..sampling.extend import WAVES_FILE, extend_plan
     from ..sampling.reference import SOURCE_FILE, read_source, source_universe
@@ -185,7 +195,7 @@ def _extend(p: argparse.ArgumentParser, a) -> int:
     if source is None:
         raise InputError(plan, None, f"--extend: no {SOURCE_FILE} (a plan the workflow made): extend a plan "
                                      "`kgeval sample-plan` drew")
-    labels = Path(a.labels) / "judgments.txt" if Path(a.labels).is_dir() else Path(a.labels)
+    labels = _labels_file(a.labels)
     refuse_unfinished(labels)
     out = Path(a.out)
     if out.resolve() == plan.resolve():

@@ -135,7 +135,10 @@ class KnowledgeGraph:
                          splits={s: z[s].astype(np.int64) for s in SPLITS}, **kw)
                 stored = str(z["fingerprint"])
         except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
-            raise CorruptFileError(path, f"not a readable knowledge-graph file: {exc}") from exc
+            # numpy's own words for a pickle suggest loading it unsafely: kgeval never does, so say that instead
+            why = ("it holds pickled objects, which kgeval never loads (a kg.npz holds arrays only)"
+                   if "pickle" in str(exc) else str(exc))
+            raise CorruptFileError(path, f"not a readable knowledge-graph file: {why}") from exc
         if kg.fingerprint() != stored:
             raise CorruptFileError(path, "knowledge-graph fingerprint does not match its content")
         return kg
