@@ -302,3 +302,23 @@ def test_testsets_restricts_the_comparison_and_names_a_missing_one(tmp_path):
     assert reproduce(ours, theirs, testsets=["Tiny-Test"]).identical
     with pytest.raises(InputError, match="holds no test set 'Other-Test'"):
         reproduce(ours, theirs, testsets=["Other-Test"])
+    with pytest.raises(InputError, match="--testsets: name at least one test set"):
+        reproduce(ours, theirs, testsets=[])  # would compare the models alone and call that identical
+
+
+def test_hostile_manifests_and_dumps_are_one_line(tmp_path, capsys):
+    """A manifest of NUL bytes is refused at its first block, not parsed whole (kgeval.limits); a dump whose
+    meta.json lists a file outside its folder is refused before anything is read there."""
+    from kgeval.errors import InputError
+    from kgeval.reproduce.manifest import dump_entry
+
+    a, b = results_folder(tmp_path / "a"), results_folder(tmp_path / "b")
+    (b / "manifest.json").write_bytes(b"\x00" * (1 << 20))
+    rc = main(["reproduce", str(a), "--against", str(b)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and err == [f"kgeval: error: {b / 'manifest.json'}:1: holds a NUL byte: not a text file"]
+    dump = a / "scores" / T / "DistMult"
+    for name in ("../../metrics/Tiny-Test/per_answer.parquet", "/etc/hostname.npy", ".."):
+        (dump / "meta.json").write_text(json.dumps({"files": {name: "x"}}), encoding="utf-8")
+        with pytest.raises(InputError, match="not a file name of the dump's folder"):
+            dump_entry(dump)

@@ -110,6 +110,8 @@ def reproduce(results: str | Path, against: str | Path, testsets: list[str] | No
     :class:`Comparison`, whose ``identical`` is true only when every artifact both hold is bit-identical.
     ``testsets`` restricts the comparison to those test sets (each held by both sides). ``kgeval reproduce``
     prints :func:`kgeval.reproduce.report.render` of it."""
+    if testsets is not None and not testsets:  # an empty list would compare the models alone and say identical
+        raise InputError(None, None, "--testsets: name at least one test set (or leave it out: all of both)")
     ours, theirs = open_side(results), open_side(against)
     cmp = Comparison(ours, theirs)
     a, b = set(ours.testsets()), set(theirs.testsets())

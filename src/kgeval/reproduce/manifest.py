@@ -31,6 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .. import limits
 from ..errors import CorruptFileError, InputError
 
 FORMAT = "kgeval-manifest"
@@ -151,10 +152,13 @@ def dump_entry(folder: str | Path) -> dict[str, Any]:
     folder = Path(folder)
     meta_path = folder / "meta.json"
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = json.loads(limits.read_text(meta_path, encoding="utf-8"))
         files = sorted(meta["files"])
     except (OSError, ValueError, KeyError, TypeError):
         raise InputError(folder, None, "not a score dump (no readable meta.json listing its files)") from None
+    outside = [n for n in files if not isinstance(n, str) or Path(n).name != n or n in ("", ".", "..")]
+    if outside:  # a dump's files lie in its folder: a listed path elsewhere is never read
+        raise InputError(meta_path, None, f"lists {outside[0]!r}: not a file name of the dump's folder")
     parts = {}
     for name in files:
         if name.endswith(".parquet"):
@@ -205,9 +209,9 @@ def read_manifest(folder: str | Path) -> dict[str, Any] | None:
     path = Path(folder) / MANIFEST
     if not path.is_file():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+    try:  # bounded: size, line length and NUL bytes checked before parsing (kgeval.limits)
+        data = json.loads(limits.read_text(path, encoding="utf-8"))
+    except ValueError as exc:
         raise InputError(path, None, f"not a manifest (JSON): {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InputError(path, None, f"not a kgeval manifest (format {data.get('format')!r})"

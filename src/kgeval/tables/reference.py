@@ -35,6 +35,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .. import limits
 from ..analysis.selections import MACRO_STUDY, MICRO_STUDY
 from ..errors import InputError
 from ..judgments.lists import RUNS
@@ -173,8 +174,8 @@ def read_provenance(folder: str | Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return json.loads(limits.read_text(path, encoding="utf-8"))
+    except json.JSONDecodeError as exc:
         raise InputError(path, None, f"not a provenance record (JSON): {exc}") from None
 
 
