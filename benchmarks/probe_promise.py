@@ -9,7 +9,8 @@ any case fails.
 
 ``--slow`` adds two processes building one fresh ``$KGEVAL_HOME`` at once (about a minute); ``--kills`` adds a
 SIGKILL inside every writing command's commit, then a rerun (11 cases, several minutes). It needs no data
-mirror and no network. The HTTP routes are h49b's probe; this one covers files and the command line.
+mirror and no network (``kgeval reproduce``'s cases copy the committed reference/smoke). The HTTP routes are
+h49b's probe; this one covers files and the command line.
 """
 
 from __future__ import annotations
@@ -510,6 +511,46 @@ def _temporaries(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.rglob("*") if p.name.startswith(TEMPORARY))
 
 
+def reproduce_cases(p: Probe) -> None:
+    """``kgeval reproduce`` reads two folders a user hands it (issue 61): it writes nothing, and a broken or
+    hostile manifest, provenance record, table or dump is one line, read within kgeval.limits' bounds."""
+    smoke = Path(__file__).resolve().parents[1] / "reference" / "smoke"
+
+    def packs(damage=None):
+        def setup(f: Path) -> None:
+            shutil.copytree(smoke, f / "mine/pack")
+            shutil.copytree(smoke, f / "mine/ours")
+            if damage is not None:
+                damage(f / "mine/ours")
+        return setup
+
+    def args(f: Path, *extra) -> list:
+        return ["reproduce", f / "mine/ours", "--against", f / "mine/pack", *extra]
+
+    def write(name: str, data: bytes):
+        return lambda d: (d / name).write_bytes(data)
+
+    def first_eval(d: Path) -> Path:
+        return sorted(d.glob("metrics/*/evaluation.csv"))[0]
+
+    p.case("reproduce a pack against itself", args, want_ok=True, setup=packs())
+    p.case("reproduce against a missing folder", lambda f: ["reproduce", f / "mine/ours", "--against", f / "nope"],
+           setup=packs())
+    p.case("reproduce --testsets ''", lambda f: args(f, "--testsets", ""), setup=packs())
+    p.case("reproduce --testsets of neither side", lambda f: args(f, "--testsets", "Nope"), setup=packs())
+    for name, damage in {
+        "manifest.json not JSON": write("manifest.json", b"{not json"),
+        "manifest.json a list": write("manifest.json", b"[]"),
+        "manifest.json 64 MB of NUL bytes": write("manifest.json", b"\0" * (64 << 20)),
+        "manifest.json a link to a folder": lambda d: ((d / "manifest.json").unlink(),
+                                                       (d / "manifest.json").symlink_to(d / "metrics")),
+        "provenance.json not UTF-8": write("provenance.json", b"\xff\xfe{}"),
+        "an evaluation.csv without its header": lambda d: first_eval(d).write_text("garbage,,,\n"),
+        "an evaluation.csv with a NUL byte": lambda d: first_eval(d).write_bytes(b"System,micro_mrr\nX,\0\n"),
+    }.items():
+        p.case(f"reproduce: {name}", args, setup=packs(damage))
+
+
 def kill_cases(p: Probe) -> None:
     """Each writing command killed (SIGKILL) at a point inside its commit, into a fresh folder and over its own
     earlier outputs, then run again: no temporary may remain, the outputs must equal an uninterrupted run's, and
@@ -577,6 +618,7 @@ def main_() -> int:
         file_cases(p)
         archive_cases(p)
         scale_cases(p)
+        reproduce_cases(p)
         if a.slow:
             home_case(p)
         if a.kills:

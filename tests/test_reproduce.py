@@ -317,6 +317,15 @@ def test_hostile_manifests_and_dumps_are_one_line(tmp_path, capsys):
     rc = main(["reproduce", str(a), "--against", str(b)])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and err == [f"kgeval: error: {b / 'manifest.json'}:1: holds a NUL byte: not a text file"]
+    # a manifest that is a folder is not left out in silence; a table holding a NUL byte is not a table
+    (b / "manifest.json").unlink()
+    (b / "manifest.json").mkdir()
+    with pytest.raises(InputError, match="not a file: a manifest is the JSON file the run wrote"):
+        reproduce(a, b)
+    c = results_folder(tmp_path / "c")
+    (c / "metrics" / T / "evaluation.csv").write_bytes(b"System,micro_mrr\nA,\0\n")
+    with pytest.raises(InputError, match="holds a NUL byte"):
+        reproduce(c, a)
     dump = a / "scores" / T / "DistMult"
     for name in ("../../metrics/Tiny-Test/per_answer.parquet", "/etc/hostname.npy", ".."):
         (dump / "meta.json").write_text(json.dumps({"files": {name: "x"}}), encoding="utf-8")

@@ -113,7 +113,9 @@ def read_table(path: str | Path, text: bool = False) -> pa.Table | pd.DataFrame:
     path = Path(path)
     try:
         if path.suffix == ".parquet":
+            limits.check_size(path)
             return pq.read_table(path)
+        limits.scan(path)  # a NUL byte, an endless line or file: refused before pandas reads it whole
         if text:
             return pd.read_csv(path, dtype=str, keep_default_na=False)
         raw = pd.read_csv(path, dtype=str, keep_default_na=False)
@@ -207,8 +209,10 @@ def read_verdicts(findings: str | Path) -> dict[str, str]:
 def read_manifest(folder: str | Path) -> dict[str, Any] | None:
     """The manifest of a results folder or pack, or None when it has none (an older pack)."""
     path = Path(folder) / MANIFEST
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return None
+    if not path.is_file():  # a folder, a dangling link: not a manifest to leave out in silence
+        raise InputError(path, None, "not a file: a manifest is the JSON file the run wrote")
     try:  # bounded: size, line length and NUL bytes checked before parsing (kgeval.limits)
         data = json.loads(limits.read_text(path, encoding="utf-8"))
     except ValueError as exc:
