@@ -77,6 +77,30 @@ def test_waterfill_meets_the_budget_and_caps_at_one():
     np.testing.assert_array_equal(dz.waterfill(a, 100.0), [1, 1, 1, 1, 0])
 
 
+def test_split_by_hand_and_nested_designs():
+    """The floor's share is max(0.1, (n/N)²) of n (N = 100: n = 30 → 0.1, n = 50 → 0.25, n = 90 → 0.81); the
+    optimal part gets the rest up to n* = N/√3, its peak (2/3)(N/√3) past it. Hence every unit's components only
+    grow with the budget, and the same random numbers draw nested samples at every budget up to a census (the
+    formula before this change shrank the optimal part past n*: 5 of these budgets dropped a unit)."""
+    assert dz.split(30, 100) == pytest.approx((27.0, 0.03))
+    assert dz.split(50, 100) == pytest.approx((37.5, 0.125))
+    peak = 2 / 3 * 100 / np.sqrt(3)
+    assert dz.split(90, 100) == pytest.approx((peak, 0.81 * 0.9))
+    assert dz.split(100, 100) == pytest.approx((peak, 1.0))  # a census, as the floor alone already was
+    rng = np.random.default_rng(0)
+    v = rng.gamma(0.3, size=(100, 1)) * rng.random((100, 1))
+    elig = rng.random(100) < 0.9
+    u_opt, u_uni = rng.random(100), rng.random(100)
+    before, drawn_before = None, None
+    for n in np.linspace(1, elig.sum(), 200):
+        d = dz.design(v, elig, n)
+        drawn = (u_opt < d.pi_opt) | (u_uni < d.pi_uniform)
+        if before is not None:
+            assert (d.pi_opt >= before.pi_opt - 1e-12).all() and (d.pi_uniform >= before.pi_uniform - 1e-12).all()
+            assert not (drawn_before & ~drawn).any(), n
+        before, drawn_before = d, drawn
+
+
 def enumerate_samples(pi):
     """Every inclusion pattern of Poisson sampling and its probability."""
     incl = np.array(list(itertools.product((False, True), repeat=pi.size)))

@@ -146,6 +146,19 @@ def test_a_sample_estimates_by_the_difference_estimator(workdir, synth_kg, study
         if np.isfinite(more[opp]):
             assert f"{opp} Δ̂ {pl2.loc[opp, 'P@10_sample_delta']:+.4f}" in summary
             assert f"undecided — about {int(more[opp]):,} more judgment" in summary, opp
+    # the second look the summary offers: a larger budget, the same options, a plan holding every judged triple
+    import re
+
+    budget = re.search(r"the same command with --sample-budget ([\d,]+) draws", summary).group(1).replace(",", "")
+    assert int(budget) == round(6 + more[np.isfinite(more)].max())
+    out3 = _evaluate(workdir, synth_kg, tmp_path, study_with_dumps, "--sample-budget", budget, out="eval3")
+    bigger = pd.read_csv(out3 / "sampling_plan.csv")
+    key = ["head_id", "relation", "tail_id"]
+    first = set(map(tuple, side[key].to_numpy()))
+    assert first < set(map(tuple, bigger[key].to_numpy()))
+    # π only grew, and an item of both plans keeps its sheet triple
+    both = side.merge(bigger, on=key, suffixes=("", "_2")).drop_duplicates(key)
+    assert len(both) == side.drop_duplicates(key).shape[0] and (both["pi_2"] >= both["pi"] - 1e-12).all()
 
 
 def _question_of(dump, kg, row, qid):

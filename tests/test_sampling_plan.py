@@ -171,8 +171,9 @@ def test_rank_order_costs_reuse_the_priors_draws_exactly():
 
 def test_near_a_census_the_floor_grows_and_the_budget_holds():
     """Four units of cost 1, a = (1, 1, 0.1, 0.1): at budget 1 (a quarter of a census) the floor is the 10 %
-    share, at budget 3 its share is (3/4)² = 0.5625; π sums to what the components give and every π > 0, so the
-    estimator stays unbiased (exact enumeration of the 16 samples)."""
+    share, at budget 3 its share is (3/4)² = 0.5625 while the optimal part keeps its peak (2/3)(4/√3) from budget
+    4/√3 on (dz.split); π sums to what the components give and every π > 0, so the estimator stays unbiased (exact
+    enumeration of the 16 samples)."""
     import itertools
 
     from kgeval.sampling import design as dz
@@ -184,8 +185,9 @@ def test_near_a_census_the_floor_grows_and_the_budget_holds():
     high = dz.design(v, elig, 3, "optimal", None, 0.1)
     f = 0.5625 * 3 / 4
     np.testing.assert_allclose(high.pi_uniform, f)
-    # the optimal part spends (1 − 0.5625) × 3 = 1.3125 on a ∝ (1, 1, 0.1, 0.1): λ = 1.3125 / 2.2
-    np.testing.assert_allclose(high.pi_opt, np.array([1, 1, 0.1, 0.1]) * 1.3125 / 2.2)
+    # the optimal part spends (2/3)(4/√3) ≈ 1.5396 (not (1 − 0.5625) × 3 = 1.3125, less than at budget 4/√3) on
+    # a ∝ (1, 1, 0.1, 0.1): λ = 1.5396 / 2.2
+    np.testing.assert_allclose(high.pi_opt, np.array([1, 1, 0.1, 0.1]) * (2 / 3) * (4 / np.sqrt(3)) / 2.2)
     np.testing.assert_allclose(high.pi, 1 - (1 - high.pi_opt) * (1 - f))
     assert (high.pi > 0.4).all()  # without the growth the two sure units had π ≈ 0.2
     # unbiasedness by enumeration: Σ_S P(S) Σ_{u∈S} y_u / π_u = Σ_u y_u

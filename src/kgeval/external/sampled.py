@@ -63,6 +63,11 @@ def sampled(out: Path, kg: KnowledgeGraph, name: str, dump, study: np.ndarray, o
             f"{o} Δ̂ {r.delta:+.4f} [{r.lo:+.4f}, {r.hi:+.4f}] "
             f"{'decided' if r.decided else 'undecided — ' + more_words(r.more_judgments, opts.max_budget)} "
             f"({r.judgments_used} judgments)" for o, r in zip(wanted, est.itertuples(index=False))))
+        more = est["more_judgments"].to_numpy(float)
+        if np.isfinite(more).any():
+            # a larger budget with the same options draws a superset of this plan (kgeval.sampling.design.split)
+            text += (f". A second look: the same command with --sample-budget {op.plan.budget + np.nanmax(more[np.isfinite(more)]):,.0f} "
+                     "draws a plan holding every triple of this one, so only its new triples need judging")
     return rows, text
 
 

@@ -17,6 +17,11 @@ the optimal design leaves π < 1 only on the units the prior is surest of; one i
 of the remaining variance, and in the draws that miss it the variance estimate (which sees only drawn units)
 collapses and the interval misses Δ. A larger uniform share keeps every unit's π near n / N, so such a unit is
 missed rarely and the drawn units are many. Below a third of a census (n / N)² < 0.1 and nothing changes.
+The optimal part's budget (1 − share) n peaks at n* = N / √3 (58 % of a census; √``floor_share`` N for a floor
+share above a third) and would shrink beyond it: there it keeps its peak (:func:`split`), while the floor grows
+on to a census at n = N. So every unit's two components only grow with the budget, and a plan drawn again with the same
+seed and a larger budget holds every unit of the smaller one (``kgeval evaluate --decide-against``'s second look;
+``benchmarks/sampling_second_look.py``).
 """
 
 from __future__ import annotations
@@ -81,11 +86,26 @@ def design(v: np.ndarray, eligible: np.ndarray, budget: float, kind: str = "opti
     uni = np.where(eligible, min(1.0, budget / total) if total else 0.0, 0.0)
     if kind == "uniform":
         return Design(uni, np.zeros_like(uni), uni, c)
-    floor_share = max(floor_share, min(1.0, budget / total) ** 2) if total else floor_share  # near a census
-    floor = np.where(eligible, min(1.0, floor_share * budget / total) if total else 0.0, 0.0)
+    opt_budget, floor_pi = split(budget, total, floor_share)
+    floor = np.where(eligible, floor_pi, 0.0)
     a = np.where(eligible, np.sqrt(np.asarray(v, dtype=float).reshape(eligible.size, -1).sum(1) / np.maximum(c, 1)), 0)
-    opt = waterfill(a, (1 - floor_share) * budget, c)
+    opt = waterfill(a, opt_budget, c)
     return Design(1 - (1 - opt) * (1 - floor), opt, floor, c)
+
+
+def split(budget: float, total: float, floor_share: float = 0.1) -> tuple[float, float]:
+    """The budget of the optimal part and the uniform floor's π at ``budget`` over eligible units costing
+    ``total``: the floor's share max(``floor_share``, (n / N)²) of the budget, and the rest for the optimal part up
+    to the budget where that rest peaks, its peak past it (module docstring): both grow with the budget, and a
+    budget of N is a census as before."""
+    if total <= 0:
+        return (1 - floor_share) * budget, 0.0
+
+    def share(m: float) -> float:
+        return max(floor_share, min(1.0, m / total) ** 2)
+
+    m = min(budget, total * max(1 / np.sqrt(3), np.sqrt(floor_share)))  # (1 − share(m)) m rises up to there
+    return float((1 - share(m)) * m), float(min(1.0, share(budget) * budget / total))
 
 
 def item_variances(d: np.ndarray, p: np.ndarray) -> np.ndarray:

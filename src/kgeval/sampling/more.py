@@ -16,6 +16,7 @@ import numpy as np
 from scipy.stats import norm
 
 from ..judgments.candidates import Candidates
+from . import design as dz
 from .plan import budget_needed
 from .problem import Problem
 
@@ -73,9 +74,7 @@ def unit_budget(v: np.ndarray, target: float, level: float = LEVEL, floor_share:
     def width(n: int) -> float:
         # design(): the floor's share (larger near a census), the optimal part waterfilled on the rest; a unit
         # at π = 1 adds nothing, one at π = f + (1 − f) λ a adds (1/π − 1) v
-        share = max(floor_share, min(1.0, n / n_units) ** 2)
-        floor = min(1.0, share * n / n_units)
-        budget = (1 - share) * n
+        budget, floor = dz.split(n, n_units, floor_share)
         if budget >= n_pos or floor >= 1.0:
             return 0.0
         if budget <= 0:
