@@ -2,8 +2,8 @@
 the hidden labels: the plan of one pair at the budget the prior says it needs, judged; when undecided, the plan
 drawn again with the same seed at that budget plus the judgments the labels in hand say would decide it
 (``more_judgments``). Every unit keeps its two random numbers (``make_plan`` draws them over every unit of the
-universe) and, below about half a census, π only grows with the budget, so the second sheet holds every triple
-of the first: the judged ones carry over and the estimate is the larger plan's own. The size of the second look
+universe) and π only grows with the budget up to a census (``kgeval.sampling.design.split``), so the second
+sheet holds every triple of the first: the judged ones carry over and the estimate is the larger plan's own. The size of the second look
 depends on the first look's labels, so its coverage is measured here, not assumed.
 
 The 13 study systems' top 10 on FB-Test-S-C from the reference pack, every pooled label hidden and the boosted
