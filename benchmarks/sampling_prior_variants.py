@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -42,16 +43,10 @@ FINE = (120, 175, 225, 275, 350, 450, 600)
 
 
 def trees(spec: str):
-    """A BoostedPrior class whose trees take ``max_iter/max_leaf_nodes/min_samples_leaf/l2`` from ``spec``."""
+    """The BoostedPrior whose trees take ``max_iter/max_leaf_nodes/min_samples_leaf/l2`` from ``spec``."""
     it, leaves, leaf, l2 = spec.split("/")
-
-    class Variant(prior_models.BoostedPrior):
-        def __init__(self, seed: int = 0, **options):
-            options.update(max_iter=int(it), max_leaf_nodes=int(leaves), min_samples_leaf=int(leaf),
-                           l2_regularization=float(l2))
-            super().__init__(seed=seed, **options)
-
-    return Variant
+    return partial(prior_models.BoostedPrior, max_iter=int(it), max_leaf_nodes=int(leaves),
+                   min_samples_leaf=int(leaf), l2_regularization=float(l2))
 
 
 def main() -> None:

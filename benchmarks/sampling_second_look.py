@@ -28,9 +28,11 @@ from _common import heartbeat_main
 from sampling import universe
 
 from kgeval.sampling import design as dz
+from kgeval.sampling.estimate import ROUNDING
 from kgeval.sampling.more import more_needed
 from kgeval.sampling.plan import budget_needed
 from kgeval.sampling.problem import Problem
+from kgeval.sampling.simulation import covers
 
 FLOOR = 0.1
 
@@ -66,9 +68,8 @@ def looks(pb: Problem, p: np.ndarray, v: np.ndarray, j: int, reps: int, rng: np.
         judged[r] = drawn2[0].sum()
         second[r] = True
     true = float(pb.true[j])
-    tol = 1e-12 + 1e-9 * abs(true)
-    decided = (lo > 1e-12) | (hi < -1e-12)
-    return {"true_delta": true, "first_budget": float(n1), "coverage": float(((lo - tol <= true) & (true <= hi + tol)).mean()),
+    decided = (lo > ROUNDING) | (hi < -ROUNDING)  # as Estimate.decided, on the intervals of either look
+    return {"true_delta": true, "first_budget": float(n1), "coverage": float(covers(lo, hi, true).mean()),
             "decided_first": float(decided1.mean()), "second_look": float(second.mean()),
             "decided_final": float(decided.mean()), "mean_judgments": float(judged.mean()),
             "not_superset": not_superset, "reps": reps}

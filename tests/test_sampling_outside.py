@@ -4,6 +4,8 @@ the real data (a popularity run against ComplEx from the shipped reference pack)
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -147,8 +149,6 @@ def test_a_sample_estimates_by_the_difference_estimator(workdir, synth_kg, study
             assert f"{opp} Δ̂ {pl2.loc[opp, 'P@10_sample_delta']:+.4f}" in summary
             assert f"undecided — about {int(more[opp]):,} more judgment" in summary, opp
     # the second look the summary offers: a larger budget, the same options, a plan holding every judged triple
-    import re
-
     budget = re.search(r"the same command with --sample-budget ([\d,]+) draws", summary).group(1).replace(",", "")
     assert int(budget) == round(6 + more[np.isfinite(more)].max())
     out3 = _evaluate(workdir, synth_kg, tmp_path, study_with_dumps, "--sample-budget", budget, out="eval3")

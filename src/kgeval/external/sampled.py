@@ -66,7 +66,7 @@ def sampled(out: Path, kg: KnowledgeGraph, name: str, dump, study: np.ndarray, o
         more = est["more_judgments"].to_numpy(float)
         if np.isfinite(more).any():
             # a larger budget with the same options draws a superset of this plan (kgeval.sampling.design.split)
-            text += (f". A second look: the same command with --sample-budget {op.plan.budget + np.nanmax(more[np.isfinite(more)]):,.0f} "
+            text += (f". A second look: the same command with --sample-budget {op.plan.budget + more[np.isfinite(more)].max():,.0f} "
                      "draws a plan holding every triple of this one, so only its new triples need judging")
     return rows, text
 

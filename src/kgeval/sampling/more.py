@@ -72,8 +72,8 @@ def unit_budget(v: np.ndarray, target: float, level: float = LEVEL, floor_share:
         return 0
 
     def width(n: int) -> float:
-        # design(): the floor's share (larger near a census), the optimal part waterfilled on the rest; a unit
-        # at π = 1 adds nothing, one at π = f + (1 − f) λ a adds (1/π − 1) v
+        # design(): the floor's share (larger near a census), the optimal part waterfilled on the rest up to its
+        # peak (dz.split); a unit at π = 1 adds nothing, one at π = f + (1 − f) λ a adds (1/π − 1) v
         budget, floor = dz.split(n, n_units, floor_share)
         if budget >= n_pos or floor >= 1.0:
             return 0.0

@@ -27,10 +27,15 @@ COLUMNS = ["Metric", "prior", "design", "budget", "A", "B", "true_delta", "cover
            "mean_half_width", "mean_judgments", "reps"]
 
 
-def _rows(metric, prior, kind, n, est: Estimate, true, judged, a, b, systems, reps) -> list[tuple]:
-    # a budget that reaches every unit is a census: the interval shrinks to Δ̂, which equals Δ up to rounding
+def covers(lo: np.ndarray, hi: np.ndarray, true) -> np.ndarray:
+    """Whether [lo, hi] holds the true Δ: a budget that reaches every unit is a census, whose interval shrinks to
+    Δ̂, which equals Δ up to rounding."""
     tol = 1e-12 + 1e-9 * np.abs(true)
-    cover = ((est.lo - tol <= true) & (true <= est.hi + tol)).mean(0)
+    return (lo - tol <= true) & (true <= hi + tol)
+
+
+def _rows(metric, prior, kind, n, est: Estimate, true, judged, a, b, systems, reps) -> list[tuple]:
+    cover = covers(est.lo, est.hi, true).mean(0)
     dec = est.decided
     wrong = (dec & (np.sign(est.delta) != np.sign(true))).mean(0)
     hw, jm = est.half_width.mean(0), float(judged.mean())
