@@ -11,9 +11,11 @@ each needs a fresh process) and prints the SHA-256 prefix of every part's result
 * ``numpy``: numpy's matrix product (OpenBLAS) and its exp/log ufuncs (numpy's SIMD dispatch).
 
 Run it on each CPU kind and compare the printed hashes: a part whose hash is the same under a setting on every
-kind is reproducible under that setting. ``--json FILE`` writes the table (the docs quote the kinds' files).
+kind is reproducible under that setting. ``--json FILE`` writes the table (with the CPU kind and MKL's branch in
+force under each setting); ``--compare FILE`` prints, per setting, the parts whose hash differs from another
+kind's file (``docs/dev/measured/numerics/bits_<kind>.json`` are the kinds' files the docs quote).
 
-    python benchmarks/numerics_bits.py --json /tmp/bits.json
+    python benchmarks/numerics_bits.py --json /tmp/bits.json --compare docs/dev/measured/numerics/bits_amd_epyc.json
 """
 
 from __future__ import annotations
@@ -25,13 +27,12 @@ import os
 import subprocess
 import sys
 
-from _common import heartbeat_main
-
 SETTINGS: dict[str, dict[str, str]] = {
     "native": {},
     "MKL_CBWR=AVX2": {"MKL_CBWR": "AVX2"},
     "MKL_CBWR=AVX2,STRICT": {"MKL_CBWR": "AVX2,STRICT"},
     "MKL_CBWR=AVX512": {"MKL_CBWR": "AVX512"},
+    "MKL_CBWR=COMPATIBLE,STRICT": {"MKL_CBWR": "COMPATIBLE,STRICT"},
     "ONEDNN_MAX_CPU_ISA=AVX512_CORE": {"ONEDNN_MAX_CPU_ISA": "AVX512_CORE"},
     "ONEDNN_MAX_CPU_ISA=AVX2": {"ONEDNN_MAX_CPU_ISA": "AVX2"},
     "ATEN_CPU_CAPABILITY=avx2": {"ATEN_CPU_CAPABILITY": "avx2"},
@@ -42,6 +43,7 @@ SETTINGS: dict[str, dict[str, str]] = {
     "mode's variables at start": {"MKL_CBWR": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX512_CORE",
                                   "OPENBLAS_CORETYPE": "Haswell"},
     "kgeval mode (set in-process)": {"KGEVAL_NUMERICS": "reproducible"},
+    "kgeval portable mode (set in-process)": {"KGEVAL_NUMERICS": "portable"},
 }
 
 
@@ -62,6 +64,7 @@ def workload() -> dict[str, str]:
     import torch
 
     torch.set_num_threads(2)
+    torch.manual_seed(0)  # the layers' default initialisation (ConvE's bias) draws from the global generator
     out = {}
     g = torch.Generator().manual_seed(0)
     n, d = 14_541, 200
@@ -94,6 +97,12 @@ def workload() -> dict[str, str]:
     a, b = rng.standard_normal((600, 500)), rng.standard_normal((500, 700))
     v = rng.standard_normal(100_000) * 10
     out["numpy"] = _digest(a @ b, np.exp(v), np.log(np.abs(v) + 1), np.tanh(v))
+    # after the work, MKL has read its branch; importing kgeval would pin the mode's variables (harmless now, but
+    # a row that named no mode reads back what it ran)
+    os.environ.setdefault("KGEVAL_NUMERICS", "native")
+    from kgeval.numerics import mkl_branch
+
+    out["mkl_branch"] = mkl_branch()
     return out
 
 
@@ -101,7 +110,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--json", help="write the table to this file")
+    ap.add_argument("--compare", help="another kind's --json file: print the parts that differ from it")
     args = ap.parse_args()
+    other = json.load(open(args.compare)) if args.compare else None
     if args.child:
         print(json.dumps(workload()))
         return
@@ -116,14 +127,28 @@ def main() -> None:
                              check=True)
         rows[name] = json.loads(res.stdout.strip().splitlines()[-1])
         print(f"{name:40s} " + " ".join(f"{k}={v}" for k, v in rows[name].items()), flush=True)
+    from kgeval.reproduce.environment import cpu_info
+
+    cpu = cpu_info()
+    if other is not None:
+        print(f"against {args.compare} ({other.get('kind', other.get('cpu'))}), here {cpu['kind']}:")
+        for name, row in rows.items():
+            theirs = other["rows"].get(name)
+            if theirs is None:
+                print(f"{name:40s} not in {args.compare}")
+                continue
+            differ = [k for k in row if k != "mkl_branch" and k in theirs and row[k] != theirs[k]]
+            print(f"{name:40s} " + (f"differ: {', '.join(differ)}" if differ else "the same bits")
+                  + f"  (MKL {row.get('mkl_branch')} here, {theirs.get('mkl_branch', 'not recorded')} there)")
     if args.json:
-        cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "")
         with open(args.json, "w") as fh:
-            json.dump({"cpu": cpu, "rows": rows}, fh, indent=1)
+            json.dump({"cpu": cpu["model"], "kind": cpu["kind"], "rows": rows}, fh, indent=1)
 
 
 if __name__ == "__main__":
-    if "--child" in sys.argv:  # a bare child: importing kgeval (heartbeat_main does) would set the mode in it
+    if "--child" in sys.argv:  # a bare child: importing kgeval (_common does) would set the mode in it
         main()
     else:
+        from _common import heartbeat_main
+
         heartbeat_main(main, __file__)

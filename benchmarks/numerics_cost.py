@@ -1,13 +1,15 @@
-"""What the reproducible numerical mode (kgeval.numerics) costs per model: the same short training, mode on and off.
+"""What the numerical mode (kgeval.numerics) costs per model: the same short training under two modes.
 
 Each of the default configuration's models on FB15k-237 (its own model and train settings) trains one epoch of
 ``--batches`` batches and one validation pass, in a fresh process per run (the mode's variables are read when MKL,
-oneDNN and ATen first dispatch), under ``KGEVAL_NUMERICS=reproducible`` and ``native`` in turn. The two modes
+oneDNN and ATen first dispatch), under ``KGEVAL_NUMERICS=reproducible`` and ``native`` in turn (``--modes``:
+any two of reproducible, portable and native, the first over the second). The two modes
 alternate, and the first mode alternates with the repeat, so a load that drifts during the run falls on both alike;
 the table gives each model's median seconds per mode and their ratio, and whether the two trained models' parameters
 are bit-identical (they should not be on a kind whose native kernels differ from the pinned ones).
 
     python benchmarks/numerics_cost.py --kg resources/datasets/FB15k-237/kg.npz --csv numerics_cost.csv
+    python benchmarks/numerics_cost.py --modes portable,reproducible --csv numerics_cost_portable.csv
 
 Needs the FB15k-237 graph the workflow builds (``snakemake ... resources/datasets/FB15k-237/kg.npz``).
 """
@@ -26,7 +28,6 @@ from pathlib import Path
 from _common import heartbeat_main
 
 ROOT = Path(__file__).resolve().parents[1]
-MODES = ("reproducible", "native")
 
 CHILD = r"""
 import json, sys, time
@@ -73,8 +74,13 @@ def main(argv: list[str] | None = None) -> int:
                                        "InteractE,HittER")
     p.add_argument("--batches", type=int, default=20, help="training batches per run (default 20)")
     p.add_argument("--repeats", type=int, default=3, help="runs per model and mode (default 3)")
+    p.add_argument("--modes", default="reproducible,native",
+                   help="the two KGEVAL_NUMERICS modes compared, the first over the second (default reproducible,native)")
     p.add_argument("--csv", help="write the table here")
     a = p.parse_args(argv)
+    modes = tuple(a.modes.split(","))
+    if len(modes) != 2 or len(set(modes)) != 2 or not set(modes) <= {"reproducible", "portable", "native"}:
+        raise SystemExit(f"numerics_cost: --modes {a.modes}: expected two of reproducible, portable, native")
     if not Path(a.kg).is_file():
         raise SystemExit(f"numerics_cost: --kg {a.kg}: no such file (build it with the workflow's data stage)")
     from kgeval.reproduce.environment import cpu_info
@@ -84,23 +90,23 @@ def main(argv: list[str] | None = None) -> int:
                             text=True).stdout.strip() or "unknown"
     rows = []
     for model in a.models.split(","):
-        times: dict[str, list[float]] = {m: [] for m in MODES}
-        digests: dict[str, set[str]] = {m: set() for m in MODES}
+        times: dict[str, list[float]] = {m: [] for m in modes}
+        digests: dict[str, set[str]] = {m: set() for m in modes}
         for rep in range(a.repeats):
-            for mode in (MODES if rep % 2 == 0 else MODES[::-1]):
+            for mode in (modes if rep % 2 == 0 else modes[::-1]):
                 got = run_one(a.kg, model, mode, a.batches)
                 times[mode].append(got["seconds"])
                 digests[mode].add(got["digest"])
-        med = {m: statistics.median(times[m]) for m in MODES}  # NaN where a run failed
-        failed = sorted({d for m in MODES for d in digests[m] if d.startswith("failed")})
+        med = {m: statistics.median(times[m]) for m in modes}  # NaN where a run failed
+        failed = sorted({d for m in modes for d in digests[m] if d.startswith("failed")})
+        first, second = modes
         row = {"model": model, "kind": kind, "commit": commit, "batches": a.batches, "repeats": a.repeats,
-               "reproducible_s": round(med["reproducible"], 2), "native_s": round(med["native"], 2),
-               "ratio": round(med["reproducible"] / med["native"], 3),
-               "same_bits": digests["reproducible"] == digests["native"],
-               "deterministic": len(digests["reproducible"]) == 1 and len(digests["native"]) == 1,
+               f"{first}_s": round(med[first], 2), f"{second}_s": round(med[second], 2),
+               "ratio": round(med[first] / med[second], 3), "same_bits": digests[first] == digests[second],
+               "deterministic": len(digests[first]) == 1 and len(digests[second]) == 1,
                "failed": "; ".join(failed)}
         rows.append(row)
-        print(f"{model:10s} reproducible {row['reproducible_s']:7.2f} s  native {row['native_s']:7.2f} s  "
+        print(f"{model:10s} {first} {row[f'{first}_s']:7.2f} s  {second} {row[f'{second}_s']:7.2f} s  "
               f"ratio {row['ratio']:.3f}  same bits {row['same_bits']}  deterministic {row['deterministic']}",
               flush=True)
     if a.csv:

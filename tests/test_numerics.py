@@ -42,9 +42,20 @@ def test_import_kgeval_pins_mkl_and_aten_in_a_fresh_process():
     info = _child()
     assert info["mode"] == "reproducible"
     assert info["variables"]["MKL_CBWR"] == "AVX2,STRICT" and info["variables"]["ONEDNN_MAX_CPU_ISA"] == "AVX512_CORE"
-    # what the libraries took, read back from them: MKL's service function and ATen's dispatcher
-    assert info["mkl_branch"] == "AVX2,STRICT"
+    # what the libraries took, read back from them: MKL's service function and ATen's dispatcher. MKL honours a
+    # named branch on Intel processors only and runs AUTO (strict) on the others (the AMD kind)
+    intel = _cpuinfo("vendor_id") == "GenuineIntel"
+    assert info["mkl_branch"] == ("AVX2,STRICT" if intel else "AUTO,STRICT")
     assert info["aten_cpu_capability"] == "AVX2"
+
+
+def test_portable_mode_runs_mkls_compatible_branch_on_every_kind():
+    info = _child(KGEVAL_NUMERICS="portable")
+    assert info["mode"] == "portable"
+    assert info["variables"]["MKL_CBWR"] == "COMPATIBLE,STRICT"
+    assert info["mkl_branch"] == "COMPATIBLE,STRICT"  # accepted on Intel and AMD processors alike
+    assert {k: info["variables"][k] for k in numerics.SETTINGS if k != "MKL_CBWR"} == {
+        k: v for k, v in numerics.SETTINGS.items() if k != "MKL_CBWR"}
 
 
 def test_native_mode_leaves_the_libraries_their_choice():
@@ -56,7 +67,7 @@ def test_native_mode_leaves_the_libraries_their_choice():
 
 def test_an_unknown_mode_is_one_line_naming_the_variable(monkeypatch):
     monkeypatch.setenv(numerics.MODE_VAR, "fast")
-    with pytest.raises(ConfigError, match=r"\$KGEVAL_NUMERICS='fast': expected one of reproducible, native"):
+    with pytest.raises(ConfigError, match=r"\$KGEVAL_NUMERICS='fast': expected one of reproducible, portable, native"):
         numerics.mode()
     assert numerics.on()  # the variables stay pinned until the mode is named right
 
@@ -66,3 +77,5 @@ def test_environment_is_empty_when_off(monkeypatch):
     assert numerics.environment() == {} and not numerics.on()
     monkeypatch.setenv(numerics.MODE_VAR, "reproducible")
     assert numerics.environment() == numerics.SETTINGS
+    monkeypatch.setenv(numerics.MODE_VAR, "portable")
+    assert numerics.environment() == {**numerics.SETTINGS, "MKL_CBWR": "COMPATIBLE,STRICT"}

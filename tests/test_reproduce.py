@@ -45,11 +45,12 @@ def _checkpoint(path: Path, params: dict[str, torch.Tensor], **extra) -> Path:
     return path
 
 
-def _environment(kind: str = "AMD EPYC", cbwr: str | None = None, numpy_installed: str = "2.1.0") -> dict:
+def _environment(kind: str = "AMD EPYC", cbwr: str | None = None, numpy_installed: str = "2.1.0",
+                 branch: str | None = None) -> dict:
     flags = ["avx2", "avx512f"] + (["amx_tile"] if kind == "Intel Xeon" else [])
     return {"cpu": {"model": f"{kind} 9999", "vendor": "", "kind": kind, "flags": flags},
             "numerics": {"variables": {"KGEVAL_NUMERICS": None, "MKL_CBWR": cbwr}, "deterministic_algorithms": True,
-                         "torch_threads": 1, "aten_capability": "AVX512"},
+                         "torch_threads": 1, "aten_capability": "AVX512", "mkl_branch": branch},
             "versions": {"python": "3.11.9", "packages": {"numpy": numpy_installed, "torch": "2.13.0"},
                          "mkl": "2024.2", "onednn": "3.12.0", "cuda": None, "blas": []},
             "lock": env_mod.lock_record(None) if numpy_installed is None else {
@@ -155,6 +156,27 @@ def test_environment_differences_are_listed(tmp_path, capsys):
     assert "numpy 2.2.0 (locked 2.1.0)" in rows["packages differing from the lock"]
     assert "1 only here (amx_tile)" in rows["CPU flags"]
     assert sum(1 for line in out if line.startswith("  numpy ")) == 1  # the installed version differs too
+
+
+def test_another_mkl_branch_is_named_with_its_reason(tmp_path, capsys):
+    # what the two kinds read back under MKL_CBWR=AVX2,STRICT: MKL honours the branch on Intel processors only
+    a = results_folder(tmp_path / "a", {"A": "0.25", "B": "0.123456789013"},
+                       environment=_environment("AMD EPYC", "AVX2,STRICT", branch="AUTO,STRICT"))
+    b = results_folder(tmp_path / "b", environment=_environment("Intel Xeon", "AVX2,STRICT", branch="AVX2,STRICT"))
+    rc, out = _run(capsys, a, "--against", b)
+    assert rc == 1
+    row = next(line for line in out if line.startswith("  MKL branch in force"))
+    assert row.split()[-2:] == ["AUTO,STRICT", "AVX2,STRICT"]
+    why = [line for line in out if line.startswith("why: ")]
+    assert len(why) == 1 and "on Intel processors only" in why[0] and "KGEVAL_NUMERICS=portable" in why[0]
+    # the same branch on both sides (or an older manifest that did not record it) gives no reason
+    c = results_folder(tmp_path / "c", environment=_environment("Intel Xeon", "AVX2,STRICT", branch="AVX2,STRICT"))
+    _, out = _run(capsys, c, "--against", b)
+    assert not any(line.startswith(("why: ", "  MKL branch")) for line in out)
+    d = results_folder(tmp_path / "d", environment=_environment("AMD EPYC", "AVX2,STRICT"))
+    _, out = _run(capsys, d, "--against", b)
+    assert any("not recorded" in line for line in out if line.startswith("  MKL branch"))
+    assert not any(line.startswith("why: ") for line in out)
 
 
 def test_a_side_without_manifest_compares_values_and_says_the_environment_is_unknown(tmp_path, capsys):

@@ -81,3 +81,11 @@ def test_job_environment_pins_the_numerical_mode_over_the_users_values():
     assert env["MKL_CBWR"] == "AVX2,STRICT" and env["ONEDNN_MAX_CPU_ISA"] == "AVX512_CORE"
     assert env["ATEN_CPU_CAPABILITY"] == "avx2" and "ATEN_CPU_CAPABILITY" not in added
     assert added["MKL_CBWR"] == "AVX2,STRICT" and added["OPENBLAS_CORETYPE"] == "Haswell"
+
+
+def test_job_environment_follows_the_portable_mode():
+    # KGEVAL_NUMERICS=portable starts every job on MKL's compatible branch, the others pinned as in the default
+    env = {"KGEVAL_NUMERICS": "portable", "MKL_CBWR": "AVX2,STRICT"}
+    added = set_job_environment(env)
+    assert env["MKL_CBWR"] == "COMPATIBLE,STRICT" and added["MKL_CBWR"] == "COMPATIBLE,STRICT"
+    assert env["ATEN_CPU_CAPABILITY"] == "avx2" and env["OPENBLAS_CORETYPE"] == "Haswell"

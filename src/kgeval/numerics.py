@@ -1,25 +1,29 @@
 """The reproducible numerical mode: the settings that decide a CPU computation's bits, pinned for every kind.
 
 On the project's two CPU kinds (AMD EPYC Zen 4 and Intel Xeon Sapphire Rapids, both AVX-512) the libraries pick
-their kernels by the processor: MKL takes its AVX2 branch on AMD and its AVX-512 branch on Intel, oneDNN may use
-AMX or other kernels on Intel, OpenBLAS picks its kernels by core type. The same training then ends in other bits
-(docs/guide/reproduce.md, "Numbers that match bit for bit"). The mode pins them:
+their kernels by the processor: MKL its code branch, oneDNN AMX or other kernels on Intel, OpenBLAS its kernels by
+core type. The same training then ends in other bits (docs/guide/numerics.md). The mode pins them:
 
-* ``MKL_CBWR=AVX2,STRICT``: MKL's Conditional Numerical Reproducibility branch (what MKL does on AMD), strict:
-  without it a row's product depends on its place in the batch (a sharded ranking differed from the unsharded);
-* ``ONEDNN_MAX_CPU_ISA=AVX512_CORE``: oneDNN's instruction-set ceiling (what it does on AMD);
+* ``MKL_CBWR=AVX2,STRICT``: MKL's Conditional Numerical Reproducibility branch, strict: without STRICT a row's
+  product depends on its place in the batch (a sharded ranking differed from the unsharded). MKL honours a named
+  branch on Intel processors only; on any other it runs its ``AUTO`` branch (MKL's developer guide, and read back
+  here: ``AUTO,STRICT`` on the AMD kind), so this pins the bits within a kind, not across kinds;
+* ``ONEDNN_MAX_CPU_ISA=AVX512_CORE``: oneDNN's instruction-set ceiling (no AMX kernels on the Intel kind);
 * ``ATEN_CPU_CAPABILITY=avx2``: ATen's own vectorised kernels (reductions sum in another order with AVX-512's
-  wider vectors; on the AMD kind this setting changed nothing);
+  wider vectors);
 * ``OPENBLAS_CORETYPE=Haswell``: numpy's and scipy's BLAS kernels (the value the AMD machines set already);
 * ``CUBLAS_WORKSPACE_CONFIG=:4096:8``: cuBLAS's deterministic mode on a GPU (which is compared within a
   tolerance, never bit for bit with a CPU);
 * ``torch.use_deterministic_algorithms(True)`` (warn only) and the threads a job runs with (the workflow pins
   each job's threads; :func:`apply` leaves ``torch.get_num_threads`` alone).
 
-The variables are read when each library first dispatches, so :func:`apply` sets them at ``import kgeval``, before
-numpy or torch compute anything, and the Snakefile sets them for every job it starts. ``KGEVAL_NUMERICS=native``
-turns the mode off (the libraries' own choices: faster on some processors, not comparable across kinds). A CUDA
-device is not covered: its runs record the device and are compared within a tolerance, not bit for bit.
+``KGEVAL_NUMERICS=portable`` is the same with ``MKL_CBWR=COMPATIBLE,STRICT``: the one branch MKL documents as the
+same code on Intel and non-Intel processors (SSE2 without the approximate rcpps/rsqrtps), for bits that do not
+depend on the kind, at the price of slower matrix products. The variables are read when each library first
+dispatches, so :func:`apply` sets them at ``import kgeval``, before numpy or torch compute anything, and the
+Snakefile sets them for every job it starts. ``KGEVAL_NUMERICS=native`` turns the mode off (the libraries' own
+choices: faster on some processors, not comparable across kinds). A CUDA device is not covered: its runs record
+the device and are compared within a tolerance, not bit for bit.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import os
 import sys
 
 MODE_VAR = "KGEVAL_NUMERICS"
-MODES = ("reproducible", "native")
+MODES = ("reproducible", "portable", "native")
 # what decides the bits, and its value in the reproducible mode
 SETTINGS: dict[str, str] = {
     "MKL_CBWR": "AVX2,STRICT",
@@ -38,6 +42,8 @@ SETTINGS: dict[str, str] = {
     "OPENBLAS_CORETYPE": "Haswell",
     "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
 }
+# the portable mode: MKL's one branch that runs the same code on every x86-64 processor (module docstring)
+PORTABLE: dict[str, str] = {**SETTINGS, "MKL_CBWR": "COMPATIBLE,STRICT"}
 # MKL's service functions' branch codes (mkl_service.h)
 _CBWR_NAMES = {1: "OFF", 2: "AUTO", 3: "COMPATIBLE", 4: "SSE2", 6: "SSSE3", 7: "SSE4_1", 8: "SSE4_2", 9: "AVX",
                10: "AVX2", 11: "AVX512_MIC", 12: "AVX512", 13: "AVX512_MIC_E1", 14: "AVX512_E1"}
@@ -54,20 +60,27 @@ def mode() -> str:
     return raw
 
 
+def settings(name: str | None) -> dict[str, str]:
+    """The variables mode ``name`` (a ``$KGEVAL_NUMERICS`` value) pins: none for ``native``, the portable ones for
+    ``portable``, else (the default, and an unknown name, which :func:`mode` refuses) the reproducible ones."""
+    name = (name or "").strip().lower()
+    return {} if name == "native" else dict(PORTABLE if name == "portable" else SETTINGS)
+
+
 def environment() -> dict[str, str]:
     """The variables the mode sets (empty when it is off): for a child process's environment."""
-    return dict(SETTINGS) if mode() == "reproducible" else {}
+    return settings(mode())
 
 
 def on() -> bool:
-    """Whether the reproducible mode is on (an unknown ``$KGEVAL_NUMERICS`` counts as on: :func:`mode` names it)."""
+    """Whether the mode pins the variables (an unknown ``$KGEVAL_NUMERICS`` counts as on: :func:`mode` names it)."""
     return os.environ.get(MODE_VAR, "").strip().lower() != "native"
 
 
 def apply() -> dict[str, str]:
     """Set the mode's variables in this process (before the libraries read them) and return them. A library
     that has already dispatched keeps its choice: :func:`describe` reports what is in force."""
-    env = dict(SETTINGS) if on() else {}
+    env = settings(os.environ.get(MODE_VAR))
     os.environ.update(env)
     if env and "torch" in sys.modules:
         deterministic()

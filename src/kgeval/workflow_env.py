@@ -17,11 +17,10 @@ ALLOCATOR = {"MALLOC_MMAP_THRESHOLD_": "1000000000000", "MALLOC_TRIM_THRESHOLD_"
 
 def set_job_environment(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
     """Set :data:`ALLOCATOR` in ``environ`` (default ``os.environ``) where a variable is not set yet (a value the
-    user set wins), and the reproducible numerical mode's variables (:mod:`kgeval.numerics`; they win, unless
-    ``KGEVAL_NUMERICS=native`` turns the mode off). Returns the variables this call set."""
+    user set wins), and the numerical mode's variables (:mod:`kgeval.numerics`, as ``KGEVAL_NUMERICS`` names it:
+    they win, unless ``native`` turns the mode off). Returns the variables this call set."""
     environ = os.environ if environ is None else environ
     added = {k: v for k, v in ALLOCATOR.items() if k not in environ}
-    if environ.get(numerics.MODE_VAR, "").strip().lower() != "native":
-        added.update({k: v for k, v in numerics.SETTINGS.items() if environ.get(k) != v})
+    added.update({k: v for k, v in numerics.settings(environ.get(numerics.MODE_VAR)).items() if environ.get(k) != v})
     environ.update(added)
     return added

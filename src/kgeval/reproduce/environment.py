@@ -61,17 +61,21 @@ def cpu_kind(model: str, vendor: str = "") -> str:
 
 
 def numerical_mode() -> dict[str, Any]:
-    """The variables of :data:`NUMERIC_VARIABLES` (null when unset), and what torch does with them: deterministic
-    algorithms, its intra-op threads and the CPU capability ATen dispatches to."""
+    """The variables of :data:`NUMERIC_VARIABLES` (null when unset), and what the libraries do with them:
+    deterministic algorithms, torch's intra-op threads, the CPU capability ATen dispatches to and the branch MKL
+    runs (read back from MKL: it honours a named branch on Intel processors only)."""
     import torch
 
     try:
         capability = torch.backends.cpu.get_cpu_capability()
     except AttributeError:  # older torch
         capability = None
+    from kgeval.numerics import mkl_branch
+
     return {"variables": {name: os.environ.get(name) for name in NUMERIC_VARIABLES},
             "deterministic_algorithms": bool(torch.are_deterministic_algorithms_enabled()),
-            "torch_threads": int(torch.get_num_threads()), "aten_capability": capability}
+            "torch_threads": int(torch.get_num_threads()), "aten_capability": capability,
+            "mkl_branch": mkl_branch()}
 
 
 _MKL = re.compile(r"Math Kernel Library Version ([^\s]+)")

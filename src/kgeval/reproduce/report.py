@@ -105,6 +105,7 @@ def _flatten(env: dict[str, Any]) -> dict[str, str]:
         out[k] = "unset" if v is None else str(v)
     for k in ("deterministic_algorithms", "torch_threads", "aten_capability"):
         out[k] = str(num.get(k))
+    out["MKL branch in force"] = str(num.get("mkl_branch") or "not recorded")
     ver = env.get("versions") or {}
     out["python"] = str(ver.get("python"))
     for k, v in (ver.get("packages") or {}).items():
@@ -153,10 +154,23 @@ def environment_lines(cmp: Comparison) -> list[str]:
     if fx != fy:
         rows.append(["CPU flags", f"{len(fx - fy)} only here ({', '.join(sorted(fx - fy)[:6])})",
                      f"{len(fy - fx)} only there ({', '.join(sorted(fy - fx)[:6])})"])
+    why = _mkl_why(x["MKL branch in force"], y["MKL branch in force"])
     if not rows:
         return out + [f"environment: the same ({x['CPU kind']}, {x['CPU model']}; numerical mode "
                       f"{x.get('KGEVAL_NUMERICS', 'unset')}; lock {x['lock sha256']})"]
-    return out + _aligned(["environment", "ours", "theirs"], rows)
+    return out + _aligned(["environment", "ours", "theirs"], rows) + ([f"why: {why}"] if why else [])
+
+
+def _mkl_why(ours: str, theirs: str) -> str:
+    """The likeliest reason for other bits when MKL ran another branch on each side (docs/guide/numerics.md)."""
+    if ours == theirs or "not recorded" in (ours, theirs):
+        return ""
+    text = (f"MKL ran its {ours} branch here and its {theirs} branch there, so every matrix product (each model's "
+            "scoring and training) may round differently.")
+    if "AUTO" in (ours.split(",")[0], theirs.split(",")[0]):
+        text += (" MKL honours MKL_CBWR=AVX2 on Intel processors only and runs AUTO on others; "
+                 "KGEVAL_NUMERICS=portable (MKL_CBWR=COMPATIBLE,STRICT) runs the same branch on every kind.")
+    return text
 
 
 def render(cmp: Comparison) -> str:
