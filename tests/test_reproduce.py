@@ -173,10 +173,18 @@ def test_another_mkl_branch_is_named_with_its_reason(tmp_path, capsys):
     c = results_folder(tmp_path / "c", environment=_environment("Intel Xeon", "AVX2,STRICT", branch="AVX2,STRICT"))
     _, out = _run(capsys, c, "--against", b)
     assert not any(line.startswith(("why: ", "  MKL branch")) for line in out)
+    # a manifest written before MKL's branch was recorded: inferred from MKL_CBWR and the CPU (MKL runs AUTO on
+    # AMD processors whatever branch is named, the named one on Intel's)
     d = results_folder(tmp_path / "d", environment=_environment("AMD EPYC", "AVX2,STRICT"))
-    _, out = _run(capsys, d, "--against", b)
-    assert any("not recorded" in line for line in out if line.startswith("  MKL branch"))
-    assert not any(line.startswith("why: ") for line in out)
+    e = results_folder(tmp_path / "e", environment=_environment("Intel Xeon", "AVX2,STRICT"))
+    _, out = _run(capsys, d, "--against", e)
+    row = next(line for line in out if line.startswith("  MKL branch"))
+    assert "AUTO,STRICT (inferred)" in row and "AVX2,STRICT (inferred)" in row
+    assert sum(line.startswith("why: MKL ran its AUTO,STRICT branch here") for line in out) == 1
+    f = results_folder(tmp_path / "f", environment=_environment("AMD EPYC", "COMPATIBLE,STRICT"))
+    g = results_folder(tmp_path / "g", environment=_environment("Intel Xeon", "COMPATIBLE,STRICT"))
+    _, out = _run(capsys, f, "--against", g)
+    assert not any(line.startswith(("why: ", "  MKL branch")) for line in out)
 
 
 def test_a_side_without_manifest_compares_values_and_says_the_environment_is_unknown(tmp_path, capsys):

@@ -105,7 +105,7 @@ def _flatten(env: dict[str, Any]) -> dict[str, str]:
         out[k] = "unset" if v is None else str(v)
     for k in ("deterministic_algorithms", "torch_threads", "aten_capability"):
         out[k] = str(num.get(k))
-    out["MKL branch in force"] = str(num.get("mkl_branch") or "not recorded")
+    out["MKL branch in force"] = str(num.get("mkl_branch") or _inferred_branch(env))
     ver = env.get("versions") or {}
     out["python"] = str(ver.get("python"))
     for k, v in (ver.get("packages") or {}).items():
@@ -161,8 +161,25 @@ def environment_lines(cmp: Comparison) -> list[str]:
     return out + _aligned(["environment", "ours", "theirs"], rows) + ([f"why: {why}"] if why else [])
 
 
+def _inferred_branch(env: dict[str, Any]) -> str:
+    """MKL's branch for a manifest written before it was recorded: what MKL does with ``MKL_CBWR`` (a named
+    branch on an Intel processor, AUTO on any other unless COMPATIBLE or AUTO is named), marked as inferred."""
+    cpu = env.get("cpu") or {}
+    if not cpu.get("kind") and not cpu.get("vendor"):
+        return "not recorded"
+    value = ((env.get("numerics") or {}).get("variables") or {}).get("MKL_CBWR")
+    if not value:
+        return "AUTO (inferred)"
+    branch, _, rest = str(value).upper().partition(",")
+    intel = cpu.get("vendor") == "GenuineIntel" or str(cpu.get("kind", "")).startswith("Intel")
+    if not intel and branch not in ("AUTO", "COMPATIBLE"):
+        branch = "AUTO"
+    return branch + ("," + rest if rest else "") + " (inferred)"
+
+
 def _mkl_why(ours: str, theirs: str) -> str:
     """The likeliest reason for other bits when MKL ran another branch on each side (docs/guide/numerics.md)."""
+    ours, theirs = (b.removesuffix(" (inferred)") for b in (ours, theirs))
     if ours == theirs or "not recorded" in (ours, theirs):
         return ""
     text = (f"MKL ran its {ours} branch here and its {theirs} branch there, so every matrix product (each model's "
