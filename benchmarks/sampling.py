@@ -46,7 +46,18 @@ from kgeval.sampling.simulation import sequence_errors, simulate
 ROOT = Path(__file__).resolve().parents[1]
 
 
+BUILD = "snakemake --cores 2 resources/datasets/FB15k-237/kg.npz resources/testsets/FB-Test-S-C.tsv"
+
+
 def universe():
+    """The 13 study systems' top 10 on FB-Test-S-C (the reference pack) over the data stage's files; one line
+    naming the missing file and the command that builds it when the data stage has not run."""
+    from kgeval.errors import InputError
+
+    for need in ("resources/datasets/FB15k-237/kg.npz", "resources/testsets/FB-Test-S-C.tsv",
+                 "resources/testsets/FB-Test-S-C.questions.tsv", "reference/default/runs/FB-Test-S-C/top10.parquet"):
+        if not (ROOT / need).is_file():
+            raise InputError(ROOT / need, None, f"missing: the data stage builds it ({BUILD})")
     kg = KnowledgeGraph.load(ROOT / "resources/datasets/FB15k-237/kg.npz")
     ts = TestSet.load(ROOT / "resources/testsets/FB-Test-S-C.tsv", kg)
     return reference_universe(kg, ts, ROOT / "resources/testsets/FB-Test-S-C.questions.tsv",

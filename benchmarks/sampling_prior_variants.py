@@ -8,7 +8,13 @@ pooled label hidden, the prior out of fold by question, each pair's own optimal 
 * ``clip=<c>``: the allocation's clip on p (``kgeval.sampling.design.P_CLIP``);
 * ``floor=<f>``: the uniform floor's share of the budget;
 * ``trees=<max_iter>/<max_leaf_nodes>/<min_samples_leaf>/<l2>``: the boosted prior's trees;
-* ``finegrid``: the same design on a finer budget grid (a measurement, not a change).
+* ``finegrid``: the same design on a finer budget grid (a measurement, not a change);
+* ``features=<a>+<b>…``: the boosted prior with more columns, each a textbook link-prediction or pooling signal
+  chosen before measuring: ``cn`` the common neighbours of the question's known entity and the candidate in the
+  undirected training graph (log 1 + count), ``aa`` their Adamic-Adar index, ``qrel`` the training answers the
+  question already has (log 1 + count), ``fuse`` the pool's own evidence within the question (the candidate's summed
+  reciprocal rank over the systems, that sum over the question's largest and over its total, and the question's
+  number of candidates); ``&`` joins a ``features=`` and a ``trees=`` variant.
 
 A prior variant is tuned on the labels it is then measured on (out of fold by question, but the choice of
 variant sees every fold), so its gain is an upper bound on what it would give on new labels. One row per variant
@@ -22,23 +28,26 @@ from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from _common import heartbeat_main
-from sampling import universe
+from sampling import ROOT, universe
 from sampling_decide import GRID, judgments_to_decide
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
+from kgeval.data.kg import KnowledgeGraph
 from kgeval.judgments import prior as judgments_prior
 from kgeval.judgments import prior_models
 from kgeval.sampling import design as dz
 from kgeval.sampling.simulation import simulate
 
 VARIANTS = ("default,clip=0.003,clip=0.001,floor=0.03,floor=0.2,finegrid,trees=400/31/20/1,trees=800/63/20/1,"
-            "trees=400/31/10/0.1")
+            "trees=400/31/10/0.1,features=cn,features=aa,features=qrel,features=fuse,features=cn+aa+qrel+fuse,"
+            "features=cn+aa+qrel+fuse&trees=400/31/20/1")
 FINE = (120, 175, 225, 275, 350, 450, 600)
 
 
@@ -47,6 +56,45 @@ def trees(spec: str):
     it, leaves, leaf, l2 = spec.split("/")
     return partial(prior_models.BoostedPrior, max_iter=int(it), max_leaf_nodes=int(leaves),
                    min_samples_leaf=int(leaf), l2_regularization=float(l2))
+
+
+def extra_features(u, kg, which: list[str]) -> np.ndarray:
+    """(items, columns) of the ``features=`` variant's columns (module docstring), vectorised over the items."""
+    import scipy.sparse as sp
+
+    from kgeval.data.kg import HEAD
+
+    q, cand = u.items.q, u.items.entity
+    known, rel, side = u.questions.entity[q], u.questions.relation[q], u.questions.side[q]
+    tr = np.asarray(kg.splits["train"], np.int64)
+    E = kg.num_entities
+    adj = sp.coo_matrix((np.ones(len(tr)), (tr[:, 0], tr[:, 2])), shape=(E, E)).tocsr()
+    und = ((adj + adj.T) > 0).astype(float).tocsr()
+    cols = []
+    for name in which:
+        if name == "cn":
+            cols.append(np.log1p(np.asarray(und[known].multiply(und[cand]).sum(1)).ravel()))
+        elif name == "aa":
+            deg = np.asarray(und.sum(1)).ravel()
+            weighted = und @ sp.diags(1 / np.log(np.maximum(deg, 2)))
+            cols.append(np.asarray(weighted[known].multiply(und[cand]).sum(1)).ravel())
+        elif name == "qrel":
+            # a head question (?, r, t) has its training answers among (·, r, t); a tail question among (h, r, ·)
+            keys = np.where(side == HEAD, rel * E + known, (rel + kg.num_relations) * E + known)
+            train_keys = np.concatenate([tr[:, 1] * E + tr[:, 2], (tr[:, 1] + kg.num_relations) * E + tr[:, 0]])
+            uniq, counts = np.unique(train_keys, return_counts=True)
+            pos = np.minimum(np.searchsorted(uniq, keys), uniq.size - 1)
+            cols.append(np.log1p(np.where(uniq[pos] == keys, counts[pos], 0)))
+        elif name == "fuse":
+            r = np.asarray(u.cand.ranks, float)  # systems × items
+            rr = np.where((r >= 1) & (r <= u.cand.k), 1 / np.where(r >= 1, r, 1), 0).sum(0)
+            top = np.zeros(q.max() + 1)
+            np.maximum.at(top, q, rr)
+            total, n = np.bincount(q, rr, q.max() + 1), np.bincount(q, minlength=q.max() + 1)
+            cols += [rr, rr / np.maximum(top[q], 1e-12), rr / np.maximum(total[q], 1e-12), n[q]]
+        else:
+            raise SystemExit(f"--variants: unknown feature {name!r} (cn, aa, qrel, fuse)")
+    return np.column_stack(cols)
 
 
 def main() -> None:
@@ -60,26 +108,32 @@ def main() -> None:
     base_prior, shipped, clip = u.out_of_fold_prior("boosted"), judgments_prior.PRIORS["boosted"], dz.P_CLIP
     h = u.hidden
     rows = []
+    kg = KnowledgeGraph.load(ROOT / "resources/datasets/FB15k-237/kg.npz")
     for variant in args.variants.split(","):
-        kind, _, value = variant.partition("=")
+        parts = dict(part.partition("=")[::2] for part in variant.split("&"))
+        kind, value = next(iter(parts.items()))
         t0 = time.perf_counter()
-        grid, floor, p = GRID, 0.1, base_prior
-        if kind == "trees":
-            judgments_prior.PRIORS["boosted"] = trees(value)  # the name fit_prior resolves 'boosted' by
+        grid, floor, p, uv = GRID, 0.1, base_prior, u
+        if "features" in parts:
+            uv = replace(u, features=replace(u.features, extra=np.column_stack(
+                [u.features.extra, extra_features(u, kg, parts["features"].split("+"))])))
+            p = uv.out_of_fold_prior("boosted")
+        if "trees" in parts:
+            judgments_prior.PRIORS["boosted"] = trees(parts["trees"])  # the name fit_prior resolves 'boosted' by
             try:
-                p = u.out_of_fold_prior("boosted")
+                p = uv.out_of_fold_prior("boosted")
             finally:
                 judgments_prior.PRIORS["boosted"] = shipped
-        elif kind == "clip":
+        if kind == "clip":
             dz.P_CLIP = float(value)
         elif kind == "floor":
             floor = float(value)
         elif kind == "finegrid":
             grid = tuple(sorted(set(GRID) | set(FINE)))
-        elif kind != "default":
+        elif kind not in ("default", "trees", "features"):
             raise SystemExit(f"--variants: unknown variant {variant!r}")
         try:
-            table = simulate(u, {"boosted": p}, ("P@k", "RR@k"), grid, args.reps, designs=(), min_delta=0.0,
+            table = simulate(uv, {"boosted": p}, ("P@k", "RR@k"), grid, args.reps, designs=(), min_delta=0.0,
                              floor_share=floor)
         finally:
             dz.P_CLIP = clip
