@@ -45,14 +45,14 @@ def main() -> int:
         cmp.values.to_csv(a.out / "cross_kind_values.csv", index=False, float_format="%.12g")
     pd.DataFrame([{"artifact": x.name, "identical": x.identical, "note": "" if x.identical else x.note}
                   for x in cmp.artifacts]).to_csv(a.out / "cross_kind_artifacts.csv", index=False)
-    v = cmp.values
-    mrr = v[v["metric"] == "micro_mrr"] if v is not None else pd.DataFrame()
+    v = cmp.values if cmp.values is not None else pd.DataFrame(columns=["metric", "identical"])
+    mrr, hits = v[v["metric"] == "micro_mrr"], v[v["metric"].str.contains("hits@10")]
+    largest = largest_change(cmp.values)
     summary = {"headline": headline(cmp), "artifacts": len(cmp.artifacts), "differing": len(cmp.differing),
-               "largest_micro_mrr_change": largest_change(v),
-               "largest_micro_mrr_change_shown": f"{largest_change(v):.3g}",  # a page quotes it verbatim
-               "micro_mrr_identical": int(mrr["identical"].sum()) if len(mrr) else 0, "micro_mrr_rows": len(mrr),
-               "hits10_identical": int(v[v["metric"].str.contains("hits@10")]["identical"].sum()) if v is not None else 0,
-               "hits10_rows": int(v["metric"].str.contains("hits@10").sum()) if v is not None else 0,
+               "largest_micro_mrr_change": largest,
+               "largest_micro_mrr_change_shown": f"{largest:.3g}",  # a page quotes it verbatim
+               "micro_mrr_identical": int(mrr["identical"].sum()), "micro_mrr_rows": len(mrr),
+               "hits10_identical": int(hits["identical"].sum()), "hits10_rows": len(hits),
                "verdicts_changed": len(cmp.verdicts_changed), "ours": _side(cmp.ours.manifest),
                "theirs": _side(cmp.theirs.manifest)}
     (a.out / "cross_kind.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -34,12 +34,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _common import heartbeat_main
-from sampling import ROOT, universe
+from _common import fb15k237, heartbeat_main
+from sampling import universe
 from sampling_decide import GRID, judgments_to_decide
 from sklearn.metrics import brier_score_loss, roc_auc_score
 
-from kgeval.data.kg import KnowledgeGraph
 from kgeval.judgments import prior as judgments_prior
 from kgeval.judgments import prior_models
 from kgeval.sampling import design as dz
@@ -62,7 +61,7 @@ def extra_features(u, kg, which: list[str]) -> np.ndarray:
     """(items, columns) of the ``features=`` variant's columns (module docstring), vectorised over the items."""
     import scipy.sparse as sp
 
-    from kgeval.data.kg import HEAD
+    from kgeval.judgments.graph_features import graph_counts, reciprocal_ranks
 
     q, cand = u.items.q, u.items.entity
     known, rel, side = u.questions.entity[q], u.questions.relation[q], u.questions.side[q]
@@ -79,15 +78,11 @@ def extra_features(u, kg, which: list[str]) -> np.ndarray:
             weighted = und @ sp.diags(1 / np.log(np.maximum(deg, 2)))
             cols.append(np.asarray(weighted[known].multiply(und[cand]).sum(1)).ravel())
         elif name == "qrel":
-            # a head question (?, r, t) has its training answers among (·, r, t); a tail question among (h, r, ·)
-            keys = np.where(side == HEAD, rel * E + known, (rel + kg.num_relations) * E + known)
-            train_keys = np.concatenate([tr[:, 1] * E + tr[:, 2], (tr[:, 1] + kg.num_relations) * E + tr[:, 0]])
-            uniq, counts = np.unique(train_keys, return_counts=True)
-            pos = np.minimum(np.searchsorted(uniq, keys), uniq.size - 1)
-            cols.append(np.log1p(np.where(uniq[pos] == keys, counts[pos], 0)))
+            # the question's training answers are the side frequency of its known entity on the other side: a
+            # head question (?, r, t) counts (·, r, t), a tail question (h, r, ·)
+            cols.append(np.log1p(graph_counts(tr, E, rel, 1 - side, known, known)[:, 0]))
         elif name == "fuse":
-            r = np.asarray(u.cand.ranks, float)  # systems × items
-            rr = np.where((r >= 1) & (r <= u.cand.k), 1 / np.where(r >= 1, r, 1), 0).sum(0)
+            rr = reciprocal_ranks(u.cand.ranks, u.cand.k).sum(1)
             top = np.zeros(q.max() + 1)
             np.maximum.at(top, q, rr)
             total, n = np.bincount(q, rr, q.max() + 1), np.bincount(q, minlength=q.max() + 1)
@@ -108,7 +103,7 @@ def main() -> None:
     base_prior, shipped, clip = u.out_of_fold_prior("boosted"), judgments_prior.PRIORS["boosted"], dz.P_CLIP
     h = u.hidden
     rows = []
-    kg = KnowledgeGraph.load(ROOT / "resources/datasets/FB15k-237/kg.npz")
+    kg = fb15k237()
     for variant in args.variants.split(","):
         parts = dict(part.partition("=")[::2] for part in variant.split("&"))
         kind, value = next(iter(parts.items()))
@@ -117,10 +112,9 @@ def main() -> None:
         if "features" in parts:
             uv = replace(u, features=replace(u.features, extra=np.column_stack(
                 [u.features.extra, extra_features(u, kg, parts["features"].split("+"))])))
-            p = uv.out_of_fold_prior("boosted")
-        if "trees" in parts:
-            judgments_prior.PRIORS["boosted"] = trees(parts["trees"])  # the name fit_prior resolves 'boosted' by
-            try:
+        if parts.keys() & {"features", "trees"}:  # one fit, with the variant's columns and trees
+            judgments_prior.PRIORS["boosted"] = trees(parts["trees"]) if "trees" in parts else shipped
+            try:  # (the name fit_prior resolves 'boosted' by)
                 p = uv.out_of_fold_prior("boosted")
             finally:
                 judgments_prior.PRIORS["boosted"] = shipped

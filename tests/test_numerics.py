@@ -79,3 +79,12 @@ def test_environment_is_empty_when_off(monkeypatch):
     assert numerics.environment() == numerics.SETTINGS
     monkeypatch.setenv(numerics.MODE_VAR, "portable")
     assert numerics.environment() == {**numerics.SETTINGS, "MKL_CBWR": "COMPATIBLE,STRICT"}
+
+
+def test_expected_mkl_branch_follows_mkls_rule_per_vendor():
+    # MKL runs a named branch on Intel processors only; on others AUTO, unless COMPATIBLE (or AUTO) is named
+    assert numerics.expected_mkl_branch("AVX2,STRICT", intel=True) == "AVX2,STRICT"
+    assert numerics.expected_mkl_branch("AVX2,STRICT", intel=False) == "AUTO,STRICT"
+    assert numerics.expected_mkl_branch("avx512", intel=False) == "AUTO"
+    assert numerics.expected_mkl_branch("COMPATIBLE,STRICT", intel=False) == "COMPATIBLE,STRICT"
+    assert numerics.expected_mkl_branch(None, intel=True) == "AUTO"

@@ -94,6 +94,15 @@ def deterministic() -> None:
     torch.use_deterministic_algorithms(True, warn_only=True)
 
 
+def expected_mkl_branch(cbwr: str | None, intel: bool) -> str:
+    """The branch MKL runs for ``MKL_CBWR`` = ``cbwr`` (unset: ``AUTO``): the named one on an Intel processor; on
+    any other ``AUTO`` unless ``COMPATIBLE`` or ``AUTO`` is named (MKL's developer guide), ``,STRICT`` kept."""
+    branch, comma, rest = (cbwr or "AUTO").upper().partition(",")
+    if not intel and branch not in ("AUTO", "COMPATIBLE"):
+        branch = "AUTO"
+    return branch + comma + rest
+
+
 def mkl_branch() -> str | None:
     """The MKL branch in force (``AVX2``, ``AUTO``, …, with ``,STRICT``) read from MKL's service functions in
     torch's library; ``None`` when torch is not imported or has no MKL."""

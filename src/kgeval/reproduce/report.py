@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..numerics import expected_mkl_branch
 from .compare import Comparison, Side, verdict_word
 
 LABELS = {"micro_mrr": "micro MRR", "macro_mrr": "macro MRR", "micro_hits@10": "micro H@10",
@@ -162,19 +163,14 @@ def environment_lines(cmp: Comparison) -> list[str]:
 
 
 def _inferred_branch(env: dict[str, Any]) -> str:
-    """MKL's branch for a manifest written before it was recorded: what MKL does with ``MKL_CBWR`` (a named
-    branch on an Intel processor, AUTO on any other unless COMPATIBLE or AUTO is named), marked as inferred."""
+    """MKL's branch for a manifest written before it was recorded, from its ``MKL_CBWR`` and CPU
+    (:func:`kgeval.numerics.expected_mkl_branch`), marked as inferred."""
     cpu = env.get("cpu") or {}
     if not cpu.get("kind") and not cpu.get("vendor"):
         return "not recorded"
     value = ((env.get("numerics") or {}).get("variables") or {}).get("MKL_CBWR")
-    if not value:
-        return "AUTO (inferred)"
-    branch, _, rest = str(value).upper().partition(",")
     intel = cpu.get("vendor") == "GenuineIntel" or str(cpu.get("kind", "")).startswith("Intel")
-    if not intel and branch not in ("AUTO", "COMPATIBLE"):
-        branch = "AUTO"
-    return branch + ("," + rest if rest else "") + " (inferred)"
+    return expected_mkl_branch(value, intel) + " (inferred)"
 
 
 def _mkl_why(ours: str, theirs: str) -> str:
