@@ -54,8 +54,10 @@ def test_portable_mode_runs_mkls_compatible_branch_on_every_kind():
     assert info["mode"] == "portable"
     assert info["variables"]["MKL_CBWR"] == "COMPATIBLE,STRICT"
     assert info["mkl_branch"] == "COMPATIBLE,STRICT"  # accepted on Intel and AMD processors alike
-    assert {k: info["variables"][k] for k in numerics.SETTINGS if k != "MKL_CBWR"} == {
-        k: v for k, v in numerics.SETTINGS.items() if k != "MKL_CBWR"}
+    assert info["variables"]["ONEDNN_MAX_CPU_ISA"] == "AVX2"  # oneDNN's AVX-512 convolutions differ by kind
+    pinned = {"MKL_CBWR", "ONEDNN_MAX_CPU_ISA"}
+    assert {k: info["variables"][k] for k in numerics.SETTINGS if k not in pinned} == {
+        k: v for k, v in numerics.SETTINGS.items() if k not in pinned}
 
 
 def test_native_mode_leaves_the_libraries_their_choice():
@@ -78,7 +80,8 @@ def test_environment_is_empty_when_off(monkeypatch):
     monkeypatch.setenv(numerics.MODE_VAR, "reproducible")
     assert numerics.environment() == numerics.SETTINGS
     monkeypatch.setenv(numerics.MODE_VAR, "portable")
-    assert numerics.environment() == {**numerics.SETTINGS, "MKL_CBWR": "COMPATIBLE,STRICT"}
+    assert numerics.environment() == {**numerics.SETTINGS, "MKL_CBWR": "COMPATIBLE,STRICT",
+                                      "ONEDNN_MAX_CPU_ISA": "AVX2"}
 
 
 def test_expected_mkl_branch_follows_mkls_rule_per_vendor():

@@ -7,7 +7,16 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from kgeval.data.kg import HEAD, TAIL, KnowledgeGraph
-from kgeval.judgments.graph_features import graph_counts, item_graph_features, reciprocal_ranks
+from kgeval.judgments.graph_features import (
+    FUSION_COLUMNS,
+    GRAPH_COLUMNS,
+    fusion_scores,
+    graph_counts,
+    item_graph_features,
+    neighbourhood_scores,
+    reciprocal_ranks,
+    type_match,
+)
 from kgeval.judgments.prior import Features, auc, cross_validate, fit_prior
 from kgeval.judgments.prior_models import BoostedPrior, expected_calibration_error
 
@@ -45,9 +54,56 @@ def test_item_graph_features_read_only_the_training_split():
     r, s, k, c = map(np.array, zip(*ITEMS, strict=True))
     ranks = np.array([[1, 0, 11, 4], [3, 2, 10, 0]])
     got = item_graph_features(kg, r, s, k, c, ranks, 10)
+    # by hand from TRAIN's undirected neighbours 0:{1,2} 1:{0,3,4} 2:{0} 3:{1} 4:{1}: only item 3 (known 0,
+    # candidate 4) has a common neighbour, 1, of degree 3; the questions' own training answers are (0, r0, ·) 2,
+    # (·, r0, 1) 2, (·, r1, 0) 1 and (0, r1, ·) 0; the (relation, side) slots: 0 {r0 head, r1 tail}, 1 and 2
+    # {r0 tail, r1 head}, 3 {r0 head}, 4 {r1 tail}, so r0's tails (1, 2) sum to {r0 tail: 2, r1 head: 2} (item 1's
+    # candidate 1: cosine 1) and r0's heads (0, 3) to {r0 head: 2, r1 tail: 1} (item 2's candidate 3: 2/√5); each
+    # item is its question's only one
+    fused = np.array([4 / 3, 0.5, 0.1, 0.25])
     want = np.column_stack([np.log1p(EXPECTED[:, 0]), EXPECTED[:, 1], np.log1p(EXPECTED[:, 2]),
-                            [1, 0, 0, 0.25], [1 / 3, 0.5, 0.1, 0]])
+                            np.log1p([0, 0, 1, 0]), [0, 0, 1 / np.log(3), 0], np.log1p([2, 2, 1, 0]),
+                            [1, 2 / np.sqrt(5), 0, 0],
+                            [1, 0, 0, 0.25], [1 / 3, 0.5, 0.1, 0], fused, np.ones(4), np.ones(4), np.ones(4)])
+    assert got.shape[1] == len(GRAPH_COLUMNS) + ranks.shape[0] + len(FUSION_COLUMNS)
     np.testing.assert_allclose(got, want)
+
+
+def test_neighbourhood_scores_agree_with_networkx():
+    nx = pytest.importorskip("networkx")
+    rng = np.random.default_rng(11)
+    train = np.column_stack([rng.integers(0, 40, 300), rng.integers(0, 3, 300), rng.integers(0, 40, 300)])
+    g = nx.Graph()
+    g.add_nodes_from(range(40))
+    g.add_edges_from((h, t) for h, t in train[:, [0, 2]] if h != t)  # networkx skips the self-loops' pairs below
+    pairs = [(a, b) for a, b in rng.integers(0, 40, (200, 2)) if a != b]
+    k, c = map(np.array, zip(*pairs, strict=True))
+    got = neighbourhood_scores(train[train[:, 0] != train[:, 2]], 40, k, c)
+    np.testing.assert_array_equal(got[:, 0], [len(list(nx.common_neighbors(g, a, b))) for a, b in pairs])
+    aa = {(a, b): v for a, b, v in nx.adamic_adar_index(g, pairs)}
+    np.testing.assert_allclose(got[:, 1], [aa[p] for p in pairs], rtol=1e-12)
+
+
+def test_type_match_agrees_with_a_dense_cosine():
+    rng = np.random.default_rng(4)
+    E, R = 30, 4
+    train = np.column_stack([rng.integers(0, E, 120), rng.integers(0, R, 120), rng.integers(0, E, 120)])
+    inc = np.zeros((E, 2 * R))
+    inc[train[:, 0], 2 * train[:, 1] + HEAD] = 1
+    inc[train[:, 2], 2 * train[:, 1] + TAIL] = 1
+    r, s, c = rng.integers(0, R, 50), rng.integers(0, 2, 50), rng.integers(0, E + 5, 50) % E
+    slot = 2 * r + np.where(s == HEAD, HEAD, TAIL)
+    profile = inc.T @ inc  # row j: the slots of slot j's fillers, summed
+    want = [inc[ci] @ profile[j] / (np.linalg.norm(inc[ci]) * np.linalg.norm(profile[j]))
+            if inc[ci].any() and profile[j].any() else 0.0 for ci, j in zip(c, slot, strict=True)]
+    np.testing.assert_allclose(type_match(train, E, R, r, s, c), want, rtol=1e-12)
+
+
+def test_fusion_scores_within_each_question_by_hand():
+    rr = np.array([[1, 0.5], [0.5, 0], [0, 0], [0.25, 0.25]])
+    # question 7 holds items 0, 1, 3 (fused 1.5, 0.5, 0.5: top 1.5, total 2.5); question 3 item 2 alone (all 0)
+    want = [[1.5, 1, 0.6, 3], [0.5, 1 / 3, 0.2, 3], [0, 0, 0, 1], [0.5, 1 / 3, 0.2, 3]]
+    np.testing.assert_allclose(fusion_scores(rr, np.array([7, 7, 3, 7])), want)
 
 
 def test_reciprocal_ranks_outside_top_k_is_zero():

@@ -89,3 +89,4 @@ def test_job_environment_follows_the_portable_mode():
     added = set_job_environment(env)
     assert env["MKL_CBWR"] == "COMPATIBLE,STRICT" and added["MKL_CBWR"] == "COMPATIBLE,STRICT"
     assert env["ATEN_CPU_CAPABILITY"] == "avx2" and env["OPENBLAS_CORETYPE"] == "Haswell"
+    assert env["ONEDNN_MAX_CPU_ISA"] == "AVX2"  # oneDNN's AVX-512 convolutions differ between the kinds

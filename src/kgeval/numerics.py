@@ -18,8 +18,10 @@ core type. The same training then ends in other bits (docs/guide/numerics.md). T
   each job's threads; :func:`apply` leaves ``torch.get_num_threads`` alone).
 
 ``KGEVAL_NUMERICS=portable`` is the same with ``MKL_CBWR=COMPATIBLE,STRICT``: the one branch MKL documents as the
-same code on Intel and non-Intel processors (SSE2 without the approximate rcpps/rsqrtps), for bits that do not
-depend on the kind, at the price of slower matrix products. The variables are read when each library first
+same code on Intel and non-Intel processors (SSE2 without the approximate rcpps/rsqrtps), and
+``ONEDNN_MAX_CPU_ISA=AVX2`` (oneDNN's convolutions under the AVX-512 ceiling differ between the kinds; under AVX2
+they match: ``benchmarks/numerics_bits.py``), for bits that depend less on the kind, at the price of slower matrix
+products. The variables are read when each library first
 dispatches, so :func:`apply` sets them at ``import kgeval``, before numpy or torch compute anything, and the
 Snakefile sets them for every job it starts. ``KGEVAL_NUMERICS=native`` turns the mode off (the libraries' own
 choices: faster on some processors, not comparable across kinds). A CUDA device is not covered: its runs record
@@ -43,7 +45,7 @@ SETTINGS: dict[str, str] = {
     "CUBLAS_WORKSPACE_CONFIG": ":4096:8",
 }
 # the portable mode: MKL's one branch that runs the same code on every x86-64 processor (module docstring)
-PORTABLE: dict[str, str] = {**SETTINGS, "MKL_CBWR": "COMPATIBLE,STRICT"}
+PORTABLE: dict[str, str] = {**SETTINGS, "MKL_CBWR": "COMPATIBLE,STRICT", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 # MKL's service functions' branch codes (mkl_service.h)
 _CBWR_NAMES = {1: "OFF", 2: "AUTO", 3: "COMPATIBLE", 4: "SSE2", 6: "SSSE3", 7: "SSE4_1", 8: "SSE4_2", 9: "AVX",
                10: "AVX2", 11: "AVX512_MIC", 12: "AVX512", 13: "AVX512_MIC_E1", 14: "AVX512_E1"}

@@ -155,7 +155,7 @@ def environment_lines(cmp: Comparison) -> list[str]:
     if fx != fy:
         rows.append(["CPU flags", f"{len(fx - fy)} only here ({', '.join(sorted(fx - fy)[:6])})",
                      f"{len(fy - fx)} only there ({', '.join(sorted(fy - fx)[:6])})"])
-    why = _mkl_why(x["MKL branch in force"], y["MKL branch in force"])
+    why = _mkl_why(x["MKL branch in force"], y["MKL branch in force"]) or _kind_why(x["CPU kind"], y["CPU kind"])
     if not rows:
         return out + [f"environment: the same ({x['CPU kind']}, {x['CPU model']}; numerical mode "
                       f"{x.get('KGEVAL_NUMERICS', 'unset')}; lock {x['lock sha256']})"]
@@ -182,8 +182,18 @@ def _mkl_why(ours: str, theirs: str) -> str:
             "scoring and training) may round differently.")
     if "AUTO" in (ours.split(",")[0], theirs.split(",")[0]):
         text += (" MKL honours MKL_CBWR=AVX2 on Intel processors only and runs AUTO on others; "
-                 "KGEVAL_NUMERICS=portable (MKL_CBWR=COMPATIBLE,STRICT) runs the same branch on every kind.")
+                 "KGEVAL_NUMERICS=portable (MKL_CBWR=COMPATIBLE,STRICT) runs one branch on every kind, but the two "
+                 "kinds still differ there in the last bits: compare the findings across kinds.")
     return text
+
+
+def _kind_why(ours: str, theirs: str) -> str:
+    """The reason for other bits on two CPU kinds that ran one MKL branch (docs/guide/numerics.md): measured with
+    KGEVAL_NUMERICS=portable on the AMD EPYC and Intel Xeon kinds."""
+    if ours == theirs or {ours, theirs} & {"None", "unknown", "Unknown"}:
+        return ""
+    return (f"the CPU kinds differ ({ours} here, {theirs} there): even on one MKL branch a training's long products "
+            "and numpy's kernels round differently on the two kinds, so expect other bits and the same findings.")
 
 
 def render(cmp: Comparison) -> str:
