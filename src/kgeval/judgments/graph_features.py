@@ -65,6 +65,16 @@ def graph_counts(train: np.ndarray, num_entities: int, relation, side, known, ca
     return np.column_stack([freq, linked, degree]).astype(np.int64)
 
 
+def _incidence(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]):
+    """A CSR matrix with 1 wherever (row, col) occurs, however often."""
+    import scipy.sparse as sp
+
+    m = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=shape)
+    m.sum_duplicates()
+    m.data[:] = 1.0
+    return m
+
+
 def neighbourhood_scores(train: np.ndarray, num_entities: int, known, candidate) -> np.ndarray:
     """(n, 2) per item: the common neighbours of ``known`` and ``candidate`` in the undirected training graph
     (self-loops and parallel triples count once) and their Adamic-Adar index."""
@@ -74,9 +84,7 @@ def neighbourhood_scores(train: np.ndarray, num_entities: int, known, candidate)
     k, c = np.asarray(known, np.int64), np.asarray(candidate, np.int64)
     E = int(num_entities)
     ends = np.concatenate([tr[:, [0, 2]], tr[:, [2, 0]]])
-    adj = sp.csr_matrix((np.ones(len(ends)), (ends[:, 0], ends[:, 1])), shape=(E, E))
-    adj.sum_duplicates()
-    adj.data[:] = 1.0
+    adj = _incidence(ends[:, 0], ends[:, 1], (E, E))
     deg = np.asarray(adj.sum(1)).ravel()
     # a common neighbour of degree 1 cannot exist (it touches both ends); log 2 keeps the weight finite anyway
     weighted = adj @ sp.diags(1.0 / np.log(np.maximum(deg, 2.0)))
@@ -88,15 +96,11 @@ def type_match(train: np.ndarray, num_entities: int, num_relations: int, relatio
     """(n,) per item: the cosine between the candidate's row of the entity × (relation, side) incidence of the
     training split (each slot 0 or 1) and the sum of the rows of the entities that fill the slot (``relation``,
     asked ``side``): 0 for a candidate or a slot without training triples."""
-    import scipy.sparse as sp
-
     tr = np.asarray(train, dtype=np.int64).reshape(-1, 3)
     E, R2 = int(num_entities), 2 * int(num_relations)
     ent = np.concatenate([tr[:, 0], tr[:, 2]])
     slot = np.concatenate([tr[:, 1] * 2 + HEAD, tr[:, 1] * 2 + (1 - HEAD)])
-    inc = sp.csr_matrix((np.ones(ent.size), (ent, slot)), shape=(E, R2))
-    inc.sum_duplicates()
-    inc.data[:] = 1.0
+    inc = _incidence(ent, slot, (E, R2))
     s = np.asarray(side, np.int64)
     asked = np.asarray(relation, np.int64) * 2 + np.where(s == HEAD, HEAD, 1 - HEAD)
     slots, which = np.unique(asked, return_inverse=True)
@@ -136,14 +140,17 @@ def item_graph_features(kg: KnowledgeGraph, relation, side, known, candidate, ra
     system's reciprocal rank (``ranks``: systems × items), then :data:`FUSION_COLUMNS` within each question (a
     question is its (relation, side, known entity))."""
     train, E = kg.splits["train"], kg.num_entities
-    counts = graph_counts(train, E, relation, side, known, candidate).astype(float)
-    # the question's own answers: the side frequency of its known entity on the other side
-    s = np.asarray(side, np.int64)
-    answers = graph_counts(train, E, relation, np.where(s == HEAD, 1 - HEAD, HEAD), known, known)[:, 0]
+    s, r, kn = np.asarray(side, np.int64), np.asarray(relation, np.int64), np.asarray(known, np.int64)
+    # one lookup for the candidates' counts and the questions' own answers (the side frequency of the known entity
+    # on the other side), so the training keys are sorted once
+    n = s.size
+    both = graph_counts(train, E, np.concatenate([r, r]), np.concatenate([s, np.where(s == HEAD, 1 - HEAD, HEAD)]),
+                        np.concatenate([kn, kn]), np.concatenate([np.asarray(candidate, np.int64), kn]))
+    counts, answers = both[:n].astype(float), both[n:, 0]
     near = neighbourhood_scores(train, E, known, candidate)
     types = type_match(train, E, kg.num_relations, relation, side, candidate)
     graph = np.column_stack([np.log1p(counts[:, 0]), counts[:, 1], np.log1p(counts[:, 2]), np.log1p(near[:, 0]),
                              near[:, 1], np.log1p(answers), types])
     rr = reciprocal_ranks(ranks, k)
-    question = (np.asarray(relation, np.int64) * 2 + s) * np.int64(E) + np.asarray(known, np.int64)
+    question = (r * 2 + s) * np.int64(E) + kn
     return np.column_stack([graph, rr, fusion_scores(rr, question)])
