@@ -234,3 +234,11 @@ def test_expected_rank_order_cost_against_enumeration():
     assert (pb.judged_of([0]) == wt.question_costs(pos, unknown, np.array([0, 1]), pb.x, judged=True)).all()
     everything = Problem(cand, np.zeros(cand.n_items), "RR@k", mc_draws=64, judging="all")
     np.testing.assert_array_equal(everything.cost_of([0], p), pb.cost_of([0]))
+
+
+def test_the_allocation_clips_p_at_the_problems_clip():
+    """v_e = d_e² p̃ (1 − p̃), p̃ = p clipped to [c, 1 − c]: by hand at the default c = 0.003 and at 0.01."""
+    d = np.array([[1.0], [-2.0], [0.5]])
+    p = np.array([0.0, 0.5, 0.999])
+    np.testing.assert_allclose(dz.item_variances(d, p)[:, 0], [0.003 * 0.997, 4 * 0.25, 0.25 * 0.003 * 0.997])
+    np.testing.assert_allclose(dz.item_variances(d, p, 0.01)[:, 0], [0.01 * 0.99, 1.0, 0.25 * 0.01 * 0.99])

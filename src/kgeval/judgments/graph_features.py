@@ -23,8 +23,10 @@ candidate's reciprocal rank summed over the systems, that sum over the question'
 the question's number of candidates (issue 62: together they raise the grouped-CV AUC on FB-Test-S-C from 0.875 to
 0.89, ``benchmarks/sampling_prior_variants.py``).
 
-Counts enter as log(1 + count) (the boosted trees do not care; a linear model would). Everything is looked up in
-sorted keys (``np.searchsorted``), so memory grows with the training triples, not with entities × relations.
+Counts enter as log(1 + count) (the boosted trees do not care; a linear model would). The counts are looked up in
+sorted keys (``np.searchsorted``) and the neighbourhoods read from sparse incidence matrices, so memory grows with
+the training triples, not with entities × entities; only the type match holds a dense block, the asked (relation,
+side) slots × every slot (at most 2R × 2R).
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ class Plan:
     budget: float
     pairs: pd.DataFrame
     lists: np.ndarray | None = None
-    design: dict | None = None  # what recomputes π: kind, floor share, budget and the Monte Carlo's settings
+    design: dict | None = None  # what recomputes π: kind, floor share, budget, the clip and the Monte Carlo's
     wave: np.ndarray | None = None  # an extended plan (:mod:`.waves`): the wave that first drew each item
 
 
@@ -88,7 +88,7 @@ def make_plan(pb: Problem, p: np.ndarray, systems: list[str], cols: np.ndarray, 
                           "expected_half_width": hw})
     lists = None if pb.linear else list_ranks(pb, systems, systems_used, items[order])
     inputs = {"design": kind, "floor_share": floor_share, "budget": budget, "mc_draws": pb.mc_draws,
-              "mc_seed": pb.seed, "judging": pb.judging}
+              "mc_seed": pb.seed, "judging": pb.judging, "p_clip": pb.p_clip}
     return Plan(items[order], pi[order], p[items[order]], flag[order], budget, table, lists, inputs)
 
 

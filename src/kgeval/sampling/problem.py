@@ -33,9 +33,12 @@ class Problem:
     ``truth``), per unit and pair the variances under a prior, and the estimate from a draw."""
 
     def __init__(self, cand: Candidates, truth: np.ndarray, metric: str, rbp_p: float = 0.8, mc_draws: int = 64,
-                 seed: int = 0, judging: str = "rank_order"):
+                 seed: int = 0, judging: str = "rank_order", p_clip: float | None = None):
         if judging not in JUDGING:
             raise InputError(None, None, f"sampling.judging {judging!r}: expected one of {JUDGING}")
+        self.p_clip = dz.P_CLIP if p_clip is None else float(p_clip)  # an item metric's allocation only
+        if not 0 <= self.p_clip < 0.5:
+            raise InputError(None, None, f"p_clip {self.p_clip:g}: expected a clip in [0, 0.5)")
         self.cand, self.judging = cand, judging
         self.unknown = cand.state == -1
         self.x = np.where(self.unknown, truth, cand.state).astype(float)
@@ -65,7 +68,7 @@ class Problem:
     def variances(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per unit and pair v (under the prior) and the prior's expected per-question difference (max)."""
         if self.linear:
-            return dz.item_variances(self.d, p[self.U]), None
+            return dz.item_variances(self.d, p[self.U], self.p_clip), None
         p_eff = np.where(self.unknown, p, self.x)
         e = wt.expected_max_metric(self.pos, self.g, p_eff)
         mu = (e[self.a] - e[self.b]).T
