@@ -4,7 +4,7 @@
 pooled label hidden, the prior out of fold by question, each pair's own optimal design on its budget grid,
 ``--reps`` repetitions) for one variant at a time:
 
-* ``default``: the shipped settings (boosted prior, ``P_CLIP`` 0.01, floor share 0.1);
+* ``default``: the shipped settings (boosted prior, ``P_CLIP`` 0.003, floor share 0.1);
 * ``clip=<c>``: the allocation's clip on p (``kgeval.sampling.design.P_CLIP``);
 * ``floor=<f>``: the uniform floor's share of the budget;
 * ``trees=<max_iter>/<max_leaf_nodes>/<min_samples_leaf>/<l2>``: the boosted prior's trees;
@@ -42,7 +42,7 @@ from kgeval.judgments import prior as judgments_prior
 from kgeval.sampling import design as dz
 from kgeval.sampling.simulation import simulate
 
-VARIANTS = ("default,drop=near+answers+fusion+types,drop=types,drop=near,drop=answers,drop=fusion,clip=0.003,clip=0.001,"
+VARIANTS = ("default,drop=near+answers+fusion+types,drop=types,drop=near,drop=answers,drop=fusion,clip=0.01,clip=0.001,"
             "floor=0.03,floor=0.2,finegrid,trees=200/15/40/1,trees=800/63/20/1")
 FINE = (120, 175, 225, 275, 350, 450, 600)
 
