@@ -112,8 +112,7 @@ def extend_plan(u: Universe, kg: KnowledgeGraph, plan_dir: str | Path, labels: s
     lists = None if pb.linear else list_ranks(pb, u.systems, used, all_items)
     old_wave = plan["wave"].to_numpy(int) if "wave" in plan.columns else np.ones(len(plan), int)
     # what recomputes π at an estimate (sheet.check_design): the waves in sampling_waves.csv beside the sidecar
-    design = {"design": "waves", "floor_share": 0.1, "budget": float(rows["plan_budget"].iloc[0]),
-              "mc_draws": pb.mc_draws, "mc_seed": pb.seed, "judging": pb.judging, "p_clip": pb.p_clip}
+    design = {"design": "waves", "floor_share": 0.1, "budget": float(rows["plan_budget"].iloc[0]), **pb.settings()}
     combined = Plan(all_items, np.concatenate([pi[unit], new_pi[order]]), p[all_items],
                     np.concatenate([plan["audit"].to_numpy(bool), new_flag[order]]), rows["plan_budget"].iloc[0],
                     rows, lists, design=design, wave=np.concatenate([old_wave, np.full(new_items.size, w)]))

@@ -87,8 +87,7 @@ def make_plan(pb: Problem, p: np.ndarray, systems: list[str], cols: np.ndarray, 
                           "expected_delta": e_delta, "budget_needed": needed, "plan_budget": budget,
                           "expected_half_width": hw})
     lists = None if pb.linear else list_ranks(pb, systems, systems_used, items[order])
-    inputs = {"design": kind, "floor_share": floor_share, "budget": budget, "mc_draws": pb.mc_draws,
-              "mc_seed": pb.seed, "judging": pb.judging, "p_clip": pb.p_clip}
+    inputs = {"design": kind, "floor_share": floor_share, "budget": budget, **pb.settings()}
     return Plan(items[order], pi[order], p[items[order]], flag[order], budget, table, lists, inputs)
 
 

@@ -65,6 +65,11 @@ class Problem:
             self.inert = wt.inert_questions(self.pos, self.unknown, self.relevant, self.a, self.b)
             self.cost = wt.question_costs(self.pos, self.unknown, None, self.relevant).astype(float)
 
+    def settings(self) -> dict:
+        """What a plan's sidecar records of the problem besides its design, so an estimate rebuilds the same one
+        (:func:`.sheet.plan_pi`): the Monte Carlo's draws and seed, the judging and the allocation's clip."""
+        return {"mc_draws": self.mc_draws, "mc_seed": self.seed, "judging": self.judging, "p_clip": self.p_clip}
+
     def variances(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per unit and pair v (under the prior) and the prior's expected per-question difference (max)."""
         if self.linear:
