@@ -216,22 +216,53 @@ def test_rank_order_cost_by_hand():
     assert wt.question_costs(pos, unknown, None, xs, judged=True).tolist() == [[4], [3], [3]]
 
 
-def test_expected_rank_order_cost_against_enumeration():
+def copula_weights(p, item_q, rho, nodes=80):
+    """P(x) for every labelling x of the items (rows of the enumeration) under the Gaussian copula with ρ within a
+    question: given z_q each item is relevant with Φ((Φ⁻¹(p_e) − √ρ z_q) / √(1 − ρ)), independently; z_q
+    integrated out by Gauss-Hermite quadrature, question by question (ρ = 0: Π p^x (1 − p)^(1 − x))."""
+    from numpy.polynomial.hermite_e import hermegauss
+    from scipy.stats import norm
+
+    xs = np.array(list(itertools.product((0, 1), repeat=p.size)))
+    z, w = hermegauss(nodes)
+    w = w / w.sum()
+    given = norm.cdf((norm.ppf(p)[None, :] - np.sqrt(rho) * z[:, None]) / np.sqrt(1 - rho))  # (nodes, items)
+    weight = np.ones(len(xs))
+    for q in np.unique(item_q):
+        e = item_q == q
+        lik = np.where(xs[:, None, e] == 1, given[None, :, e], 1 - given[None, :, e]).prod(-1)  # (x, nodes)
+        weight *= lik @ w
+    return xs, weight
+
+
+@pytest.mark.parametrize("rho", [0.0, 0.5])
+def test_expected_rank_order_cost_and_question_variance_against_enumeration(rho):
+    """The Monte Carlo's expected rank-order cost and Var(D_q) per question against every labelling weighted by
+    its probability: independent items (ρ = 0, the plans before ``mc_rho``) and the Gaussian copula (ρ = 0.5,
+    the default), whose weights come from quadrature over the question's shared factor; the copula keeps each
+    item's p and adds Var(D_q) when two lists rank different items (tested: it differs from ρ = 0's)."""
     from kgeval.sampling.problem import Problem
 
     cand, *_ = instance(seed=4, S=3, Q=3, k=3, n_ent=4)
     p = np.random.default_rng(5).uniform(0.1, 0.7, cand.n_items)
-    pb = Problem(cand, np.zeros(cand.n_items), "RR@k", mc_draws=4000, seed=1)
+    pb = Problem(cand, np.zeros(cand.n_items), "RR@k", mc_draws=4000, seed=1, mc_rho=rho)
     pos, unknown = wt.position_items(cand), cand.state == -1
-    exact = np.zeros(cand.n_questions)
-    for bits in itertools.product((0, 1), repeat=cand.n_items):
-        x = np.array(bits)
-        w = np.prod(np.where(x == 1, p, 1 - p))
-        exact += w * wt.question_costs(pos, unknown, np.array([0, 1]), x, judged=True)
+    xs, weight = copula_weights(p, cand.item_q, rho)
+    assert weight.sum() == pytest.approx(1.0) and weight @ xs == pytest.approx(p)  # the marginals are p
+    exact = weight @ wt.question_costs(pos, unknown, np.array([0, 1]), xs, judged=True)
     mc = pb.cost_of([0], p)  # pair (0, 1)
     np.testing.assert_allclose(mc, exact, atol=0.1)  # 4,000 draws: the standard error is below 0.02
     assert (mc <= pb.cost_of([0]) + 1e-12).all()  # never more than judging every open unknown
     assert (pb.judged_of([0]) == wt.question_costs(pos, unknown, np.array([0, 1]), pb.x, judged=True)).all()
+    m = wt.max_metric(pos, pb.g, xs.astype(float))  # (x, S, Q)
+    dq = m[:, pb.a, :] - m[:, pb.b, :]  # (x, pairs, Q)
+    var = np.einsum("x,xpq->qp", weight, dq ** 2) - np.einsum("x,xpq->qp", weight, dq) ** 2
+    v, _ = pb.variances(p)
+    np.testing.assert_allclose(v * cand.n_questions ** 2, var, atol=0.015)  # Var ≤ 1: standard error ≤ 0.005
+    if rho:
+        _, w0 = copula_weights(p, cand.item_q, 0.0)
+        var0 = np.einsum("x,xpq->qp", w0, dq ** 2) - np.einsum("x,xpq->qp", w0, dq) ** 2
+        assert np.abs(var - var0).max() > 0.03  # the correlation moves Var(D_q) beyond the Monte Carlo's error
     everything = Problem(cand, np.zeros(cand.n_items), "RR@k", mc_draws=64, judging="all")
     np.testing.assert_array_equal(everything.cost_of([0], p), pb.cost_of([0]))
 

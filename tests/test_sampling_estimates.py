@@ -300,12 +300,14 @@ def test_a_pi_edited_with_its_checksum_recomputed_is_refused(pooled, synth_kg, t
              "old": ("drop", None), "budget": ("budget", 1e6)}
     if metric == "P":  # the clip moves an item plan's allocation (a question plan's variances are not clipped)
         edits["clip"] = ("p_clip", 0.2)
+    else:  # the Monte Carlo's correlation moves a question plan's (an item plan has no Monte Carlo)
+        edits["rho"] = ("mc_rho", 0.2)
     for name, (col, value) in edits.items():
         bad = side.drop(columns=CHECK)
         if col == "drop":
             bad = bad.drop(columns=list(DESIGN_COLUMNS))
-        elif col in ("budget", "p_clip"):
-            bad[col] = value  # a budget or clip no plan of these inputs was drawn with: π recomputes otherwise
+        elif col in ("budget", "p_clip", "mc_rho"):
+            bad[col] = value  # a budget, clip or ρ no plan of these inputs was drawn with: π recomputes otherwise
         else:
             bad.loc[row, col] = value
         bad[CHECK] = row_checks(bad)  # the checksum recomputed on purpose
@@ -319,7 +321,7 @@ def test_a_pi_edited_with_its_checksum_recomputed_is_refused(pooled, synth_kg, t
         where = f"bad-{name}/sampling_plan.csv:"
         if name == "old":
             assert f"{where}1: no column design" in err[0]
-        elif name == "clip":
+        elif name in ("clip", "rho"):
             assert f"{where}" in err[0] and ": pi " in err[0] and "is not the plan's" in err[0], err[0]
         else:
             line = row + 2 if name != "budget" else 2
@@ -329,35 +331,44 @@ def test_a_pi_edited_with_its_checksum_recomputed_is_refused(pooled, synth_kg, t
         assert (tmp_path / "cli/estimates.csv").read_bytes() == before  # no estimate written or replaced
 
 
-def test_a_plan_drawn_before_plans_recorded_their_clip_still_estimates(pooled, synth_kg, tmp_path, monkeypatch):
-    """A sidecar without ``p_clip`` was drawn with the clip of its day (0.01): its π recomputes with that clip, so
-    it estimates as before; a plan drawn with another clip (0.3 here: the tiny prior's p are all inside
-    [0.01, 0.99], so only a wide clip moves them) and its column dropped is refused."""
+@pytest.mark.parametrize("metric, module, name, col, now, legacy, other, what", [
+    ("P", "design", "P_CLIP", "p_clip", 0.003, 0.01, 0.3, "clip"),
+    ("RR", "problem", "LABEL_CORRELATION", "mc_rho", 0.5, 0.0, 0.5, "correlation")])
+def test_a_plan_drawn_before_plans_recorded_a_setting_still_estimates(pooled, synth_kg, tmp_path, monkeypatch, metric,
+                                                                     module, name, col, now, legacy, other, what):
+    """A sidecar without ``p_clip`` (an item plan) was drawn with the clip of its day, 0.01; one without ``mc_rho``
+    (a question plan) drew its Monte Carlo with independent labels, ρ = 0: its π recomputes with that, so it
+    estimates as before. A plan drawn with another value (a clip of 0.3: the tiny prior's p are all inside
+    [0.01, 0.99], so only a wide clip moves them; the default ρ = 0.5) and its column dropped is refused, and a
+    column with two values is one line naming the row."""
+    import importlib
+
     from kgeval.cli import main
-    from kgeval.sampling import design as dz
     from kgeval.sampling.sheet import _design_inputs
 
-    assert (dz.P_CLIP, dz.LEGACY_P_CLIP) == (0.003, 0.01)
-    assert judged_plan(tmp_path / "now", synth_kg, pooled[1], "P")[2]["p_clip"].eq(0.003).all()
+    mod = importlib.import_module(f"kgeval.sampling.{module}")
+    assert (getattr(mod, name), getattr(mod, f"LEGACY_{name}")) == (now, legacy)
+    if metric == "P":
+        assert judged_plan(tmp_path / "now", synth_kg, pooled[1], metric)[2][col].eq(now).all()
 
-    def without_clip(name, clip):
-        monkeypatch.setattr(dz, "P_CLIP", clip)
-        _, out, side, _, _ = judged_plan(tmp_path / name, synth_kg, pooled[1], "P")
+    def without(folder, value):
+        monkeypatch.setattr(mod, name, value)
+        _, out, side, _, _ = judged_plan(tmp_path / folder, synth_kg, pooled[1], metric)
         monkeypatch.undo()
-        assert side["p_clip"].eq(clip).all()
-        old = side.drop(columns=[CHECK, "p_clip"])
+        assert side[col].eq(value).all()
+        old = side.drop(columns=[CHECK, col])
         old[CHECK] = row_checks(old)
         old.to_csv(out["plan.csv"], index=False)
-        return main(["sample-estimate", "--plan", str(tmp_path / name / "plan"), "--labels", out["labels.txt"],
-                     "--scores", str(tmp_path / name / "scores"), "--kg", out["kg.npz"], "--k", "5", "--max-depth",
-                     "30", "--out", str(tmp_path / name / "cli")]), old, out
+        return main(["sample-estimate", "--plan", str(tmp_path / folder / "plan"), "--labels", out["labels.txt"],
+                     "--scores", str(tmp_path / folder / "scores"), "--kg", out["kg.npz"], "--k", "5", "--max-depth",
+                     "30", "--out", str(tmp_path / folder / "cli")]), old, out
 
-    rc, old, out = without_clip("old", dz.LEGACY_P_CLIP)
-    assert rc == 0 and _design_inputs(old.assign(line=np.arange(2, len(old) + 2)), out["plan.csv"])["p_clip"] == 0.01
-    assert without_clip("wide", 0.3)[0] != 0  # its π is not what the legacy clip gives
-    mixed = old.drop(columns=CHECK).assign(p_clip=0.01)
-    mixed.loc[3, "p_clip"] = 0.003
-    with pytest.raises(InputError, match=r"sampling_plan.csv:5: p_clip 0.003: expected the plan's one clip"):
+    rc, old, out = without("old", legacy)
+    assert rc == 0 and _design_inputs(old.assign(line=np.arange(2, len(old) + 2)), out["plan.csv"])[col] == legacy
+    assert without("other", other)[0] != 0  # its π is not what the legacy value gives
+    mixed = old.drop(columns=CHECK).assign(**{col: legacy})
+    mixed.loc[3, col] = now
+    with pytest.raises(InputError, match=rf"sampling_plan.csv:5: {col} {now}: expected the plan's one {what}"):
         _design_inputs(mixed.assign(line=np.arange(2, len(mixed) + 2)), out["plan.csv"])
 
 

@@ -132,27 +132,40 @@ def test_plan_asks_one_question():
         _pair_columns(systems, "a", ["a", "b"])
 
 
-def test_rank_order_costs_reuse_the_priors_draws_exactly():
+@pytest.mark.parametrize("rho", [0.0, 0.5])
+def test_rank_order_costs_reuse_the_priors_draws_exactly(rho):
     """The labellings behind a question's rank-order cost are kept for the last prior: per pair, after another
     prior and back, the costs are those of a fresh problem, and the mean over the 16 drawn labellings of the
-    judgments by hand (each list down to its first relevant item) of the first question is what cost_of says."""
+    judgments by hand (each list down to its first relevant item) of the first question is what cost_of says;
+    the labellings by hand: uniforms below p (ρ = 0, the plans before ``mc_rho``) or the Gaussian copula's
+    √ρ z_q + √(1 − ρ) ε_e below Φ⁻¹(p) (ρ = 0.5, the default)."""
+    from scipy.stats import norm
     from test_sampling import instance
 
+    from kgeval.sampling import problem
     from kgeval.sampling import weights as wt
 
+    assert problem.LABEL_CORRELATION == 0.5
     cand, *_ = instance(seed=3, S=4, Q=12, k=4, n_ent=9)
     p1, p2 = np.linspace(0.1, 0.9, cand.n_items), np.full(cand.n_items, 0.3)
-    pb = Problem(cand, np.zeros(cand.n_items), "RR@k", mc_draws=16, seed=5)
+    pb = Problem(cand, np.zeros(cand.n_items), "RR@k", mc_draws=16, seed=5, mc_rho=rho)
     first = [pb.cost_of([j], p1) for j in range(6)]
     pb.cost_of([0], p2)
     again = [pb.cost_of([j], p1) for j in range(6)]
-    fresh = Problem(cand, np.zeros(cand.n_items), "RR@k", mc_draws=16, seed=5)
+    fresh = Problem(cand, np.zeros(cand.n_items), "RR@k", mc_draws=16, seed=5, mc_rho=rho)
     for j in range(6):
         np.testing.assert_array_equal(first[j], again[j])
         np.testing.assert_array_equal(first[j], fresh.cost_of([j], p1))
     # by hand: the same 16 labellings (seed 5, stream 13), judged down each compared list of question 0
     rng = np.random.default_rng([5, 13])
-    draws = np.concatenate([rng.random((8, cand.n_items)) < p1 for _ in range(2)])
+    draws = []
+    for _ in range(2):
+        if rho:
+            z = rng.standard_normal((8, cand.n_questions))[:, cand.item_q]
+            draws.append(np.sqrt(rho) * z + np.sqrt(1 - rho) * rng.standard_normal((8, cand.n_items)) < norm.ppf(p1))
+        else:
+            draws.append(rng.random((8, cand.n_items)) < p1)
+    draws = np.concatenate(draws)
     pos = wt.position_items(cand)
     systems = pb.systems_of([2])
     judged = []

@@ -17,14 +17,15 @@ import pandas as pd
 
 CHECK = "plan_sha256"
 CHECKED = ("item", "order", "head_id", "relation", "tail_id", "asks", "pi", "p", "audit", "lists", "prior",
-           "prior_fit", "design", "floor_share", "budget", "mc_draws", "mc_seed", "judging", "wave", "p_clip")
+           "prior_fit", "design", "floor_share", "budget", "mc_draws", "mc_seed", "judging", "wave", "p_clip",
+           "mc_rho")
 FLOAT_FORMAT = "%.10g"  # kgeval.io.write_csv's: the text checked is the text written
 
 
 def _lines(side: pd.DataFrame) -> list[str]:
     cols = [c for c in CHECKED if c in side.columns]
     side = side[cols].copy()
-    for c in ("pi", "p", "floor_share", "budget", "p_clip"):  # as numbers: a file read back as text may spell 1 as "1.0" (pandas without a format)
+    for c in ("pi", "p", "floor_share", "budget", "p_clip", "mc_rho"):  # as numbers: a file read back as text may spell 1 as "1.0" (pandas without a format)
         if c in side.columns:
             side[c] = pd.to_numeric(side[c], errors="coerce")
     text = side.to_csv(index=False, header=False, float_format=FLOAT_FORMAT, lineterminator="\n")

@@ -10,6 +10,15 @@ expectation under the prior (:meth:`Problem.cost_of`) and a simulation counts wh
 (:meth:`Problem.judged_of`). ``judging="all"`` judges every unknown above each list's first *known* relevant
 item, a fixed cost. Either way the sampled question's D_q is observed exactly, so the estimator is the same.
 
+The Monte Carlo draws a question's labels together, not one by one (``mc_rho``, :data:`LABEL_CORRELATION`): a
+Gaussian copula keeps each item's probability p_e and correlates the items of one question with ρ, the latent
+relevance √ρ z_q + √(1 − ρ) ε_e falling below Φ⁻¹(p_e). Labels of one question go together (a question with
+many answers has many relevant candidates, a question with one has few); drawn independently, a question's lists
+looked likelier to stop at an early relevant item than they are, and plans judged more than they planned. ρ is
+set by the spread of the number relevant per question about the prior's expectation on FB-Test-S-C's hidden
+items (docs/guide/sampling.md says how, and what it changed). It moves the allocation only (Var(D_q) and the
+expected cost); the estimator's μ_q is the prior's exact expectation either way.
+
 ``truth`` gives the unknown labels where they are known (the simulation's hidden labels; zeros in a plan, whose
 true Δ is then meaningless): the estimator reads them only on sampled units."""
 
@@ -18,6 +27,7 @@ from __future__ import annotations
 import hashlib
 
 import numpy as np
+from scipy.special import ndtri
 
 from ..errors import InputError
 from ..judgments.candidates import Candidates, metric_weights
@@ -26,6 +36,9 @@ from . import weights as wt
 from .estimate import Estimate, difference, question_difference
 
 JUDGING = ("rank_order", "all")
+#: ρ of the Monte Carlo's Gaussian copula within a question (module docstring); a plan records its ρ (``mc_rho``)
+LABEL_CORRELATION = 0.5
+LEGACY_LABEL_CORRELATION = 0.0  # the ρ of a plan whose sidecar does not record one: independent labels
 
 
 class Problem:
@@ -33,12 +46,16 @@ class Problem:
     ``truth``), per unit and pair the variances under a prior, and the estimate from a draw."""
 
     def __init__(self, cand: Candidates, truth: np.ndarray, metric: str, rbp_p: float = 0.8, mc_draws: int = 64,
-                 seed: int = 0, judging: str = "rank_order", p_clip: float | None = None):
+                 seed: int = 0, judging: str = "rank_order", p_clip: float | None = None,
+                 mc_rho: float | None = None):
         if judging not in JUDGING:
             raise InputError(None, None, f"sampling.judging {judging!r}: expected one of {JUDGING}")
         self.p_clip = dz.P_CLIP if p_clip is None else float(p_clip)  # an item metric's allocation only
         if not 0 <= self.p_clip < 0.5:
             raise InputError(None, None, f"p_clip {self.p_clip:g}: expected a clip in [0, 0.5)")
+        self.mc_rho = LABEL_CORRELATION if mc_rho is None else float(mc_rho)  # a question metric's allocation only
+        if not 0 <= self.mc_rho < 1:
+            raise InputError(None, None, f"mc_rho {self.mc_rho:g}: expected a correlation in [0, 1)")
         self.cand, self.judging = cand, judging
         self.unknown = cand.state == -1
         self.x = np.where(self.unknown, truth, cand.state).astype(float)
@@ -67,8 +84,10 @@ class Problem:
 
     def settings(self) -> dict:
         """What a plan's sidecar records of the problem besides its design, so an estimate rebuilds the same one
-        (:func:`.sheet.plan_pi`): the Monte Carlo's draws and seed, the judging and the allocation's clip."""
-        return {"mc_draws": self.mc_draws, "mc_seed": self.seed, "judging": self.judging, "p_clip": self.p_clip}
+        (:func:`.sheet.plan_pi`): the Monte Carlo's draws, seed and correlation, the judging and the allocation's
+        clip."""
+        return {"mc_draws": self.mc_draws, "mc_seed": self.seed, "judging": self.judging, "p_clip": self.p_clip,
+                "mc_rho": self.mc_rho}
 
     def variances(self, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per unit and pair v (under the prior) and the prior's expected per-question difference (max)."""
@@ -99,13 +118,24 @@ class Problem:
 
     def _labellings(self, p: np.ndarray, draws: int, stream: int):
         """Labellings drawn from the prior, 8 at a time ((8, N) booleans each; the known items keep their
-        labels). The seed and the stream fix them, so the last prior's are kept and drawn again only for another
-        prior: :meth:`cost_of` reads the same ones for each pair of a plan (a plan of 78 pairs drew them 79
-        times, about 40 % of an RR@10 plan's time)."""
+        labels), a question's together with ρ = ``mc_rho`` (module docstring; ρ = 0: each item on its own, as
+        plans drew them before). The seed and the stream fix them, so the last prior's are kept and drawn again
+        only for another prior: :meth:`cost_of` reads the same ones for each pair of a plan (a plan of 78 pairs
+        drew them 79 times, about 40 % of an RR@10 plan's time)."""
         key = (draws, stream, p.dtype.str, hashlib.sha1(np.ascontiguousarray(p).tobytes()).digest())
         if self._drawn_key != key:
             rng = np.random.default_rng([self.seed, stream])
-            self._drawn = [np.where(self.unknown, rng.random((8, p.size)) < p, self.x > 0) for _ in range(0, draws, 8)]
+            if self.mc_rho > 0:
+                q, a = self.cand.item_q, ndtri(np.clip(p, 0.0, 1.0))
+                r, s = np.sqrt(self.mc_rho), np.sqrt(1.0 - self.mc_rho)
+
+                def draw():
+                    z = rng.standard_normal((8, self.Q))
+                    return r * z[:, q] + s * rng.standard_normal((8, p.size)) < a
+            else:
+                def draw():
+                    return rng.random((8, p.size)) < p
+            self._drawn = [np.where(self.unknown, draw(), self.x > 0) for _ in range(0, draws, 8)]
             self._drawn_key = key
         return self._drawn
 

@@ -182,23 +182,26 @@ def _design_inputs(plan: pd.DataFrame, plan_path) -> dict:
     if not np.isfinite(out["budget"]) or out["budget"] <= 0 or out["mc_draws"] < 0:
         raise InputError(plan_path, 2, f"budget {out['budget']:g} / mc_draws {out['mc_draws']}: expected a positive "
                                        "budget and a count of draws")
-    out["p_clip"] = _p_clip(plan, plan_path)
+    from . import design as dz
+    from .problem import LEGACY_LABEL_CORRELATION
+
+    out["p_clip"] = _optional_setting(plan, plan_path, "p_clip", dz.LEGACY_P_CLIP, 0.5, "clip")
+    out["mc_rho"] = _optional_setting(plan, plan_path, "mc_rho", LEGACY_LABEL_CORRELATION, 1.0, "correlation")
     return out
 
 
-def _p_clip(plan: pd.DataFrame, plan_path) -> float:
-    """The clip on p the plan's allocation used (``p_clip``); a sidecar written before plans recorded it used
-    :data:`.design.LEGACY_P_CLIP`."""
-    from . import design as dz
-
-    if "p_clip" not in plan.columns:
-        return dz.LEGACY_P_CLIP
-    values = pd.to_numeric(plan["p_clip"], errors="coerce").to_numpy(float)
-    bad = ~np.isfinite(values) | (values < 0) | (values >= 0.5) | (values != values[0])
+def _optional_setting(plan: pd.DataFrame, plan_path, col: str, legacy: float, upper: float, what: str) -> float:
+    """A setting sidecars record since some version (``p_clip``, the allocation's clip on p; ``mc_rho``, the
+    Monte Carlo's correlation within a question): its one value in [0, ``upper``), or ``legacy``, what a plan
+    written before sidecars recorded it used."""
+    if col not in plan.columns:
+        return legacy
+    values = pd.to_numeric(plan[col], errors="coerce").to_numpy(float)
+    bad = ~np.isfinite(values) | (values < 0) | (values >= upper) | (values != values[0])
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(plan_path, int(plan["line"].iloc[i]), f"p_clip {plan['p_clip'].astype(str).iloc[i]}: expected the "
-                                                               "plan's one clip in [0, 0.5)")
+        raise InputError(plan_path, int(plan["line"].iloc[i]), f"{col} {plan[col].astype(str).iloc[i]}: expected the "
+                                                               f"plan's one {what} in [0, {upper:g})")
     return float(values[0])
 
 
@@ -207,7 +210,7 @@ def plan_pi(plan: pd.DataFrame, plan_path, u: Universe, p: np.ndarray, metric: s
     """The plan's problem, its per-unit variances, the prior's expected per-question differences (None for
     an item metric) and π over every unit, recomputed from the design the sidecar records (``design``,
     ``floor_share``, ``budget``, ``p_clip`` and, for a question metric, the Monte Carlo's ``mc_draws``,
-    ``mc_seed`` and ``judging``; an extended plan: the union of the waves in ``sampling_waves.csv``) on the prior
+    ``mc_seed``, ``mc_rho`` and ``judging``; an extended plan: the union of the waves in ``sampling_waves.csv``) on the prior
     ``p`` refitted from the same inputs and the plan's pairs ``cols``. What an estimate checks π against
     (:func:`check_design`) and what ``sample-plan --extend`` builds the next wave on."""
     from . import design as dz
@@ -216,7 +219,7 @@ def plan_pi(plan: pd.DataFrame, plan_path, u: Universe, p: np.ndarray, metric: s
     d = _design_inputs(plan, plan_path)
     try:
         pb = Problem(u.cand, np.zeros(u.cand.state.size), metric, rbp_p, d["mc_draws"], d["mc_seed"], d["judging"],
-                     d["p_clip"])
+                     d["p_clip"], d["mc_rho"])
         v, mu = pb.variances(p)
         if d["design"] == "waves":  # an extended plan: the union of its waves' designs (:mod:`.waves`)
             where = Path(plan_path).parent / WAVES_FILE
