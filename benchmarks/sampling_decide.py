@@ -33,13 +33,20 @@ GRID = (100, 150, 200, 250, 300, 400, 500, 700, 1000, 2000, 5000)
 
 
 def judgments_to_decide(table: pd.DataFrame, share: float) -> pd.DataFrame:
-    """Per metric, prior and pair: the mean judgments at the smallest budget decided in ≥ ``share`` (inf: none)."""
+    """Per metric, prior and pair: the mean judgments at the smallest budget decided in ≥ ``share`` (inf: none),
+    and ``interpolated``, those judgments read between that budget and the one below it, linearly in the decided
+    share, where the share crosses ``share`` (the grid's reading is up to one grid step high)."""
     sub = table[(table["design"] == "pair_optimal")].sort_values("budget", kind="stable")
     keys = ["Metric", "prior", "A", "B"]
-    ok = sub[sub["decided"] >= share].groupby(keys, as_index=False)["mean_judgments"].first()
+    sub = sub.assign(prev_decided=sub.groupby(keys)["decided"].shift(), prev_judgments=sub.groupby(keys)[
+        "mean_judgments"].shift())
+    ok = sub[sub["decided"] >= share].groupby(keys, as_index=False).first()
+    f = ((share - ok["prev_decided"]) / (ok["decided"] - ok["prev_decided"])).clip(0, 1)
+    ok["interpolated"] = (ok["prev_judgments"] + f * (ok["mean_judgments"] - ok["prev_judgments"])).fillna(
+        ok["mean_judgments"])
     every = sub.groupby(keys, as_index=False)["true_delta"].first()
-    out = every.merge(ok, on=keys, how="left")
-    return out.fillna({"mean_judgments": np.inf}).assign(share=share)
+    out = every.merge(ok[keys + ["mean_judgments", "interpolated"]], on=keys, how="left")
+    return out.fillna({"mean_judgments": np.inf, "interpolated": np.inf}).assign(share=share)
 
 
 def main() -> None:
@@ -81,6 +88,7 @@ def main() -> None:
                                             .assign(pairs="abs_delta_0.02")]).groupby(["Metric", "pairs"]):
                 rows.append({"Metric": m, "prior": prior, "share_decided": share, "pairs": which, "n_pairs": len(g),
                              "median_judgments": float(np.median(g["mean_judgments"])),
+                             "median_interpolated": float(np.median(g["interpolated"])),
                              "decided_pairs": int(np.isfinite(g["mean_judgments"]).sum()), "reps": args.decide_reps})
     need = pd.DataFrame(rows)
     need.to_csv(args.out / "sampling_judgments_to_decide.csv", index=False)

@@ -9,18 +9,21 @@ pooled label hidden, the prior out of fold by question, each pair's own optimal 
 * ``floor=<f>``: the uniform floor's share of the budget;
 * ``trees=<max_iter>/<max_leaf_nodes>/<min_samples_leaf>/<l2>``: the boosted prior's trees;
 * ``finegrid``: the same design on a finer budget grid (a measurement, not a change);
+* ``rho=<r>``: the Monte Carlo's correlation of a question's labels (``kgeval.sampling.problem.LABEL_CORRELATION``;
+  0: independent labels, the default before);
+* ``mc=<n>``: the Monte Carlo draws behind a question's Var_p(D_q) and expected cost (``sampling.mc_draws``);
 * ``drop=<a>+<b>…``: the boosted prior without some of its columns (``kgeval.judgments.graph_features``):
   ``near`` the common neighbours and Adamic-Adar index, ``answers`` the question's training answers, ``fusion``
   the pool's own evidence within the question, ``types`` the candidate's type match to the question's relation;
   ``drop=near+answers+fusion+types`` is the prior before issue 62;
-  ``&`` joins a ``drop=`` and a ``trees=`` variant.
+  ``&`` joins variants (``finegrid&mc=256``).
 
 A prior variant is tuned on the labels it is then measured on (out of fold by question, but the choice of
 variant sees every fold), so its gain is an upper bound on what it would give on new labels. One row per variant
 and metric in OUT/sampling_prior_variants.csv: the prior's AUC and Brier score on the hidden items, the median
 judgments at 50 % and 80 % decided, seconds.
 
-    python benchmarks/sampling_prior_variants.py OUT [--reps 200] [--variants default,clip=0.001,...]
+    python benchmarks/sampling_prior_variants.py OUT [--reps 200] [--variants default,clip=0.001,...] [--metrics P,RR]
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from sklearn.metrics import brier_score_loss, roc_auc_score
 
 from kgeval.judgments import prior as judgments_prior
 from kgeval.sampling import design as dz
+from kgeval.sampling import problem
 from kgeval.sampling.simulation import simulate
 
 VARIANTS = ("default,drop=near+answers+fusion+types,drop=types,drop=near,drop=answers,drop=fusion,clip=0.01,clip=0.001,"
@@ -67,17 +71,18 @@ def main() -> None:
     ap.add_argument("out", type=Path)
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--variants", default=VARIANTS)
+    ap.add_argument("--metrics", default="P,RR")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     u = universe()
     base_prior, shipped, clip = u.out_of_fold_prior("boosted"), judgments_prior.PRIORS["boosted"], dz.P_CLIP
+    rho = problem.LABEL_CORRELATION
     h = u.hidden
-    rows = []
+    rows, metrics = [], tuple(f"{m}@k" for m in args.metrics.split(","))
     for variant in args.variants.split(","):
         parts = dict(part.partition("=")[::2] for part in variant.split("&"))
-        kind, value = next(iter(parts.items()))
         t0 = time.perf_counter()
-        grid, floor, p, uv = GRID, 0.1, base_prior, u
+        grid, floor, p, uv, mc = GRID, 0.1, base_prior, u, 64
         if "drop" in parts:
             keep = kept_columns(u.features.extra.shape[1], parts["drop"].split("+"))
             uv = replace(u, features=replace(u.features, extra=u.features.extra[:, keep]))
@@ -87,24 +92,29 @@ def main() -> None:
                 p = uv.out_of_fold_prior("boosted")
             finally:
                 judgments_prior.PRIORS["boosted"] = shipped
-        if kind == "clip":
-            dz.P_CLIP = float(value)
-        elif kind == "floor":
-            floor = float(value)
-        elif kind == "finegrid":
-            grid = tuple(sorted(set(GRID) | set(FINE)))
-        elif kind not in ("default", "trees", "drop"):
+        unknown = parts.keys() - {"default", "trees", "drop", "clip", "floor", "finegrid", "mc", "rho"}
+        if unknown:
             raise SystemExit(f"--variants: unknown variant {variant!r}")
+        if "clip" in parts:
+            dz.P_CLIP = float(parts["clip"])
+        if "rho" in parts:
+            problem.LABEL_CORRELATION = float(parts["rho"])
+        floor = float(parts.get("floor", floor))
+        mc = int(parts.get("mc", mc))
+        if "finegrid" in parts:
+            grid = tuple(sorted(set(GRID) | set(FINE)))
         try:
-            table = simulate(uv, {"boosted": p}, ("P@k", "RR@k"), grid, args.reps, designs=(), min_delta=0.0,
-                             floor_share=floor)
+            table = simulate(uv, {"boosted": p}, metrics, grid, args.reps, designs=(), min_delta=0.0,
+                             floor_share=floor, mc_draws=mc)
         finally:
-            dz.P_CLIP = clip
+            dz.P_CLIP, problem.LABEL_CORRELATION = clip, rho
         for metric, g in table.groupby("Metric"):
             rows.append({"variant": variant, "Metric": metric, "auc": roc_auc_score(u.truth[h], p[h]),
                          "brier": brier_score_loss(u.truth[h], p[h]),
                          "median_judgments_50": float(np.median(judgments_to_decide(g, 0.5)["mean_judgments"])),
                          "median_judgments_80": float(np.median(judgments_to_decide(g, 0.8)["mean_judgments"])),
+                         "median_interpolated_50": float(np.median(judgments_to_decide(g, 0.5)["interpolated"])),
+                         "median_interpolated_80": float(np.median(judgments_to_decide(g, 0.8)["interpolated"])),
                          "reps": args.reps, "seconds": round(time.perf_counter() - t0, 1)})
         print(pd.DataFrame(rows[-2:]).to_string(index=False), flush=True)
     pd.DataFrame(rows).round(4).to_csv(args.out / "sampling_prior_variants.csv", index=False)
