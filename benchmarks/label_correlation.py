@@ -26,7 +26,7 @@ import pandas as pd
 from _common import heartbeat_main
 from sampling import universe
 
-from kgeval.sampling.problem import Problem
+from kgeval.sampling.problem import LABEL_CORRELATION, LEGACY_LABEL_CORRELATION, Problem
 
 
 def dispersion(p: np.ndarray, x: np.ndarray, q: np.ndarray, n_q: int) -> tuple[float, float]:
@@ -67,7 +67,7 @@ def main() -> None:
     costs = []
     for prior in ("boosted", "logistic"):
         pp = u.out_of_fold_prior(prior)
-        for rho in sorted({0.0, 0.5} | set(rhos) & {0.5}):
+        for rho in (LEGACY_LABEL_CORRELATION, LABEL_CORRELATION):  # independent labels, and the default ρ
             pb = Problem(state, u.truth, "RR@k", mc_rho=rho)
             judged = expected = 0.0
             for j in range(pb.a.size):

@@ -109,12 +109,11 @@ def main() -> None:
         finally:
             dz.P_CLIP, problem.LABEL_CORRELATION = clip, rho
         for metric, g in table.groupby("Metric"):
+            need = {share: judgments_to_decide(g, share / 100) for share in (50, 80)}
             rows.append({"variant": variant, "Metric": metric, "auc": roc_auc_score(u.truth[h], p[h]),
                          "brier": brier_score_loss(u.truth[h], p[h]),
-                         "median_judgments_50": float(np.median(judgments_to_decide(g, 0.5)["mean_judgments"])),
-                         "median_judgments_80": float(np.median(judgments_to_decide(g, 0.8)["mean_judgments"])),
-                         "median_interpolated_50": float(np.median(judgments_to_decide(g, 0.5)["interpolated"])),
-                         "median_interpolated_80": float(np.median(judgments_to_decide(g, 0.8)["interpolated"])),
+                         **{f"median_judgments_{s}": float(np.median(n["mean_judgments"])) for s, n in need.items()},
+                         **{f"median_interpolated_{s}": float(np.median(n["interpolated"])) for s, n in need.items()},
                          "reps": args.reps, "seconds": round(time.perf_counter() - t0, 1)})
         print(pd.DataFrame(rows[-2:]).to_string(index=False), flush=True)
     pd.DataFrame(rows).round(4).to_csv(args.out / "sampling_prior_variants.csv", index=False)

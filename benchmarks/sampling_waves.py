@@ -39,6 +39,7 @@ from kgeval.sampling.problem import Problem
 from kgeval.sampling.waves import nominal_budget
 
 MAX_BUDGET, LEVEL, FLOOR = 10_000, 0.95, 0.1
+STREAMS = ("P", "RR", "Success", "DCG", "RBP")  # a metric's random stream is its place here, whichever are asked
 
 
 def run_pair(pb: Problem, p, v, mu, j: int, reps: int, waves: int, rng) -> list[list[tuple]]:
@@ -109,6 +110,9 @@ def main() -> None:
     ap.add_argument("--pairs-every", type=int, default=1, help="every n-th of the 78 pairs (a faster check)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
+    metrics = args.metrics.split(",")
+    if set(metrics) - set(STREAMS):
+        raise SystemExit(f"--metrics: unknown metric {sorted(set(metrics) - set(STREAMS))[0]!r} ({', '.join(STREAMS)})")
     from kgeval.workflow import setup_logging
 
     setup_logging()
@@ -116,8 +120,8 @@ def main() -> None:
     u = universe()
     p = u.out_of_fold_prior("boosted")
     rows, timing = [], {}
-    for m in args.metrics.split(","):
-        mi = ("P", "RR").index(m)  # the metric's own random stream, whichever metrics are asked
+    for m in metrics:
+        mi = STREAMS.index(m)
         t0 = time.perf_counter()
         pb = Problem(u.hidden_state(), u.truth, f"{m}@k")
         v, mu = pb.variances(p)
