@@ -12,6 +12,8 @@ pooled label hidden, the prior out of fold by question, each pair's own optimal 
 * ``rho=<r>``: the Monte Carlo's correlation of a question's labels (``kgeval.sampling.problem.LABEL_CORRELATION``;
   0: independent labels, the default before);
 * ``mc=<n>``: the Monte Carlo draws behind a question's Var_p(D_q) and expected cost (``sampling.mc_draws``);
+* ``seed=<s>``: the simulation's seed (its repetitions' random streams and the Monte Carlo's draws; the prior's
+  folds stay seed 0): how far the readings move from one set of repetitions to another (a measurement);
 * ``drop=<a>+<b>…``: the boosted prior without some of its columns (``kgeval.judgments.graph_features``):
   ``near`` the common neighbours and Adamic-Adar index, ``answers`` the question's training answers, ``fusion``
   the pool's own evidence within the question, ``types`` the candidate's type match to the question's relation;
@@ -92,7 +94,7 @@ def main() -> None:
                 p = uv.out_of_fold_prior("boosted")
             finally:
                 judgments_prior.PRIORS["boosted"] = shipped
-        unknown = parts.keys() - {"default", "trees", "drop", "clip", "floor", "finegrid", "mc", "rho"}
+        unknown = parts.keys() - {"default", "trees", "drop", "clip", "floor", "finegrid", "mc", "rho", "seed"}
         if unknown:
             raise SystemExit(f"--variants: unknown variant {variant!r}")
         if "clip" in parts:
@@ -105,7 +107,7 @@ def main() -> None:
             grid = tuple(sorted(set(GRID) | set(FINE)))
         try:
             table = simulate(uv, {"boosted": p}, metrics, grid, args.reps, designs=(), min_delta=0.0,
-                             floor_share=floor, mc_draws=mc)
+                             floor_share=floor, mc_draws=mc, seed=int(parts.get("seed", 0)))
         finally:
             dz.P_CLIP, problem.LABEL_CORRELATION = clip, rho
         for metric, g in table.groupby("Metric"):

@@ -92,6 +92,9 @@ def test_reduced_simulation_covers_with_a_right_and_a_wrong_prior():
             for m, budgets in (("P@k", (40, 80)), ("RR@k", (100, 200)))]
     again = simulate(u, priors, ("P@k",), (40, 80), reps=2000, min_delta=0.05, mc_draws=16, seed=1)
     assert runs[0].equals(again)
+    # a metric's random stream is its own, wherever it stands among the metrics asked
+    both = simulate(u, priors, ("P@k", "RR@k"), (100, 200), reps=2000, min_delta=0.05, mc_draws=16, seed=1)
+    assert both[both["Metric"] == "RR@k"].reset_index(drop=True).equals(runs[1].reset_index(drop=True))
     tab = pd.concat(runs)
     overall = tab[tab["A"] == "all"]
     # 2000 repetitions × 6 pairs: the coverage's standard error is about 0.002; the normal approximation's own

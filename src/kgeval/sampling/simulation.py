@@ -23,6 +23,10 @@ from .estimate import Estimate
 from .problem import Problem
 from .sequence import draws_range, eb_sequence
 
+#: each metric's random stream, by name rather than by its place in the metrics asked, so that a run of RR@k
+#: alone draws what RR@k draws beside P@k (the default order, P@k then RR@k, keeps the streams it had)
+STREAMS = ("P@k", "RR@k", "DCG@k", "RBP", "Success@k")
+
 COLUMNS = ["Metric", "prior", "design", "budget", "A", "B", "true_delta", "coverage", "wrong_sign", "decided",
            "mean_half_width", "mean_judgments", "reps"]
 
@@ -63,8 +67,9 @@ def simulate(u: Universe, priors: dict[str, np.ndarray], metrics=("P@k", "RR@k")
     rows = []
     # minutes per (metric, prior) on FB-Test-S-C with a few hundred repetitions: say how far it is (issue 52)
     progress = Progress(len(metrics) * len(priors), "sampling simulation", unit="metric x prior")
-    for mi, metric in enumerate(metrics):
-        pb = Problem(u.hidden_state(), u.truth, metric, rbp_p, mc_draws, seed, judging)
+    for metric in metrics:
+        pb = Problem(u.hidden_state(), u.truth, metric, rbp_p, mc_draws, seed, judging)  # refuses an unknown one
+        mi = STREAMS.index(metric)
         every = np.arange(pb.a.size)
         for pj, (prior, p) in enumerate(priors.items()):
             progress.update(0, metric=metric, prior=prior)
