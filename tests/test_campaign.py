@@ -764,16 +764,23 @@ def test_offline_simulation_decides_nothing_before_a_bearing_label(tmp_path):
 
 def test_more_needed_by_hand():
     """kgeval.sampling.more.more_needed, the one computation behind sample-estimate, campaign status and the live
-    page. Two like units (v = 0.01 each) and one judgment: the floor's share is max(0.1, (1/2)²) = 0.25, so each
-    unit gets π = 1 − (1 − 0.375)(1 − 0.125) = 0.453125 and the expected half-width is 1.96 √(2 (1/π − 1) 0.01) =
-    0.3045: |Δ̂| 0.5 needs 1 judgment, 0.2 needs both (a census: width 0). One unit already judged: 1 judgment is
-    that census. Both judged: no budget can (inf); Δ̂ 0 with units left, or a decided pair: NaN."""
+    page. Eight like units (v = 0.01 each) and four judgments: the floor's share is max(0.1, (4/8)²) = 0.25, its π
+    0.25 · 4/8 = 0.125; the optimal part spends (1 − 0.25) · 4 = 3 (4 < 8/√3), π 3/8 = 0.375; so each unit gets
+    π = 1 − (1 − 0.375)(1 − 0.125) = 0.453125, 8π = 3.625 units are expected to bear on the pair, and the expected
+    half-width is Student's t(0.975, 2.625 df) = 3.4558 times √(8 (1/π − 1) 0.01) = 0.31072: 1.0738. With five
+    judgments it is 0.7999 and with three 1.7491, so |Δ̂| 1.08 needs 4 and 1.07 needs 5 (the normal quantile
+    would say 1 for both: 1.96 · 0.31072 = 0.609); |Δ̂| 0.5 needs 7 (width 0.5749 at 6, 0.3594 at 7) and 0.3 all
+    8 (a census: width 0). Two units, one already judged: 1 judgment is that census. Both judged: no budget can
+    (inf); Δ̂ 0 with units left, or a decided pair: NaN."""
     from kgeval.sampling.more import more_needed, more_words
 
+    v8, none8 = np.full(8, 0.01), np.zeros(8, bool)
+    assert more_needed(v8, none8, 1.08, False) == 4 and more_needed(v8, none8, -1.08, False) == 4
+    assert more_needed(v8, none8, 1.07, False) == 5 and more_needed(v8, none8, 0.8, False) == 5
+    assert more_needed(v8, none8, 0.79, False) == 6 and more_needed(v8, none8, 0.5, False) == 7
+    assert more_needed(v8, none8, 0.3, False) == 8
     v, none = np.full(2, 0.01), np.zeros(2, bool)
-    assert more_needed(v, none, 0.5, False) == 1 and more_needed(v, none, -0.5, False) == 1
-    assert more_needed(v, none, 0.31, False) == 1 and more_needed(v, none, 0.30, False) == 2
-    assert more_needed(v, none, 0.2, False) == 2 and more_needed(v, np.array([True, False]), 0.01, False) == 1
+    assert more_needed(v, np.array([True, False]), 0.01, False) == 1
     assert more_needed(v, np.ones(2, bool), 0.0, False) == np.inf
     assert np.isnan(more_needed(v, none, 0.0, False)) and np.isnan(more_needed(v, none, 0.5, True))
     assert np.isnan(more_needed(v, none, None, False))

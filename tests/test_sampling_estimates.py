@@ -408,8 +408,8 @@ def test_the_apis_estimate_checks_pi_against_the_design_it_drew(tmp_path):
 def test_an_undecided_pair_says_how_many_more_judgments_decide_it(pooled, synth_kg, tmp_path):
     """estimates.csv's more_judgments: NaN on a decided pair; on an undecided one the smallest further budget
     whose expected half-width, the judged labels fixed and the judged items not drawn again, falls below |Δ̂|
-    (checked at that budget and one less, by the design's own width)."""
-    from scipy.stats import norm
+    (checked at that budget and one less, by the design's own width: Student's t, like the estimate's)."""
+    from scipy.stats import t as student
 
     from kgeval.judgments.universe import from_dumps
     from kgeval.sampling import design as dz
@@ -444,9 +444,9 @@ def test_an_undecided_pair_says_how_many_more_judgments_decide_it(pooled, synth_
 
         vj = v[sub][:, [j]]
 
-        def width(n, vj=vj):
-            d = dz.design(vj, np.ones(vj.shape[0], bool), n, "optimal", None, 0.1)
-            return norm.ppf(0.975) * np.sqrt(dz.expected_variance(d.pi, vj).sum())
+        def width(n, vj=vj):  # Student's t on the expected units bearing on the pair, less one
+            pi = dz.design(vj, np.ones(vj.shape[0], bool), n, "optimal", None, 0.1).pi
+            return student.ppf(0.975, max(pi[vj[:, 0] > 0].sum() - 1, 1)) * np.sqrt(dz.expected_variance(pi, vj).sum())
 
         n = int(row.more_judgments)
         assert width(n) < abs(row.delta) <= width(n - 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import norm
+from scipy.stats import t as student
 from test_sampling import instance
 
 from kgeval.judgments.items import Items
@@ -45,6 +45,19 @@ def test_draws_range_bounds_every_draw():
     assert lo == pytest.approx(min(ys)) and hi == pytest.approx(max(ys))
 
 
+def test_expected_half_width_by_hand():
+    """Student's t on the expected units bearing on each pair, less one (at least 1 df), times the expected
+    standard error: pair 0's units are π 0.5 + 0.5 + 1 (the π = 0 unit bears on nothing), 2 units, 1 df, t 12.706,
+    √(0.01 + 0.04) = 0.22361, 2.8412; pair 1 has v > 0 on units 1 and 4 only: 0.5 + 0.9 = 1.4 units (1 df) and
+    √(0.04 + 0.02 · (1/0.9 − 1)) = 0.20548, 2.6108. A census (every π = 1) is exact: width 0."""
+    pi = np.array([0.5, 0.5, 1.0, 0.0, 0.9])
+    v = np.array([[0.01, 0.0], [0.04, 0.04], [0.02, 0.0], [0.03, 0.0], [0.0, 0.02]])
+    assert dz.expected_half_width(pi, v) == pytest.approx([12.7062 * 0.223607, 12.7062 * 0.205480], rel=1e-4)
+    assert dz.expected_half_width(np.ones(5), v) == pytest.approx([0.0, 0.0])
+    many = np.full(41, 0.5)  # 20.5 units, 19.5 df: t 2.0894 against the normal's 1.96
+    assert dz.expected_half_width(many, np.full((41, 1), 0.01))[0] == pytest.approx(2.0894 * np.sqrt(0.41), rel=1e-4)
+
+
 def test_budget_needed_is_the_smallest_budget_reaching_the_target():
     rng = np.random.default_rng(1)
     d = rng.normal(size=(200, 1)) * 0.01
@@ -52,8 +65,9 @@ def test_budget_needed_is_the_smallest_budget_reaching_the_target():
     elig, cost = np.ones(200, bool), np.ones(200)
     n = budget_needed(v, elig, cost, 0.05, floor_share=0.1)
 
-    def width(m):
-        return norm.ppf(0.975) * np.sqrt(dz.expected_variance(dz.design(v, elig, m, "optimal", cost).pi, v).sum())
+    def width(m):  # Student's t on the expected units bearing on the pair, less one (the estimate's interval)
+        pi = dz.design(v, elig, m, "optimal", cost).pi
+        return student.ppf(0.975, pi.sum() - 1) * np.sqrt(((1 / pi - 1) * v[:, 0]).sum())
 
     assert width(n) < 0.05 <= width(n - 1)
     # the floor grows to the whole budget at a census (n = 200 units): its width is 0, below any target > 0

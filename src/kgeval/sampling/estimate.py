@@ -37,8 +37,7 @@ class Estimate:
     @property
     def half_width(self) -> np.ndarray:
         df = np.asarray(self.units, dtype=float) - 1
-        q = student.ppf(0.5 + self.level / 2, np.maximum(df, 1))
-        return np.where(df >= 1, q * np.sqrt(np.maximum(self.var, 0.0)), np.inf)
+        return np.where(df >= 1, quantile(self.level, self.units) * np.sqrt(np.maximum(self.var, 0.0)), np.inf)
 
     @property
     def lo(self) -> np.ndarray:
@@ -52,6 +51,13 @@ class Estimate:
     def decided(self) -> np.ndarray:
         # a census (every unit judged) has a zero-width interval: a Δ̂ that is 0 but for rounding decides nothing
         return (self.lo > ROUNDING) | (self.hi < -ROUNDING)
+
+
+def quantile(level: float, units) -> np.ndarray:
+    """The interval's multiplier: Student's t quantile at ``level`` on ``units`` − 1 degrees of freedom (at least
+    1), the sampled units bearing on the pair; a forecast passes the number it expects (:func:`.design.
+    expected_half_width`)."""
+    return student.ppf(0.5 + level / 2, np.maximum(np.asarray(units, dtype=float) - 1, 1))
 
 
 def _scaled(incl: np.ndarray, resid: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from ..data.kg import KnowledgeGraph
 from ..errors import InputError
@@ -108,7 +107,7 @@ def extend_plan(u: Universe, kg: KnowledgeGraph, plan_dir: str | Path, labels: s
             "budget_needed": [budget_needed(v[:, [j]], pb.eligible([j]), pb.cost_of([j], p), abs(e_delta[j]),
                                             level, 0.1, max_budget) for j in fresh]})], ignore_index=True)
     rows["plan_budget"] = float((pi * cost)[pb.eligible(cols_all)].sum())
-    rows["expected_half_width"] = norm.ppf(0.5 + level / 2) * np.sqrt(dz.expected_variance(pi, v[:, cols_all]))
+    rows["expected_half_width"] = dz.expected_half_width(pi, v[:, cols_all], level)
     lists = None if pb.linear else list_ranks(pb, u.systems, used, all_items)
     old_wave = plan["wave"].to_numpy(int) if "wave" in plan.columns else np.ones(len(plan), int)
     # what recomputes π at an estimate (sheet.check_design): the waves in sampling_waves.csv beside the sidecar

@@ -13,10 +13,10 @@ exact bounds have closed on Δ, and Δ̂ sits at 0)."""
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
 from ..judgments.candidates import Candidates
 from . import design as dz
+from .estimate import quantile
 from .plan import budget_needed
 from .problem import Problem
 
@@ -50,7 +50,6 @@ def unit_budget(v: np.ndarray, target: float, level: float = LEVEL, floor_share:
     :func:`~.design.waterfill`), its units sorted once instead of at each step and only the uncapped ones summed:
     3 to 6 ms for a pair of 30,000 units instead of 280 ms (the shared 2-core machine), so that the live page
     answers within a second (tests/test_campaign.py checks that the two agree)."""
-    z = norm.ppf(0.5 + level / 2)
     v = np.asarray(v, float)
     n_units = v.size
     top = int(min(max_budget, n_units))
@@ -77,12 +76,13 @@ def unit_budget(v: np.ndarray, target: float, level: float = LEVEL, floor_share:
         budget, floor = dz.split(n, n_units, floor_share)
         if budget >= n_pos or floor >= 1.0:
             return 0.0
-        if budget <= 0:
-            return z * np.sqrt((v_p * (1 / floor - 1)).sum()) if floor > 0 else 0.0  # as design(): π = 0 adds 0
+        if budget <= 0:  # as design(): π = 0 adds 0
+            return quantile(level, floor * n_pos) * np.sqrt((v_p * (1 / floor - 1)).sum()) if floor > 0 else 0.0
         m = first_uncapped(budget)
         lam = (budget - m) / rest[m]
         pi = a_p[m:] * ((1 - floor) * lam) + floor  # = 1 − (1 − λ a)(1 − f)
-        return z * np.sqrt(max((v_p[m:] / pi).sum() - v_rest[m], 0.0))
+        # Student's quantile on the expected units bearing on the pair (design.expected_half_width): m at π = 1
+        return quantile(level, m + pi.sum()) * np.sqrt(max((v_p[m:] / pi).sum() - v_rest[m], 0.0))
 
     if top < 1 or width(top) >= target:
         return float("nan")

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
 
 from . import design as dz
 from .problem import Problem
@@ -30,15 +29,15 @@ def expected_delta(pb: Problem, p: np.ndarray, mu) -> np.ndarray:
 
 def budget_needed(v: np.ndarray, eligible: np.ndarray, cost: np.ndarray, target: float, level: float = 0.95,
                   floor_share: float = 0.1, max_budget: int = 10_000) -> float:
-    """Smallest integer n ≤ ``max_budget`` whose optimal design's expected half-width is below ``target``
-    (NaN if none): bisection, the half-width falling with n."""
-    z = norm.ppf(0.5 + level / 2)
+    """Smallest integer n ≤ ``max_budget`` whose optimal design's expected half-width
+    (:func:`.design.expected_half_width`, Student's like the estimate's) is below ``target`` (NaN if none):
+    bisection, the half-width falling with n."""
     sub = np.flatnonzero(eligible)  # the others have v = 0 and π = 0 whatever n
-    v, cost, eligible = v[sub], cost[sub], np.ones(sub.size, bool)
+    v, cost, eligible = v[sub].sum(1, keepdims=True), cost[sub], np.ones(sub.size, bool)  # one pair
     top = int(min(max_budget, np.ceil(cost[eligible].sum())))
 
     def width(n):
-        return z * np.sqrt(dz.expected_variance(dz.design(v, eligible, n, "optimal", cost, floor_share).pi, v).sum())
+        return float(dz.expected_half_width(dz.design(v, eligible, n, "optimal", cost, floor_share).pi, v, level)[0])
 
     if top < 1 or width(top) >= target:
         return float("nan")
@@ -81,7 +80,7 @@ def make_plan(pb: Problem, p: np.ndarray, systems: list[str], cols: np.ndarray, 
     u_opt, u_uni = rng.random(dsg.pi.size), rng.random(dsg.pi.size)
     audit = u_uni < dsg.pi_uniform
     drawn = (u_opt < dsg.pi_opt) | audit
-    hw = norm.ppf(0.5 + level / 2) * np.sqrt(dz.expected_variance(dsg.pi, v[:, cols]))
+    hw = dz.expected_half_width(dsg.pi, v[:, cols], level)
     items, pi, flag, order, systems_used = drawn_items(pb, cols, drawn, dsg.pi, audit, rng)
     table = pd.DataFrame({"Metric": metric, "A": np.asarray(systems)[pb.a[cols]], "B": np.asarray(systems)[pb.b[cols]],
                           "expected_delta": e_delta, "budget_needed": needed, "plan_budget": budget,
