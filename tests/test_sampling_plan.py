@@ -228,3 +228,20 @@ def test_near_a_census_the_floor_grows_and_the_budget_holds():
         prob = np.prod(np.where(s, high.pi, 1 - high.pi))
         mean += prob * (y[s] / high.pi[s]).sum()
     assert mean == pytest.approx(y.sum(), abs=1e-12)
+
+
+def test_monte_carlo_draws_are_declared_once():
+    """The schema's sampling.mc_draws default is the code's (problem.MC_DRAWS): the workflow, the command line
+    and the API draw the same labellings."""
+    import yaml
+    from conftest import ROOT
+
+    from kgeval.sampling.outside import SamplingOptions
+    from kgeval.sampling.problem import MC_DRAWS
+
+    schema = yaml.safe_load((ROOT / "config/schema.yaml").read_text(encoding="utf-8"))
+    default = schema["properties"]["sampling"]["properties"]["mc_draws"]["default"]
+    assert default == MC_DRAWS == SamplingOptions.mc_draws == 64
+    cand = instance(seed=7, S=4, Q=30, k=3, n_ent=8)[0]
+    pb = Problem(cand, np.zeros(cand.n_items), "RR@k")
+    assert pb.settings()["mc_draws"] == 64

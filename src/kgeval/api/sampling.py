@@ -134,7 +134,7 @@ def plan(result: Result, against: Sequence[str] | None = None, metric: str = "P"
     opts = SamplingOptions(against=against, metric=metric, budget=budget, design=cfg.get("design", "optimal"),
                            floor_share=floor_share, level=level, max_budget=max_budget,
                            prior=tc.config.get("bounds", {}).get("prior", "boosted"), seed=seed,
-                           mc_draws=cfg.get("mc_draws", 64), judging=cfg.get("judging", "rank_order"),
+                           mc_draws=cfg.get("mc_draws", SamplingOptions.mc_draws), judging=cfg.get("judging", "rank_order"),
                            max_depth=depth)
     kg = tc.load_kg()
     files: dict[str, Path] = {}

@@ -26,7 +26,7 @@ from ..scores.ranking import Judged
 from .estimates import judged_estimates
 from .more import more_judgments
 from .plan import Plan, make_plan
-from .problem import Problem
+from .problem import MC_DRAWS, Problem
 from .sheet import plan_sidecar, write_plan_sheet
 
 
@@ -44,7 +44,7 @@ class SamplingOptions:
     max_budget: int = 10_000
     prior: str = "boosted"
     seed: int = 0
-    mc_draws: int = 64
+    mc_draws: int = MC_DRAWS
     judging: str = "rank_order"
     max_depth: int = 10
     judgments: str | None = None  # the merged labels of the plan's sheet (the same seed and inputs redraw the plan)
@@ -93,7 +93,7 @@ def outside_universe(name: str, own: np.ndarray, study: np.ndarray, opponents: l
 
 def outside_plan(u: Universe, metric: str = "P", budget: float | None = None, design: str = "optimal",
                  floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000, prior: str = "boosted",
-                 seed: int = 0, rbp_p: float = 0.8, mc_draws: int = 64,
+                 seed: int = 0, rbp_p: float = 0.8, mc_draws: int = MC_DRAWS,
                  against: list[str] | None = None, judging: str = "rank_order") -> OutsidePlan:
     """The plan for the outside system (``u.systems[0]``) against the study systems ``against`` (default every
     other system of ``u``). The universe keeps every study list whoever is compared: the prior's features (how

@@ -23,7 +23,7 @@ from ..judgments.prior import TRANSFER_CAVEAT, cross_validate, reliability
 from ..judgments.prior_models import expected_calibration_error
 from ..judgments.universe import Universe
 from .plan import make_plan
-from .problem import Problem
+from .problem import MC_DRAWS, Problem
 from .weights import pairs
 
 COMPARED = ("logistic", "boosted")  # today's prior and the one that knows the graph (issue 50)
@@ -61,7 +61,7 @@ def calibration(u: Universe, kind: str, folds: int = 5, seed: int = 0) -> tuple[
 
 
 def budgets(u: Universe, kind: str, metrics: tuple[str, ...] = ("P", "RR"), folds: int = 5, seed: int = 0,
-            rbp_p: float = 0.8, mc_draws: int = 64, judging: str = "rank_order", design: str = "optimal",
+            rbp_p: float = 0.8, mc_draws: int = MC_DRAWS, judging: str = "rank_order", design: str = "optimal",
             floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000) -> list[dict]:
     """Per metric and universe the expected budgets of prior ``kind`` over every pair (module docstring)."""
     fitted = {"real_plan": u.pooled_prior(kind), "hidden_labels": u.out_of_fold_prior(kind, folds, seed)}

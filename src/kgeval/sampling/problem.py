@@ -39,13 +39,16 @@ JUDGING = ("rank_order", "all")
 #: ρ of the Monte Carlo's Gaussian copula within a question (module docstring); a plan records its ρ (``mc_rho``)
 LABEL_CORRELATION = 0.5
 LEGACY_LABEL_CORRELATION = 0.0  # the ρ of a plan whose sidecar does not record one: independent labels
+#: labellings behind a question's Var_p(D_q) and expected cost (``sampling.mc_draws``'s default, declared here for
+#: the code): 256 cost four times the time and moved nothing measurable (docs/guide/sampling.md)
+MC_DRAWS = 64
 
 
 class Problem:
     """One metric on candidates whose state marks the unknowns (−1): per pair the true Δ (``true``, from
     ``truth``), per unit and pair the variances under a prior, and the estimate from a draw."""
 
-    def __init__(self, cand: Candidates, truth: np.ndarray, metric: str, rbp_p: float = 0.8, mc_draws: int = 64,
+    def __init__(self, cand: Candidates, truth: np.ndarray, metric: str, rbp_p: float = 0.8, mc_draws: int = MC_DRAWS,
                  seed: int = 0, judging: str = "rank_order", p_clip: float | None = None,
                  mc_rho: float | None = None):
         if judging not in JUDGING:

@@ -20,7 +20,7 @@ from ..judgments.universe import Universe
 from ..progress import Progress
 from . import design as dz
 from .estimate import Estimate
-from .problem import Problem
+from .problem import MC_DRAWS, Problem
 from .sequence import draws_range, eb_sequence
 
 #: each metric's random stream, by name rather than by its place in the metrics asked, so that a run of RR@k
@@ -61,7 +61,7 @@ def pair_grid(budgets) -> np.ndarray:
 
 def simulate(u: Universe, priors: dict[str, np.ndarray], metrics=("P@k", "RR@k"), budgets=(100, 200, 500, 1000),
              reps: int = 500, designs=dz.DESIGNS, floor_share: float = 0.1, min_delta: float = 0.02,
-             level: float = 0.95, rbp_p: float = 0.8, mc_draws: int = 64, seed: int = 0,
+             level: float = 0.95, rbp_p: float = 0.8, mc_draws: int = MC_DRAWS, seed: int = 0,
              judging: str = "rank_order") -> pd.DataFrame:
     """The table of :data:`COLUMNS` (see the module docstring)."""
     rows = []

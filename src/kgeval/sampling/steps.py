@@ -22,7 +22,7 @@ from .figure import coverage_figure, pair_budgets
 from .more import more_judgments
 from .plan import make_plan
 from .priors import compare_priors
-from .problem import Problem
+from .problem import MC_DRAWS, Problem
 from .sheet import check_design, locate_items, pair_columns, plan_prior, read_plan_pairs, write_plan_sheet
 from .simulation import sequence_errors, simulate
 from .weights import is_linear, pairs
@@ -60,7 +60,7 @@ def _pair_columns(systems: list[str], against: str | list[str] | None = None, pa
 def plan_step(dumps: dict[str, str], kg_path: str, templates: str, out_sheet: str, out_items: str, out_pairs: str,
               k: int = 10, rbp_p: float = 0.8, metric: str = "P", budget: int | None = None,
               design: str = "optimal", floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000,
-              against: str | list[str] | None = None, prior: str = "boosted", mc_draws: int = 64, seed: int = 0,
+              against: str | list[str] | None = None, prior: str = "boosted", mc_draws: int = MC_DRAWS, seed: int = 0,
               max_depth: int = 10, testset: str = "", judging: str = "rank_order", pair: list[str] | None = None
               ) -> None:
     """``sampling_plan.tsv`` (the annotation sheet, its triples numbered in judging order), its sidecar with one
@@ -75,7 +75,7 @@ def plan_step(dumps: dict[str, str], kg_path: str, templates: str, out_sheet: st
 def plan_universe(u: Universe, kg: KnowledgeGraph, templates: str, out_sheet: str, out_items: str, out_pairs: str,
                   rbp_p: float = 0.8, metric: str = "P", budget: int | None = None, design: str = "optimal",
                   floor_share: float = 0.1, level: float = 0.95, max_budget: int = 10_000,
-                  against: str | list[str] | None = None, prior: str = "boosted", mc_draws: int = 64, seed: int = 0,
+                  against: str | list[str] | None = None, prior: str = "boosted", mc_draws: int = MC_DRAWS, seed: int = 0,
                   testset: str = "", judging: str = "rank_order", pair: list[str] | None = None,
                   source: str = "sampling") -> None:
     """:func:`plan_step` on a universe already built (from score dumps, or from a reference pack's lists:
@@ -138,7 +138,7 @@ def simulation_step(dumps: dict[str, str], kg_path: str, out_table: str, out_seq
                     budgets: tuple[int, ...] = (100, 200, 500, 1000, 2000, 5000), reps: int = 500,
                     floor_share: float = 0.1, shift: float = 0.2, min_delta: float = 0.02, level: float = 0.95,
                     looks: int = 2000, sequence_reps: int = 200, prior: str = "boosted", folds: int = 5,
-                    mc_draws: int = 64, seed: int = 0, max_depth: int = 10, testset: str = "",
+                    mc_draws: int = MC_DRAWS, seed: int = 0, max_depth: int = 10, testset: str = "",
                     out_vs_mtc: str | None = None, judging: str = "rank_order") -> None:
     """``sampling_simulation.csv``, the confidence sequence's table, ``sampling_coverage.png`` and, with
     ``out_vs_mtc``, per pair whose true |Δ| is at least ``min_delta`` the sample's budget beside MTC's hard- and
