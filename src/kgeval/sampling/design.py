@@ -29,9 +29,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import t as student
 
 from ..errors import InputError
-from .estimate import quantile
 
 DESIGNS = ("optimal", "uniform")
 #: the allocation's σ uses p in [P_CLIP, 1 − P_CLIP]: a prior that is sure of a label still gets its share. 0.003
@@ -128,9 +128,17 @@ def expected_variance(pi: np.ndarray, v: np.ndarray) -> np.ndarray:
     return w @ v
 
 
+def quantile(level: float, units) -> np.ndarray:
+    """The interval's multiplier: Student's t quantile at ``level`` on ``units`` − 1 degrees of freedom (at least
+    1), the sampled units bearing on the pair: the estimate's (:class:`.estimate.Estimate`, its sampled units) and
+    a forecast's (:func:`expected_half_width`, the units it expects). Here, not in the estimate's module, so that a
+    plan, which forecasts, does not walk the estimator's."""
+    return student.ppf(0.5 + level / 2, np.maximum(np.asarray(units, dtype=float) - 1, 1))
+
+
 def expected_half_width(pi: np.ndarray, v: np.ndarray, level: float = 0.95) -> np.ndarray:
     """Per pair (the columns of ``v``) the half-width the interval is expected to have under ``pi`` when the prior
-    is right: :func:`.estimate.quantile` on the expected number of sampled units bearing on the pair (Σ π_u over
+    is right: :func:`quantile` on the expected number of sampled units bearing on the pair (Σ π_u over
     the units with v_u > 0) times √:func:`expected_variance`. The estimate's interval is Student's, so a forecast
     with the normal quantile ran low where few units decide a pair: by (t/z)², about 8 % at 30 units."""
     units = np.asarray(pi, dtype=float) @ (np.asarray(v) > 0)

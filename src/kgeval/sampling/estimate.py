@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import t as student
+
+from .design import quantile
 
 ROUNDING = 1e-12  # below this a difference of metric means is rounding, not a difference
 
@@ -51,13 +52,6 @@ class Estimate:
     def decided(self) -> np.ndarray:
         # a census (every unit judged) has a zero-width interval: a Δ̂ that is 0 but for rounding decides nothing
         return (self.lo > ROUNDING) | (self.hi < -ROUNDING)
-
-
-def quantile(level: float, units) -> np.ndarray:
-    """The interval's multiplier: Student's t quantile at ``level`` on ``units`` − 1 degrees of freedom (at least
-    1), the sampled units bearing on the pair; a forecast passes the number it expects (:func:`.design.
-    expected_half_width`)."""
-    return student.ppf(0.5 + level / 2, np.maximum(np.asarray(units, dtype=float) - 1, 1))
 
 
 def _scaled(incl: np.ndarray, resid: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -16,7 +16,6 @@ import numpy as np
 
 from ..judgments.candidates import Candidates
 from . import design as dz
-from .estimate import quantile
 from .plan import budget_needed
 from .problem import Problem
 
@@ -77,12 +76,12 @@ def unit_budget(v: np.ndarray, target: float, level: float = LEVEL, floor_share:
         if budget >= n_pos or floor >= 1.0:
             return 0.0
         if budget <= 0:  # as design(): π = 0 adds 0
-            return quantile(level, floor * n_pos) * np.sqrt((v_p * (1 / floor - 1)).sum()) if floor > 0 else 0.0
+            return dz.quantile(level, floor * n_pos) * np.sqrt((v_p * (1 / floor - 1)).sum()) if floor > 0 else 0.0
         m = first_uncapped(budget)
         lam = (budget - m) / rest[m]
         pi = a_p[m:] * ((1 - floor) * lam) + floor  # = 1 − (1 − λ a)(1 − f)
         # Student's quantile on the expected units bearing on the pair (design.expected_half_width): m at π = 1
-        return quantile(level, m + pi.sum()) * np.sqrt(max((v_p[m:] / pi).sum() - v_rest[m], 0.0))
+        return dz.quantile(level, m + pi.sum()) * np.sqrt(max((v_p[m:] / pi).sum() - v_rest[m], 0.0))
 
     if top < 1 or width(top) >= target:
         return float("nan")
