@@ -84,7 +84,7 @@ def main() -> None:
     for variant in args.variants.split(","):
         parts = dict(part.partition("=")[::2] for part in variant.split("&"))
         t0 = time.perf_counter()
-        grid, floor, p, uv, mc = GRID, 0.1, base_prior, u, 64
+        grid, floor, p, uv, mc = GRID, 0.1, base_prior, u, problem.MC_DRAWS
         if "drop" in parts:
             keep = kept_columns(u.features.extra.shape[1], parts["drop"].split("+"))
             uv = replace(u, features=replace(u.features, extra=u.features.extra[:, keep]))

@@ -33,13 +33,14 @@ import pandas as pd
 from _common import heartbeat_main
 from sampling import universe
 
+from kgeval.judgments.items import METRIC_NAMES
 from kgeval.sampling import design as dz
 from kgeval.sampling.plan import budget_needed, expected_delta
 from kgeval.sampling.problem import Problem
+from kgeval.sampling.simulation import STREAMS
 from kgeval.sampling.waves import nominal_budget
 
 MAX_BUDGET, LEVEL, FLOOR = 10_000, 0.95, 0.1
-STREAMS = ("P", "RR", "Success", "DCG", "RBP")  # a metric's random stream is its place here, whichever are asked
 
 
 def run_pair(pb: Problem, p, v, mu, j: int, reps: int, waves: int, rng) -> list[list[tuple]]:
@@ -111,8 +112,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     metrics = args.metrics.split(",")
-    if set(metrics) - set(STREAMS):
-        raise SystemExit(f"--metrics: unknown metric {sorted(set(metrics) - set(STREAMS))[0]!r} ({', '.join(STREAMS)})")
+    if set(metrics) - METRIC_NAMES.keys():
+        raise SystemExit(f"--metrics: unknown metric {sorted(set(metrics) - METRIC_NAMES.keys())[0]!r} "
+                         f"({', '.join(METRIC_NAMES)})")
     from kgeval.workflow import setup_logging
 
     setup_logging()
@@ -121,9 +123,9 @@ def main() -> None:
     p = u.out_of_fold_prior("boosted")
     rows, timing = [], {}
     for m in metrics:
-        mi = STREAMS.index(m)
+        mi = STREAMS.index(METRIC_NAMES[m])  # the simulation's stream of the metric, whichever are asked
         t0 = time.perf_counter()
-        pb = Problem(u.hidden_state(), u.truth, f"{m}@k")
+        pb = Problem(u.hidden_state(), u.truth, METRIC_NAMES[m])
         v, mu = pb.variances(p)
         for j in range(0, pb.a.size, args.pairs_every):
             runs = run_pair(pb, p, v, mu, j, args.reps, args.waves, np.random.default_rng([args.seed, mi, j]))
