@@ -40,7 +40,8 @@ JUDGING = ("rank_order", "all")
 LABEL_CORRELATION = 0.5
 LEGACY_LABEL_CORRELATION = 0.0  # the ρ of a plan whose sidecar does not record one: independent labels
 #: labellings behind a question's Var_p(D_q) and expected cost (``sampling.mc_draws``'s default, declared here for
-#: the code): 256 cost four times the time and moved nothing measurable (docs/guide/sampling.md)
+#: the code): 256 cost four times the plan's time and read RR@10's 80 % point about 7 judgments lower on the
+#: budget grid (docs/guide/sampling.md)
 MC_DRAWS = 64
 
 
