@@ -11,7 +11,10 @@ prior out of fold by question. Two tables in OUT:
   repetitions (a pair never decided counts as above every decided one): judgments measured on labels, not the
   prior's forecasts.
 
-    python benchmarks/sampling_decide.py OUT [--reps 1000] [--decide-reps 200] [--metrics P,RR]
+``--mc-draws`` sets the Monte Carlo's labellings behind an RR@10 question's Var_p(D_q) and expected cost (default
+``kgeval.sampling.problem.MC_DRAWS``).
+
+    python benchmarks/sampling_decide.py OUT [--reps 1000] [--decide-reps 200] [--metrics P,RR] [--mc-draws 64]
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import pandas as pd
 from _common import heartbeat_main
 from sampling import universe
 
+from kgeval.sampling.problem import MC_DRAWS
 from kgeval.sampling.simulation import simulate
 
 GRID = (100, 150, 200, 250, 300, 400, 500, 700, 1000, 2000, 5000)
@@ -57,6 +61,7 @@ def main() -> None:
     ap.add_argument("--metrics", default="P,RR")
     ap.add_argument("--coverage-budgets", default="200,1000,5000")
     ap.add_argument("--skip-coverage", action="store_true")
+    ap.add_argument("--mc-draws", type=int, default=MC_DRAWS)
     args = ap.parse_args()
     from kgeval.workflow import setup_logging
 
@@ -69,7 +74,7 @@ def main() -> None:
         t0 = time.perf_counter()
         p = u.out_of_fold_prior("boosted")
         cover = simulate(u, {"boosted": p}, metrics, tuple(int(b) for b in args.coverage_budgets.split(",")),
-                         args.reps, designs=(), min_delta=0.0)
+                         args.reps, designs=(), min_delta=0.0, mc_draws=args.mc_draws)
         cover.to_csv(args.out / "sampling_pair_coverage.csv", index=False)
         timing["coverage_s"] = time.perf_counter() - t0
         for (m, n), g in cover.groupby(["Metric", "budget"]):
@@ -80,7 +85,7 @@ def main() -> None:
     rows = []
     for prior in ("logistic", "boosted"):
         table = simulate(u, {prior: u.out_of_fold_prior(prior)}, metrics, GRID, args.decide_reps, designs=(),
-                         min_delta=0.0)
+                         min_delta=0.0, mc_draws=args.mc_draws)
         table.to_csv(args.out / f"sampling_decide_{prior}.csv", index=False)
         for share in (0.5, 0.8):
             need = judgments_to_decide(table, share)

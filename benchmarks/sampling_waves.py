@@ -17,7 +17,10 @@ the judgments the hidden labels make a question cost); rows ``A`` = ``all`` pool
 ``continued`` the repetitions that drew a second wave (where a stopping rule would show its bias). Writes
 ``sampling_waves.csv`` and ``sampling_waves_summary.csv`` into OUT.
 
-    python benchmarks/sampling_waves.py OUT [--reps 200] [--metrics P,RR] [--pairs-every 1]
+``--mc-draws`` sets the Monte Carlo's labellings behind an RR@10 question's Var_p(D_q) and expected cost (default
+``kgeval.sampling.problem.MC_DRAWS``).
+
+    python benchmarks/sampling_waves.py OUT [--reps 200] [--metrics P,RR] [--pairs-every 1] [--mc-draws 64]
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from sampling import universe
 from kgeval.judgments.items import METRIC_NAMES
 from kgeval.sampling import design as dz
 from kgeval.sampling.plan import budget_needed, expected_delta
-from kgeval.sampling.problem import Problem
+from kgeval.sampling.problem import MC_DRAWS, Problem
 from kgeval.sampling.simulation import STREAMS
 from kgeval.sampling.waves import nominal_budget
 
@@ -110,6 +113,7 @@ def main() -> None:
     ap.add_argument("--metrics", default="P,RR")
     ap.add_argument("--pairs-every", type=int, default=1, help="every n-th of the 78 pairs (a faster check)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--mc-draws", type=int, default=MC_DRAWS)
     args = ap.parse_args()
     metrics = args.metrics.split(",")
     if set(metrics) - METRIC_NAMES.keys():
@@ -125,7 +129,7 @@ def main() -> None:
     for m in metrics:
         mi = STREAMS.index(METRIC_NAMES[m])  # the simulation's stream of the metric, whichever are asked
         t0 = time.perf_counter()
-        pb = Problem(u.hidden_state(), u.truth, METRIC_NAMES[m])
+        pb = Problem(u.hidden_state(), u.truth, METRIC_NAMES[m], mc_draws=args.mc_draws)
         v, mu = pb.variances(p)
         for j in range(0, pb.a.size, args.pairs_every):
             runs = run_pair(pb, p, v, mu, j, args.reps, args.waves, np.random.default_rng([args.seed, mi, j]))
