@@ -70,17 +70,14 @@ def split(pb: Problem, j: int, depth: int, labels: np.ndarray, p_base: np.ndarra
         judge = (pos >= 0) & pb.unknown[item] & (rank <= first[..., None]) & (rank < depth)
         rows = np.broadcast_to(np.arange(labels.shape[0])[:, None, None], judge.shape)
         judged[rows[judge], np.broadcast_to(item, judge.shape)[judge]] = True
-        sides.append((pos, item, lab, first >= depth))
+        sides.append((pos, first >= depth))
     known = np.where(judged, labels, p_base)  # what phase 1 knows of each item: a label or the prior
-    tail = rank >= depth
     d = t = m = 0.0
-    for sign, (pos, item, lab, still_open) in zip((1, -1), sides):
-        val = lab * pb.g
-        q = np.where((pos >= 0) & tail, known[:, item], 0.0)
-        none_before = np.cumprod(np.concatenate([np.ones(q.shape[:-1] + (1,)), 1 - q[..., :-1]], -1), -1)
-        d = d + sign * val.max(-1)
-        t = t + sign * np.where(still_open, np.where(tail, val, 0).max(-1), 0)
-        m = m + sign * np.where(still_open, (pb.g * q * none_before).sum(-1), 0)
+    for sign, (pos, still_open) in zip((1, -1), sides):
+        tail = np.where(rank >= depth, pos, -1)  # the ranks below depth only
+        d = d + sign * wt.max_metric(pos, pb.g, labels)
+        t = t + sign * np.where(still_open, wt.max_metric(tail, pb.g, labels), 0)
+        m = m + sign * np.where(still_open, wt.expected_max_metric(tail, pb.g, known), 0)
     pair = pb.systems_of([j])
     prefix = pb.pos.copy()
     prefix[..., depth:] = -1

@@ -58,8 +58,9 @@ def max_metric(pos: np.ndarray, gains: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def expected_max_metric(pos: np.ndarray, gains: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """E_p[max_i g_i x_i] (S, Q) for independent labels with P(x_e = 1) = p_e (known items: p = their label)."""
-    q = np.where(pos >= 0, p[np.maximum(pos, 0)], 0.0)
+    """E_p[max_i g_i x_i] (S, Q) for independent labels with P(x_e = 1) = p_e (known items: p = their label);
+    ``(..., N)`` probabilities give ``(..., S, Q)``, as :func:`max_metric` does with labellings."""
+    q = np.where(pos >= 0, np.take(p, np.maximum(pos, 0), axis=-1), 0.0)
     none_before = np.cumprod(np.concatenate([np.ones(q.shape[:-1] + (1,)), 1 - q[..., :-1]], -1), -1)
     return (gains * q * none_before).sum(-1)
 
