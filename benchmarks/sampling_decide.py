@@ -14,7 +14,7 @@ prior out of fold by question. Two tables in OUT:
 ``--mc-draws`` sets the Monte Carlo's labellings behind an RR@10 question's Var_p(D_q) and expected cost (default
 ``kgeval.sampling.problem.MC_DRAWS``).
 
-    python benchmarks/sampling_decide.py OUT [--reps 1000] [--decide-reps 200] [--metrics P,RR] [--mc-draws 64]
+    python benchmarks/sampling_decide.py OUT [--reps 1000] [--decide-reps 200] [--metrics P,RR] [--mc-draws 256]
 """
 
 from __future__ import annotations
@@ -63,6 +63,8 @@ def main() -> None:
     ap.add_argument("--skip-coverage", action="store_true")
     ap.add_argument("--mc-draws", type=int, default=MC_DRAWS)
     args = ap.parse_args()
+    if not 8 <= args.mc_draws <= 10000:  # the schema's sampling.mc_draws range
+        ap.error(f"--mc-draws {args.mc_draws}: expected 8 to 10,000 labellings (sampling.mc_draws)")
     from kgeval.workflow import setup_logging
 
     setup_logging()

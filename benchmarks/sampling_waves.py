@@ -20,7 +20,7 @@ the judgments the hidden labels make a question cost); rows ``A`` = ``all`` pool
 ``--mc-draws`` sets the Monte Carlo's labellings behind an RR@10 question's Var_p(D_q) and expected cost (default
 ``kgeval.sampling.problem.MC_DRAWS``).
 
-    python benchmarks/sampling_waves.py OUT [--reps 200] [--metrics P,RR] [--pairs-every 1] [--mc-draws 64]
+    python benchmarks/sampling_waves.py OUT [--reps 200] [--metrics P,RR] [--pairs-every 1] [--mc-draws 256]
 """
 
 from __future__ import annotations
@@ -115,6 +115,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--mc-draws", type=int, default=MC_DRAWS)
     args = ap.parse_args()
+    if not 8 <= args.mc_draws <= 10000:  # the schema's sampling.mc_draws range
+        ap.error(f"--mc-draws {args.mc_draws}: expected 8 to 10,000 labellings (sampling.mc_draws)")
     metrics = args.metrics.split(",")
     if set(metrics) - METRIC_NAMES.keys():
         raise SystemExit(f"--metrics: unknown metric {sorted(set(metrics) - METRIC_NAMES.keys())[0]!r} "

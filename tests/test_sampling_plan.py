@@ -241,7 +241,7 @@ def test_monte_carlo_draws_are_declared_once():
 
     schema = yaml.safe_load((ROOT / "config/schema.yaml").read_text(encoding="utf-8"))
     default = schema["properties"]["sampling"]["properties"]["mc_draws"]["default"]
-    assert default == MC_DRAWS == SamplingOptions.mc_draws == 64
+    assert default == MC_DRAWS == SamplingOptions.mc_draws == 256
     cand = instance(seed=7, S=4, Q=30, k=3, n_ent=8)[0]
     pb = Problem(cand, np.zeros(cand.n_items), "RR@k")
-    assert pb.settings()["mc_draws"] == 64
+    assert pb.settings()["mc_draws"] == 256

@@ -40,9 +40,9 @@ JUDGING = ("rank_order", "all")
 LABEL_CORRELATION = 0.5
 LEGACY_LABEL_CORRELATION = 0.0  # the ρ of a plan whose sidecar does not record one: independent labels
 #: labellings behind a question's Var_p(D_q) and expected cost (``sampling.mc_draws``'s default, declared here for
-#: the code): 256 cost four times the plan's time and read RR@10's 80 % point about 7 judgments lower on the
-#: budget grid (docs/guide/sampling.md)
-MC_DRAWS = 64
+#: the code): 64 left RR@10's median pair 4-5 judgments over its 200 on the budget grid, 256 put it under, for four
+#: times an RR plan's time (docs/guide/sampling.md)
+MC_DRAWS = 256
 
 
 class Problem:
