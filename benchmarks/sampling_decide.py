@@ -30,6 +30,7 @@ import pandas as pd
 from _common import heartbeat_main
 from sampling import universe
 
+from kgeval.cli.options import SchemaNumber
 from kgeval.sampling.problem import MC_DRAWS
 from kgeval.sampling.simulation import simulate
 
@@ -61,10 +62,8 @@ def main() -> None:
     ap.add_argument("--metrics", default="P,RR")
     ap.add_argument("--coverage-budgets", default="200,1000,5000")
     ap.add_argument("--skip-coverage", action="store_true")
-    ap.add_argument("--mc-draws", type=int, default=MC_DRAWS)
+    ap.add_argument("--mc-draws", type=SchemaNumber("sampling", "mc_draws"), default=MC_DRAWS)
     args = ap.parse_args()
-    if not 8 <= args.mc_draws <= 10000:  # the schema's sampling.mc_draws range
-        ap.error(f"--mc-draws {args.mc_draws}: expected 8 to 10,000 labellings (sampling.mc_draws)")
     from kgeval.workflow import setup_logging
 
     setup_logging()

@@ -1,7 +1,7 @@
 """Two-phase judging of a sampled RR@10 question, measured on the hidden labels (issue 62's one open target:
-the median pair decided in 80 % of repetitions within 200 judgments for RR@10; the shipped rank-order design
-reads 204-205 on the budget grid). A measurement of a lever, not the library's design: nothing here is used by
-the route.
+the median pair decided in 80 % of repetitions within 200 judgments for RR@10; the rank-order design with the
+Monte Carlo's former 64 labellings read 204-205 on the budget grid, which 256, the default since, brought to 197).
+A measurement of a lever, not the library's design: nothing here is used by the route.
 
 The shipped design judges a sampled question's two lists from the top down to their first relevant items, so
 it observes D_q exactly, and most of a question's cost lies deep in lists whose top is not relevant, where a

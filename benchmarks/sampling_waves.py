@@ -36,6 +36,7 @@ import pandas as pd
 from _common import heartbeat_main
 from sampling import universe
 
+from kgeval.cli.options import SchemaNumber
 from kgeval.judgments.items import METRIC_NAMES
 from kgeval.sampling import design as dz
 from kgeval.sampling.plan import budget_needed, expected_delta
@@ -113,10 +114,8 @@ def main() -> None:
     ap.add_argument("--metrics", default="P,RR")
     ap.add_argument("--pairs-every", type=int, default=1, help="every n-th of the 78 pairs (a faster check)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--mc-draws", type=int, default=MC_DRAWS)
+    ap.add_argument("--mc-draws", type=SchemaNumber("sampling", "mc_draws"), default=MC_DRAWS)
     args = ap.parse_args()
-    if not 8 <= args.mc_draws <= 10000:  # the schema's sampling.mc_draws range
-        ap.error(f"--mc-draws {args.mc_draws}: expected 8 to 10,000 labellings (sampling.mc_draws)")
     metrics = args.metrics.split(",")
     if set(metrics) - METRIC_NAMES.keys():
         raise SystemExit(f"--metrics: unknown metric {sorted(set(metrics) - METRIC_NAMES.keys())[0]!r} "
